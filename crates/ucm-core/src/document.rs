@@ -1,0 +1,556 @@
+//! The document: blocks, their ordered tree, and the edge index.
+//!
+//! Every block lives in one map keyed by id together with its parent and its
+//! ordered children, so parent lookup and children listing are O(1),
+//! ancestors O(depth) and siblings O(children of the parent).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::block::Block;
+use crate::edge::{Edge, EdgeIndex, EdgeType};
+use crate::id::{BlockId, IdMap};
+
+/// Document-level facts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DocumentMetadata {
+    /// Human title (front matter `title`, the first h1, or the file name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Where the document was imported from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Creation time (ms since the Unix epoch).
+    #[serde(default)]
+    pub created_ms: i64,
+    /// Last modification time (ms since the Unix epoch).
+    #[serde(default)]
+    pub modified_ms: i64,
+    /// Name of the encoding cached block token counts were made with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenizer: Option<String>,
+    /// Anything else (front matter, import settings).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub custom: BTreeMap<String, serde_json::Value>,
+}
+
+/// A structural change the document refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StructureError {
+    /// The id names no block of this document.
+    #[error("block {0} not found")]
+    BlockNotFound(BlockId),
+    /// A block with this id already exists.
+    #[error("block {0} already exists")]
+    DuplicateId(BlockId),
+    /// The change would put a block under itself.
+    #[error("cannot move {block} under {target}: {target} is {block} or one of its descendants")]
+    Cycle {
+        /// The block being moved.
+        block: BlockId,
+        /// The requested new parent.
+        target: BlockId,
+    },
+    /// The root cannot be moved or removed.
+    #[error("the document root cannot be moved or removed")]
+    Root,
+    /// A child position past the end of the children list.
+    #[error("position {index} is out of range: {parent} has {len} children")]
+    PositionOutOfRange {
+        /// The parent.
+        parent: BlockId,
+        /// The requested position.
+        index: usize,
+        /// How many children the parent has.
+        len: usize,
+    },
+}
+
+/// What to do with the children of a removed block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoveMode {
+    /// Remove the whole subtree.
+    Cascade,
+    /// Hand the children to the removed block's parent, in its place.
+    PreserveChildren,
+}
+
+/// What a removal took out of the document.
+#[derive(Debug, Default, PartialEq)]
+pub struct Removed {
+    /// Removed blocks, the requested block first.
+    pub blocks: Vec<Block>,
+    /// Edges that touched removed blocks.
+    pub edges: Vec<Edge>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Node {
+    pub(crate) block: Block,
+    pub(crate) parent: Option<BlockId>,
+    pub(crate) children: Vec<BlockId>,
+}
+
+/// A document: a tree of blocks under a root, plus typed edges.
+#[derive(Debug, Clone)]
+pub struct Document {
+    name: String,
+    /// Document-level facts.
+    pub metadata: DocumentMetadata,
+    version: u64,
+    pub(crate) nodes: IdMap<Node>,
+    pub(crate) edges: EdgeIndex,
+}
+
+impl Document {
+    /// An empty document holding only its root block.
+    pub fn new(name: impl Into<String>) -> Self {
+        let mut nodes = IdMap::default();
+        nodes.insert(BlockId::ROOT, Node { block: Block::root(), parent: None, children: Vec::new() });
+        Document {
+            name: name.into(),
+            metadata: DocumentMetadata::default(),
+            version: 0,
+            nodes,
+            edges: EdgeIndex::default(),
+        }
+    }
+
+    /// An empty document with room for `capacity` blocks.
+    pub fn with_capacity(name: impl Into<String>, capacity: usize) -> Self {
+        let mut doc = Document::new(name);
+        doc.nodes.reserve(capacity);
+        doc
+    }
+
+    /// The document's name (its key in a store).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Renames the document.
+    pub fn set_name(&mut self, name: impl Into<String>) {
+        self.name = name.into();
+    }
+
+    /// A counter bumped by every change.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Sets the version counter (used when loading).
+    pub fn set_version(&mut self, version: u64) {
+        self.version = version;
+    }
+
+    /// The root block's id.
+    pub fn root(&self) -> BlockId {
+        BlockId::ROOT
+    }
+
+    /// Number of blocks, the root included.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the document holds nothing but its root.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.len() == 1
+    }
+
+    /// Whether a block exists.
+    pub fn contains(&self, id: BlockId) -> bool {
+        self.nodes.contains_key(&id)
+    }
+
+    /// A block by id.
+    pub fn get(&self, id: BlockId) -> Option<&Block> {
+        self.nodes.get(&id).map(|n| &n.block)
+    }
+
+    /// A block by id, for modification (bumps the version).
+    pub fn get_mut(&mut self, id: BlockId) -> Option<&mut Block> {
+        let node = self.nodes.get_mut(&id)?;
+        self.version += 1;
+        Some(&mut node.block)
+    }
+
+    /// The parent of a block (`None` for the root, orphans and unknown ids).
+    pub fn parent(&self, id: BlockId) -> Option<BlockId> {
+        self.nodes.get(&id)?.parent
+    }
+
+    /// The ordered children of a block (empty for unknown ids).
+    pub fn children(&self, id: BlockId) -> &[BlockId] {
+        self.nodes.get(&id).map_or(&[], |n| n.children.as_slice())
+    }
+
+    /// The position of a block among its parent's children.
+    pub fn index_in_parent(&self, id: BlockId) -> Option<usize> {
+        let parent = self.parent(id)?;
+        self.children(parent).iter().position(|c| *c == id)
+    }
+
+    /// The other children of a block's parent, in order.
+    pub fn siblings(&self, id: BlockId) -> impl Iterator<Item = BlockId> + '_ {
+        let parent = self.parent(id);
+        parent.map_or(&[][..], |p| self.children(p)).iter().copied().filter(move |c| *c != id)
+    }
+
+    /// Parent, grandparent, ... up to the root (O(depth)).
+    pub fn ancestors(&self, id: BlockId) -> Ancestors<'_> {
+        Ancestors { doc: self, next: self.parent(id), steps: 0 }
+    }
+
+    /// Number of ancestors of a block (the root has depth 0).
+    pub fn depth(&self, id: BlockId) -> usize {
+        self.ancestors(id).count()
+    }
+
+    /// The descendants of a block in document (pre-)order, the block excluded.
+    pub fn descendants(&self, id: BlockId) -> Descendants<'_> {
+        let mut stack: Vec<BlockId> = self.children(id).to_vec();
+        stack.reverse();
+        Descendants { doc: self, stack, emitted: 0 }
+    }
+
+    /// Every block reachable from the root, root first, in document order.
+    pub fn document_order(&self) -> impl Iterator<Item = BlockId> + '_ {
+        std::iter::once(BlockId::ROOT).chain(self.descendants(BlockId::ROOT))
+    }
+
+    /// Every block in no particular order, orphans included.
+    pub fn blocks(&self) -> impl Iterator<Item = &Block> {
+        self.nodes.values().map(|n| &n.block)
+    }
+
+    /// Every block for modification, in no particular order (bumps the version).
+    pub fn blocks_mut(&mut self) -> impl Iterator<Item = &mut Block> {
+        self.version += 1;
+        self.nodes.values_mut().map(|n| &mut n.block)
+    }
+
+    /// Appends `block` as the last child of `parent`.
+    pub fn append_child(&mut self, parent: BlockId, block: Block) -> Result<BlockId, StructureError> {
+        let len = self.children(parent).len();
+        self.insert_child(parent, len, block)
+    }
+
+    /// Inserts `block` as child number `index` of `parent`.
+    pub fn insert_child(&mut self, parent: BlockId, index: usize, block: Block) -> Result<BlockId, StructureError> {
+        let id = block.id;
+        if self.nodes.contains_key(&id) {
+            return Err(StructureError::DuplicateId(id));
+        }
+        let siblings = &mut self.nodes.get_mut(&parent).ok_or(StructureError::BlockNotFound(parent))?.children;
+        if index > siblings.len() {
+            return Err(StructureError::PositionOutOfRange { parent, index, len: siblings.len() });
+        }
+        siblings.insert(index, id);
+        self.nodes.insert(id, Node { block, parent: Some(parent), children: Vec::new() });
+        self.version += 1;
+        Ok(id)
+    }
+
+    /// Moves `id` (with its subtree) to child number `index` of `new_parent`,
+    /// or to its end when `index` is `None`. Moving a block under itself or
+    /// one of its descendants is refused and changes nothing.
+    pub fn move_block(&mut self, id: BlockId, new_parent: BlockId, index: Option<usize>) -> Result<(), StructureError> {
+        if id.is_root() {
+            return Err(StructureError::Root);
+        }
+        if !self.contains(id) {
+            return Err(StructureError::BlockNotFound(id));
+        }
+        if !self.contains(new_parent) {
+            return Err(StructureError::BlockNotFound(new_parent));
+        }
+        if new_parent == id || self.ancestors(new_parent).any(|a| a == id) {
+            return Err(StructureError::Cycle { block: id, target: new_parent });
+        }
+        let old_parent = self.parent(id);
+        let mut len = self.children(new_parent).len();
+        if old_parent == Some(new_parent) {
+            len -= 1;
+        }
+        let index = index.unwrap_or(len);
+        if index > len {
+            return Err(StructureError::PositionOutOfRange { parent: new_parent, index, len });
+        }
+        self.detach(id);
+        self.nodes.get_mut(&new_parent).expect("checked above").children.insert(index, id);
+        self.nodes.get_mut(&id).expect("checked above").parent = Some(new_parent);
+        self.version += 1;
+        Ok(())
+    }
+
+    /// Removes a block; its children go with it or move up, per `mode`.
+    /// Edges touching removed blocks are removed too.
+    pub fn remove_block(&mut self, id: BlockId, mode: RemoveMode) -> Result<Removed, StructureError> {
+        if id.is_root() {
+            return Err(StructureError::Root);
+        }
+        if !self.contains(id) {
+            return Err(StructureError::BlockNotFound(id));
+        }
+        let parent = self.parent(id);
+        let position = self.detach(id);
+        let mut removed = Removed::default();
+        match mode {
+            RemoveMode::Cascade => {
+                let doomed: Vec<BlockId> = std::iter::once(id).chain(self.descendants(id)).collect();
+                for block in doomed {
+                    removed.edges.extend(self.edges.remove_block(block));
+                    removed.blocks.extend(self.nodes.remove(&block).map(|n| n.block));
+                }
+            }
+            RemoveMode::PreserveChildren => {
+                let node = self.nodes.remove(&id).expect("checked above");
+                removed.edges.extend(self.edges.remove_block(id));
+                if let Some((parent, index)) = parent.zip(position) {
+                    for child in &node.children {
+                        if let Some(c) = self.nodes.get_mut(child) {
+                            c.parent = Some(parent);
+                        }
+                    }
+                    let siblings = &mut self.nodes.get_mut(&parent).expect("parent exists").children;
+                    siblings.splice(index..index, node.children.iter().copied());
+                }
+                removed.blocks.push(node.block);
+            }
+        }
+        self.version += 1;
+        Ok(removed)
+    }
+
+    /// Unhooks a block from its parent; returns its former position.
+    fn detach(&mut self, id: BlockId) -> Option<usize> {
+        let parent = self.nodes.get_mut(&id)?.parent.take()?;
+        let siblings = &mut self.nodes.get_mut(&parent)?.children;
+        let position = siblings.iter().position(|c| *c == id)?;
+        siblings.remove(position);
+        Some(position)
+    }
+
+    /// Adds an edge between two existing blocks; `Ok(false)` when the same
+    /// edge already exists.
+    pub fn add_edge(&mut self, edge: Edge) -> Result<bool, StructureError> {
+        for end in [edge.source, edge.target] {
+            if !self.contains(end) {
+                return Err(StructureError::BlockNotFound(end));
+            }
+        }
+        let added = self.edges.insert(edge);
+        self.version += u64::from(added);
+        Ok(added)
+    }
+
+    /// Removes the edge `source -type-> target`, returning it if it existed.
+    pub fn remove_edge(&mut self, source: BlockId, edge_type: &EdgeType, target: BlockId) -> Option<Edge> {
+        let removed = self.edges.remove(source, edge_type, target);
+        self.version += u64::from(removed.is_some());
+        removed
+    }
+
+    /// The edge index.
+    pub fn edges(&self) -> &EdgeIndex {
+        &self.edges
+    }
+
+    /// Assembles a document from stored parts without checking them; call
+    /// [`Document::validate`] to find inconsistencies. Parents are derived
+    /// from the children lists; blocks nobody lists are orphans.
+    pub fn from_parts(
+        name: impl Into<String>,
+        metadata: DocumentMetadata,
+        version: u64,
+        blocks: impl IntoIterator<Item = (Block, Vec<BlockId>)>,
+        edges: impl IntoIterator<Item = Edge>,
+    ) -> Self {
+        let blocks = blocks.into_iter();
+        let mut nodes: IdMap<Node> = IdMap::default();
+        nodes.reserve(blocks.size_hint().0);
+        for (block, children) in blocks {
+            nodes.insert(block.id, Node { block, parent: None, children });
+        }
+        nodes.entry(BlockId::ROOT).or_insert_with(|| Node { block: Block::root(), parent: None, children: Vec::new() });
+        let links: Vec<(BlockId, BlockId)> =
+            nodes.iter().flat_map(|(p, n)| n.children.iter().map(move |c| (*c, *p))).collect();
+        for (child, parent) in links {
+            if let Some(node) = nodes.get_mut(&child) {
+                node.parent.get_or_insert(parent);
+            }
+        }
+        let mut index = EdgeIndex::default();
+        for edge in edges {
+            index.insert(edge);
+        }
+        Document { name: name.into(), metadata, version, nodes, edges: index }
+    }
+}
+
+impl Document {
+    /// Assembles a document from blocks listed in document order with their
+    /// parents (`None` for the root and orphans): each block is appended to
+    /// its parent's children in the order given. Unchecked, like
+    /// [`Document::from_parts`].
+    pub fn from_ordered_parents(
+        name: impl Into<String>,
+        metadata: DocumentMetadata,
+        version: u64,
+        blocks: Vec<(Block, Option<BlockId>)>,
+        edges: impl IntoIterator<Item = Edge>,
+    ) -> Self {
+        let mut nodes: IdMap<Node> = IdMap::default();
+        nodes.reserve(blocks.len() + 1);
+        let mut links = Vec::with_capacity(blocks.len());
+        for (block, parent) in blocks {
+            if let Some(parent) = parent {
+                links.push((block.id, parent));
+            }
+            nodes.insert(block.id, Node { block, parent, children: Vec::new() });
+        }
+        nodes.entry(BlockId::ROOT).or_insert_with(|| Node { block: Block::root(), parent: None, children: Vec::new() });
+        for (child, parent) in links {
+            match nodes.get_mut(&parent) {
+                Some(node) => node.children.push(child),
+                None => {
+                    if let Some(node) = nodes.get_mut(&child) {
+                        node.parent = None;
+                    }
+                }
+            }
+        }
+        let mut index = EdgeIndex::default();
+        for edge in edges {
+            index.insert(edge);
+        }
+        Document { name: name.into(), metadata, version, nodes, edges: index }
+    }
+}
+
+/// Iterator over a block's ancestors, nearest first.
+pub struct Ancestors<'a> {
+    doc: &'a Document,
+    next: Option<BlockId>,
+    steps: usize,
+}
+
+impl Iterator for Ancestors<'_> {
+    type Item = BlockId;
+
+    fn next(&mut self) -> Option<BlockId> {
+        let current = self.next?;
+        self.steps += 1;
+        // A corrupt (cyclic) parent chain must not loop forever.
+        self.next = if self.steps > self.doc.nodes.len() { None } else { self.doc.parent(current) };
+        Some(current)
+    }
+}
+
+/// Iterator over a subtree in document order.
+pub struct Descendants<'a> {
+    doc: &'a Document,
+    stack: Vec<BlockId>,
+    emitted: usize,
+}
+
+impl Iterator for Descendants<'_> {
+    type Item = BlockId;
+
+    fn next(&mut self) -> Option<BlockId> {
+        // Corrupt children lists (a loaded cycle) must not loop forever.
+        if self.emitted > self.doc.nodes.len() {
+            return None;
+        }
+        let id = self.stack.pop()?;
+        self.emitted += 1;
+        self.stack.extend(self.doc.children(id).iter().rev().copied());
+        Some(id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::content::Content;
+    use crate::metadata::{Metadata, Role};
+
+    fn para(doc: &mut Document, parent: BlockId, text: &str) -> BlockId {
+        let content = Content::markdown(text);
+        let id = Block::derive_id(&content, Some(&Role::Paragraph), "", 0);
+        doc.append_child(parent, Block::new(id, content, Metadata::with_role(Role::Paragraph))).unwrap()
+    }
+
+    fn sample() -> (Document, [BlockId; 4]) {
+        let mut doc = Document::new("t");
+        let a = para(&mut doc, BlockId::ROOT, "a");
+        let b = para(&mut doc, a, "b");
+        let c = para(&mut doc, a, "c");
+        let d = para(&mut doc, b, "d");
+        (doc, [a, b, c, d])
+    }
+
+    #[test]
+    fn navigation_answers_parent_children_siblings_ancestors() {
+        let (doc, [a, b, c, d]) = sample();
+        assert_eq!(doc.parent(d), Some(b));
+        assert_eq!(doc.children(a), &[b, c]);
+        assert_eq!(doc.siblings(b).collect::<Vec<_>>(), vec![c]);
+        assert_eq!(doc.ancestors(d).collect::<Vec<_>>(), vec![b, a, BlockId::ROOT]);
+        assert_eq!(doc.depth(d), 3);
+        assert_eq!(doc.document_order().collect::<Vec<_>>(), vec![BlockId::ROOT, a, b, d, c]);
+        assert!(doc.validate().is_valid());
+    }
+
+    #[test]
+    fn move_refuses_cycles_and_changes_nothing() {
+        let (mut doc, [a, b, _, d]) = sample();
+        let version = doc.version();
+        assert_eq!(doc.move_block(a, d, None), Err(StructureError::Cycle { block: a, target: d }));
+        assert_eq!(doc.move_block(b, b, None), Err(StructureError::Cycle { block: b, target: b }));
+        assert_eq!(doc.version(), version);
+        assert_eq!(doc.parent(a), Some(BlockId::ROOT));
+        doc.move_block(d, BlockId::ROOT, Some(0)).unwrap();
+        assert_eq!(doc.children(BlockId::ROOT), &[d, a]);
+        assert!(doc.validate().is_valid());
+    }
+
+    #[test]
+    fn move_within_same_parent_reorders() {
+        let (mut doc, [a, b, c, _]) = sample();
+        doc.move_block(c, a, Some(0)).unwrap();
+        assert_eq!(doc.children(a), &[c, b]);
+        assert!(doc.move_block(c, a, Some(2)).is_err());
+    }
+
+    #[test]
+    fn remove_cascade_and_preserve_children() {
+        let (mut doc, [a, b, c, d]) = sample();
+        doc.add_edge(Edge::new(c, EdgeType::LinksTo, d)).unwrap();
+        let mut preserved = doc.clone();
+        let removed = doc.remove_block(b, RemoveMode::Cascade).unwrap();
+        assert_eq!(removed.blocks.len(), 2);
+        assert_eq!(removed.edges.len(), 1);
+        assert!(!doc.contains(d));
+        assert!(doc.edges().outgoing(c).is_empty());
+        assert!(doc.validate().is_valid());
+
+        preserved.remove_block(b, RemoveMode::PreserveChildren).unwrap();
+        assert_eq!(preserved.children(a), &[d, c]);
+        assert_eq!(preserved.parent(d), Some(a));
+        assert_eq!(preserved.edges().len(), 1);
+        assert!(preserved.validate().is_valid());
+    }
+
+    #[test]
+    fn refuses_bad_structure_changes() {
+        let (mut doc, [a, ..]) = sample();
+        let dup = doc.get(a).unwrap().clone();
+        assert_eq!(doc.append_child(BlockId::ROOT, dup), Err(StructureError::DuplicateId(a)));
+        assert_eq!(doc.remove_block(BlockId::ROOT, RemoveMode::Cascade), Err(StructureError::Root));
+        let ghost = Block::derive_id(&Content::markdown("ghost"), None, "", 0);
+        assert_eq!(doc.add_edge(Edge::new(a, EdgeType::LinksTo, ghost)), Err(StructureError::BlockNotFound(ghost)));
+    }
+}

@@ -1,0 +1,37 @@
+//! The UCM model: blocks with deterministic ids, typed content and metadata,
+//! an ordered tree with O(1) parent lookup, typed edges indexed both ways,
+//! validation, a stable JSON form and exact token counts.
+//!
+//! This crate does no I/O and knows nothing of sessions, stores or parsers.
+//!
+//! ```
+//! use ucm_core::{Block, BlockId, Content, Document, Metadata, Role};
+//!
+//! let mut doc = Document::new("notes");
+//! let content = Content::markdown("Hello");
+//! let id = Block::derive_id(&content, Some(&Role::Paragraph), "", 0);
+//! doc.append_child(BlockId::ROOT, Block::new(id, content, Metadata::with_role(Role::Paragraph))).unwrap();
+//! assert_eq!(doc.parent(id), Some(BlockId::ROOT));
+//! assert!(doc.validate().is_valid());
+//! ```
+
+mod block;
+mod content;
+mod document;
+mod edge;
+mod id;
+mod json;
+mod metadata;
+mod render;
+mod tokens;
+mod validate;
+
+pub use block::Block;
+pub use content::{normalize_text, Align, Content, MathNotation, MediaKind, TextFormat};
+pub use document::{Ancestors, Descendants, Document, DocumentMetadata, RemoveMode, Removed, StructureError};
+pub use edge::{Edge, EdgeIndex, EdgeMetadata, EdgeType, UnknownEdgeType};
+pub use id::{BlockId, IdHasher, IdMap, IdSet, ParseIdError, PassThroughHasher, ID_PREFIX};
+pub use json::{JsonError, JSON_FORMAT};
+pub use metadata::{Metadata, Role, SourceLocation, Timestamps};
+pub use tokens::{BpeTokenizer, Encoding, Tokenizer};
+pub use validate::{Issue, ValidationReport};

@@ -1,0 +1,281 @@
+//! Read-only commands: `docs`, `stats`, `tree`, `view`, `export`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{bail, Context as _};
+use serde_json::{json, Value};
+use ucm_core::{Block, BlockId, Document};
+use ucp_store::Store;
+
+use crate::{print, print_json, Cli, ExportFormat, ViewMode};
+
+/// Characters shown by previews.
+const PREVIEW_CHARS: usize = 100;
+
+fn open_store(cli: &Cli) -> anyhow::Result<Store> {
+    Ok(Store::open_existing(cli.store_dir())?)
+}
+
+fn load(cli: &Cli) -> anyhow::Result<Document> {
+    let store = open_store(cli)?;
+    let name = store.resolve_name(cli.doc.as_deref())?;
+    Ok(store.load_document(&name)?)
+}
+
+pub(crate) fn docs(cli: &Cli) -> anyhow::Result<()> {
+    let docs = open_store(cli)?.documents()?;
+    if cli.json {
+        return print_json(&docs);
+    }
+    if docs.is_empty() {
+        return print("no documents; run `ucp index <PATH>`\n");
+    }
+    let mut out = format!("{:<24} {:>9} {:>11} {:>7}  title\n", "name", "blocks", "tokens", "edges");
+    for d in docs {
+        let _ = writeln!(
+            out,
+            "{:<24} {:>9} {:>11} {:>7}  {}",
+            d.name,
+            d.blocks,
+            d.tokens,
+            d.edges,
+            d.title.unwrap_or_default()
+        );
+    }
+    print(&out)
+}
+
+pub(crate) fn stats(cli: &Cli) -> anyhow::Result<()> {
+    let doc = load(cli)?;
+    let mut by_role: BTreeMap<String, u64> = BTreeMap::new();
+    let mut tokens_by_role: BTreeMap<String, u64> = BTreeMap::new();
+    for block in doc.blocks() {
+        let role = block.role().map_or("none".to_owned(), ToString::to_string);
+        *by_role.entry(role.clone()).or_default() += 1;
+        *tokens_by_role.entry(role).or_default() += u64::from(block.metadata.tokens.unwrap_or(0));
+    }
+    let mut edges_by_type: BTreeMap<String, u64> = BTreeMap::new();
+    for edge in doc.edges().iter() {
+        *edges_by_type.entry(edge.edge_type.to_string()).or_default() += 1;
+    }
+    let max_depth = max_depth(&doc);
+    let tokens: u64 = tokens_by_role.values().sum();
+    let issues = doc.validate().issues.len();
+    if cli.json {
+        return print_json(&json!({
+            "name": doc.name(),
+            "title": doc.metadata.title,
+            "tokenizer": doc.metadata.tokenizer,
+            "version": doc.version(),
+            "blocks": doc.len(),
+            "tokens": tokens,
+            "edges": doc.edges().len(),
+            "max_depth": max_depth,
+            "blocks_by_role": by_role,
+            "tokens_by_role": tokens_by_role,
+            "edges_by_type": edges_by_type,
+            "validation_issues": issues,
+        }));
+    }
+    let mut out = String::new();
+    let _ = writeln!(out, "document   {}", doc.name());
+    let _ = writeln!(out, "title      {}", doc.metadata.title.as_deref().unwrap_or("-"));
+    let _ = writeln!(out, "blocks     {}", doc.len());
+    let _ = writeln!(out, "tokens     {tokens} ({})", doc.metadata.tokenizer.as_deref().unwrap_or("not counted"));
+    let _ = writeln!(out, "edges      {}", doc.edges().len());
+    let _ = writeln!(out, "max depth  {max_depth}");
+    let _ =
+        writeln!(out, "valid      {}", if issues == 0 { "yes".to_owned() } else { format!("no ({issues} issues)") });
+    let _ = writeln!(out, "by role:");
+    for (role, n) in &by_role {
+        let _ = writeln!(out, "  {role:<14} {n:>8} blocks {:>10} tokens", tokens_by_role[role]);
+    }
+    if !edges_by_type.is_empty() {
+        let _ = writeln!(out, "edges by type:");
+        for (edge_type, n) in &edges_by_type {
+            let _ = writeln!(out, "  {edge_type:<14} {n:>8}");
+        }
+    }
+    print(&out)
+}
+
+fn max_depth(doc: &Document) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(doc.root(), 0usize)];
+    while let Some((id, depth)) = stack.pop() {
+        deepest = deepest.max(depth);
+        stack.extend(doc.children(id).iter().map(|c| (*c, depth + 1)));
+    }
+    deepest
+}
+
+/// Finds a block by full id or `@label`.
+fn find_block(doc: &Document, reference: &str) -> anyhow::Result<BlockId> {
+    if let Some(label) = reference.strip_prefix('@') {
+        let matches: Vec<BlockId> =
+            doc.blocks().filter(|b| b.metadata.label.as_deref() == Some(label)).map(|b| b.id).collect();
+        return match matches.as_slice() {
+            [one] => Ok(*one),
+            [] => bail!("no block is labelled {label:?}"),
+            _ => bail!("{} blocks are labelled {label:?}; use an id", matches.len()),
+        };
+    }
+    let id: BlockId = reference.parse()?;
+    if !doc.contains(id) {
+        bail!("block {id} not found in document {}", doc.name());
+    }
+    Ok(id)
+}
+
+/// A one-line preview of a block.
+fn preview(block: &Block, chars: usize) -> String {
+    let text = match (&block.content, block.metadata.label.as_deref()) {
+        (ucm_core::Content::Composite, Some(label)) => label.to_owned(),
+        _ => block.to_markdown(),
+    };
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() > chars {
+        let cut: String = line.chars().take(chars).collect();
+        format!("{cut}…")
+    } else {
+        line
+    }
+}
+
+fn role_name(block: &Block) -> String {
+    match block.role() {
+        Some(role) => role.to_string(),
+        None if block.id.is_root() => "root".to_owned(),
+        None => "block".to_owned(),
+    }
+}
+
+pub(crate) fn tree(cli: &Cli, start: Option<&str>, depth: usize) -> anyhow::Result<()> {
+    let doc = load(cli)?;
+    let start = match start {
+        Some(reference) => find_block(&doc, reference)?,
+        None => doc.root(),
+    };
+    if cli.json {
+        return print_json(&tree_json(&doc, start, depth));
+    }
+    let mut out = String::new();
+    tree_text(&doc, start, depth, "", &mut out);
+    print(&out)
+}
+
+fn tree_line(doc: &Document, id: BlockId) -> String {
+    let block = doc.get(id).expect("listed blocks exist");
+    let text = if id.is_root() { doc.name().to_owned() } else { preview(block, 60) };
+    let tokens = block.metadata.tokens.map_or(String::new(), |t| format!(" ({t} tok)"));
+    format!("{id} {} {text}{tokens}", role_name(block))
+}
+
+fn tree_text(doc: &Document, id: BlockId, depth: usize, indent: &str, out: &mut String) {
+    if indent.is_empty() {
+        let _ = writeln!(out, "{}", tree_line(doc, id));
+    }
+    let children = doc.children(id);
+    if depth == 0 {
+        if !children.is_empty() {
+            let below = doc.descendants(id).count();
+            let _ = writeln!(out, "{indent}└─ … {below} blocks below (--depth to show)");
+        }
+        return;
+    }
+    for (i, child) in children.iter().enumerate() {
+        let last = i + 1 == children.len();
+        let _ = writeln!(out, "{indent}{}{}", if last { "└─ " } else { "├─ " }, tree_line(doc, *child));
+        let next = format!("{indent}{}", if last { "   " } else { "│  " });
+        tree_text(doc, *child, depth - 1, &next, out);
+    }
+}
+
+fn tree_json(doc: &Document, id: BlockId, depth: usize) -> Value {
+    let block = doc.get(id).expect("listed blocks exist");
+    let mut node = json!({
+        "id": id,
+        "role": role_name(block),
+        "label": block.metadata.label,
+        "tokens": block.metadata.tokens,
+        "preview": preview(block, PREVIEW_CHARS),
+    });
+    if depth > 0 {
+        node["children"] = doc.children(id).iter().map(|c| tree_json(doc, *c, depth - 1)).collect();
+    } else {
+        node["child_count"] = doc.children(id).len().into();
+    }
+    node
+}
+
+pub(crate) fn view(cli: &Cli, reference: &str, mode: ViewMode) -> anyhow::Result<()> {
+    let doc = load(cli)?;
+    let id = find_block(&doc, reference)?;
+    let block = doc.get(id).expect("found above");
+    let mut value = json!({ "id": id, "role": role_name(block) });
+    if mode != ViewMode::Ids {
+        let source = block
+            .metadata
+            .source
+            .as_ref()
+            .map(|s| json!({"file": s.file, "start_line": s.start_line, "end_line": s.end_line}));
+        value["label"] = json!(block.metadata.label);
+        value["tags"] = json!(block.metadata.tags);
+        value["tokens"] = json!(block.metadata.tokens);
+        value["parent"] = json!(doc.parent(id));
+        value["children"] = json!(doc.children(id).len());
+        value["edges_out"] = json!(doc.edges().outgoing(id).len());
+        value["edges_in"] = json!(doc.edges().incoming(id).len());
+        value["source"] = json!(source);
+    }
+    match mode {
+        ViewMode::Preview => value["preview"] = json!(preview(block, PREVIEW_CHARS)),
+        ViewMode::Full => value["content"] = json!(block.to_markdown()),
+        ViewMode::Ids | ViewMode::Metadata => {}
+    }
+    if cli.json {
+        return print_json(&value);
+    }
+    let mut out = format!("{id} {}\n", role_name(block));
+    if mode != ViewMode::Ids {
+        let m = &block.metadata;
+        let fields = [
+            ("label", m.label.clone()),
+            ("tags", (!m.tags.is_empty()).then(|| m.tags.join(", "))),
+            ("tokens", m.tokens.map(|t| t.to_string())),
+            ("parent", doc.parent(id).map(|p| p.to_string())),
+            ("children", Some(doc.children(id).len().to_string())),
+            ("edges", Some(format!("{} out, {} in", doc.edges().outgoing(id).len(), doc.edges().incoming(id).len()))),
+            ("source", m.source.as_ref().map(|s| format!("{}:{}-{}", s.file, s.start_line, s.end_line))),
+        ];
+        for (name, value) in fields {
+            if let Some(value) = value {
+                let _ = writeln!(out, "{name:<9} {value}");
+            }
+        }
+    }
+    match mode {
+        ViewMode::Preview => {
+            let _ = writeln!(out, "\n{}", preview(block, PREVIEW_CHARS));
+        }
+        ViewMode::Full => {
+            let _ = writeln!(out, "\n{}", block.to_markdown());
+        }
+        ViewMode::Ids | ViewMode::Metadata => {}
+    }
+    print(&out)
+}
+
+pub(crate) fn export(cli: &Cli, format: ExportFormat, out: Option<&Path>) -> anyhow::Result<()> {
+    let doc = load(cli)?;
+    let text = match format {
+        ExportFormat::Markdown => ucp_ingest::to_markdown(&doc),
+        ExportFormat::Json => doc.to_json(true) + "\n",
+    };
+    match out {
+        Some(path) => std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display())),
+        None => print(&text),
+    }
+}

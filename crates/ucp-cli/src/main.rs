@@ -1,0 +1,147 @@
+//! `ucp`: the command line. It parses arguments, calls the library crates,
+//! and prints; nothing here is needed to use UCP from Rust.
+
+mod index;
+mod inspect;
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// UCP: navigate a knowledge graph of documents and code, and build the best
+/// context for an LLM under a token budget.
+#[derive(Parser)]
+#[command(name = "ucp", version, about, propagate_version = true)]
+pub(crate) struct Cli {
+    /// Store directory (default: ./.ucp).
+    #[arg(long, global = true, env = "UCP_STORE", value_name = "DIR")]
+    store: Option<PathBuf>,
+    /// Document to work on; may be left out when the store holds one.
+    #[arg(long, global = true, value_name = "NAME")]
+    doc: Option<String>,
+    /// Print machine-readable JSON instead of text.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Index markdown, HTML, text and source files or folders into the store.
+    Index(index::IndexArgs),
+    /// List the documents in the store.
+    Docs,
+    /// Show counts for a document: blocks by role, tokens, edges, depth.
+    Stats,
+    /// Print the block tree of a document (or of one block).
+    Tree {
+        /// Block to start from (an id or @label); the root by default.
+        id: Option<String>,
+        /// How many levels to show below the start.
+        #[arg(long, default_value_t = 3)]
+        depth: usize,
+    },
+    /// Show one block.
+    View {
+        /// The block: a full id (blk_...) or @label.
+        id: String,
+        /// How much to show.
+        #[arg(long, value_enum, default_value_t = ViewMode::Full)]
+        mode: ViewMode,
+    },
+    /// Write a document out as markdown or JSON.
+    Export {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ExportFormat::Markdown)]
+        format: ExportFormat,
+        /// Write to this file instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+}
+
+/// How much of a block `ucp view` shows.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ViewMode {
+    /// Id and role.
+    Ids,
+    /// Id, role, label, tags, tokens, child and edge counts, source.
+    Metadata,
+    /// Metadata and the first 100 characters.
+    Preview,
+    /// Metadata and the whole content.
+    Full,
+}
+
+/// Formats of `ucp export`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ExportFormat {
+    /// Markdown text.
+    Markdown,
+    /// The stable JSON form, every block with its id.
+    Json,
+}
+
+impl Cli {
+    pub(crate) fn store_dir(&self) -> PathBuf {
+        self.store.clone().unwrap_or_else(|| PathBuf::from(ucp_store::DEFAULT_STORE_DIR))
+    }
+}
+
+fn run(cli: &Cli) -> anyhow::Result<()> {
+    match &cli.command {
+        Command::Index(args) => index::run(cli, args),
+        Command::Docs => inspect::docs(cli),
+        Command::Stats => inspect::stats(cli),
+        Command::Tree { id, depth } => inspect::tree(cli, id.as_deref(), *depth),
+        Command::View { id, mode } => inspect::view(cli, id, *mode),
+        Command::Export { format, out } => inspect::export(cli, *format, out.as_deref()),
+    }
+}
+
+fn main() -> ExitCode {
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("ucp: internal error: {info}; please report this");
+    }));
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            use clap::error::ErrorKind;
+            if matches!(err.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = err.print();
+                return ExitCode::SUCCESS;
+            }
+            let rendered = err.to_string();
+            let first = rendered.lines().next().unwrap_or("invalid arguments");
+            eprintln!("{first} (see `ucp --help`)");
+            return ExitCode::FAILURE;
+        }
+    };
+    match run(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            let causes: Vec<String> = err.chain().map(ToString::to_string).collect();
+            eprintln!("error: {}", causes.join(": "));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Writes `text` to stdout, treating a closed pipe (`ucp ... | head`) as success.
+pub(crate) fn print(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+/// Prints a value as pretty JSON.
+pub(crate) fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    print(&text)
+}

@@ -1,0 +1,397 @@
+//! HTML into blocks, with scraper (html5ever).
+//!
+//! The same structure as markdown: h1..h6 open sections; p, pre, ul/ol,
+//! table, blockquote and img become blocks; navigation, scripts, styles and
+//! other page furniture are dropped. Text is kept as plain text with inline
+//! code in backticks.
+
+use ego_tree::NodeRef;
+use scraper::{ElementRef, Html, Node, Selector};
+use ucm_core::{Content, MediaKind, Role, TextFormat};
+
+use crate::section::SectionBuilder;
+
+/// Element names that never carry content.
+const DROPPED_ELEMENTS: &[&str] = &[
+    "script", "style", "nav", "noscript", "template", "svg", "iframe", "form", "button", "select", "input", "header",
+    "footer", "aside", "head", "link", "meta",
+];
+
+/// `class`/`id` tokens of navigation and page furniture.
+const BOILERPLATE_MARKERS: &[&str] = &[
+    "nav",
+    "navbar",
+    "navheader",
+    "navfooter",
+    "navigation",
+    "sidebar",
+    "sphinxsidebar",
+    "menu",
+    "breadcrumb",
+    "breadcrumbs",
+    "footer",
+    "related",
+    "headerlink",
+    "toc",
+    "skip-link",
+    "cookie-banner",
+];
+
+/// `role` attribute values of page furniture.
+const BOILERPLATE_ROLES: &[&str] = &["navigation", "banner", "contentinfo", "search", "menu"];
+
+/// Parses HTML `text` into `builder`.
+pub(crate) fn parse_html(text: &str, builder: &mut SectionBuilder) {
+    let html = Html::parse_document(text);
+    let root = ["main", "article", "[role=main]", "body"]
+        .iter()
+        .filter_map(|s| Selector::parse(s).ok())
+        .find_map(|s| html.select(&s).next())
+        .unwrap_or_else(|| html.root_element());
+    let mut loose = Loose::default();
+    walk(root, builder, &mut loose);
+    loose.flush(builder);
+    if builder.parsed.title.is_none() {
+        let title = Selector::parse("title").ok().and_then(|s| html.select(&s).next());
+        builder.parsed.title = title.map(|t| collapse(&t.text().collect::<String>())).filter(|t| !t.is_empty());
+    }
+}
+
+/// Inline text and links met directly inside container elements.
+#[derive(Default)]
+struct Loose {
+    text: String,
+    links: Vec<String>,
+}
+
+impl Loose {
+    fn flush(&mut self, builder: &mut SectionBuilder) {
+        let text = collapse(&self.text);
+        if !text.is_empty() {
+            let index = builder.push(Content::plain(text), Role::Paragraph, (0, 0));
+            for link in &self.links {
+                builder.add_link(index, link);
+            }
+        }
+        self.text.clear();
+        self.links.clear();
+    }
+}
+
+fn walk(element: ElementRef<'_>, builder: &mut SectionBuilder, loose: &mut Loose) {
+    for child in element.children() {
+        match child.value() {
+            Node::Text(text) => loose.text.push_str(text),
+            Node::Element(_) => {
+                let Some(child) = ElementRef::wrap(child) else { continue };
+                if is_boilerplate(child) {
+                    continue;
+                }
+                element_block(child, builder, loose);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn element_block(element: ElementRef<'_>, builder: &mut SectionBuilder, loose: &mut Loose) {
+    let name = element.value().name();
+    let block = match name {
+        "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
+            loose.flush(builder);
+            let level = name.as_bytes()[1] - b'0';
+            let text = inline_text(element);
+            let index = builder.push_heading(level, text.clone(), &text.replace('`', ""), (0, 0));
+            for anchor in heading_anchors(element) {
+                builder.add_anchor(&anchor, index);
+            }
+            index
+        }
+        "p" => {
+            loose.flush(builder);
+            let text = inline_text(element);
+            if text.is_empty() {
+                return;
+            }
+            builder.push(Content::plain(text), Role::Paragraph, (0, 0))
+        }
+        "pre" => {
+            loose.flush(builder);
+            let source: String = element.text().collect();
+            builder.push(Content::code(code_language(element), source), Role::Code, (0, 0))
+        }
+        "ul" | "ol" => {
+            loose.flush(builder);
+            let mut text = String::new();
+            render_list(element, 0, &mut text);
+            builder.push(Content::Text { text, format: TextFormat::Markdown }, Role::List, (0, 0))
+        }
+        "table" => {
+            loose.flush(builder);
+            builder.push(table(element), Role::Table, (0, 0))
+        }
+        "blockquote" => {
+            loose.flush(builder);
+            builder.push(Content::plain(inline_text(element)), Role::Quote, (0, 0))
+        }
+        "img" => {
+            loose.flush(builder);
+            let attr = |k: &str| element.value().attr(k).map(str::to_owned);
+            let content = Content::Media {
+                kind: MediaKind::Image,
+                uri: attr("src").unwrap_or_default(),
+                alt: attr("alt").filter(|a| !a.is_empty()),
+                title: attr("title"),
+            };
+            builder.push(content, Role::Image, (0, 0))
+        }
+        "br" => {
+            loose.text.push('\n');
+            return;
+        }
+        _ if is_inline(name) => {
+            loose.text.push_str(&inline_text(element));
+            loose.links.extend(links(element));
+            return;
+        }
+        _ => {
+            loose.flush(builder);
+            walk(element, builder, loose);
+            loose.flush(builder);
+            return;
+        }
+    };
+    for link in links(element) {
+        builder.add_link(block, &link);
+    }
+}
+
+fn is_inline(name: &str) -> bool {
+    matches!(
+        name,
+        "a" | "abbr"
+            | "b"
+            | "bdi"
+            | "bdo"
+            | "cite"
+            | "code"
+            | "data"
+            | "del"
+            | "dfn"
+            | "em"
+            | "i"
+            | "ins"
+            | "kbd"
+            | "mark"
+            | "q"
+            | "s"
+            | "samp"
+            | "small"
+            | "span"
+            | "strong"
+            | "sub"
+            | "sup"
+            | "time"
+            | "tt"
+            | "u"
+            | "var"
+            | "wbr"
+            | "label"
+            | "font"
+    )
+}
+
+fn is_boilerplate(element: ElementRef<'_>) -> bool {
+    let el = element.value();
+    if DROPPED_ELEMENTS.contains(&el.name()) {
+        return true;
+    }
+    if el.attr("role").is_some_and(|r| BOILERPLATE_ROLES.contains(&r)) || el.attr("hidden").is_some() {
+        return true;
+    }
+    let marked = |value: Option<&str>| {
+        value.is_some_and(|v| {
+            v.split_whitespace().any(|t| BOILERPLATE_MARKERS.contains(&t.to_ascii_lowercase().as_str()))
+        })
+    };
+    marked(el.attr("class")) || marked(el.attr("id"))
+}
+
+/// Text of an element with inline code in backticks, whitespace collapsed.
+fn inline_text(element: ElementRef<'_>) -> String {
+    let mut out = String::new();
+    push_inline(*element, &mut out);
+    collapse(&out)
+}
+
+fn push_inline(node: NodeRef<'_, Node>, out: &mut String) {
+    for child in node.children() {
+        match child.value() {
+            Node::Text(text) => out.push_str(text),
+            Node::Element(el) => {
+                let Some(element) = ElementRef::wrap(child) else { continue };
+                if is_boilerplate(element) {
+                    continue;
+                }
+                match el.name() {
+                    "code" | "tt" | "kbd" | "samp" => {
+                        let text: String = element.text().collect();
+                        out.push('`');
+                        out.push_str(text.trim());
+                        out.push('`');
+                    }
+                    "br" => out.push('\n'),
+                    "img" => out.push_str(el.attr("alt").unwrap_or("")),
+                    "p" | "div" | "li" | "tr" | "pre" | "ul" | "ol" | "dd" | "dt" => {
+                        out.push(' ');
+                        push_inline(child, out);
+                        out.push(' ');
+                    }
+                    _ => push_inline(child, out),
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn render_list(list: ElementRef<'_>, indent: usize, out: &mut String) {
+    let ordered = list.value().name() == "ol";
+    let items = list.children().filter_map(ElementRef::wrap).filter(|e| e.value().name() == "li");
+    for (n, item) in items.enumerate() {
+        let mut text = String::new();
+        let mut nested = Vec::new();
+        for child in item.children() {
+            match ElementRef::wrap(child) {
+                Some(e) if matches!(e.value().name(), "ul" | "ol") => nested.push(e),
+                Some(e) if is_boilerplate(e) => {}
+                Some(e) => push_inline(*e, &mut text),
+                None => {
+                    if let Node::Text(t) = child.value() {
+                        text.push_str(t);
+                    }
+                }
+            }
+        }
+        let marker = if ordered { format!("{}.", n + 1) } else { "-".to_owned() };
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&format!("{}{marker} {}", " ".repeat(indent), collapse(&text)));
+        for list in nested {
+            render_list(list, indent + 2, out);
+        }
+    }
+}
+
+fn table(element: ElementRef<'_>) -> Content {
+    let row_selector = Selector::parse("tr").expect("valid selector");
+    let mut columns = Vec::new();
+    let mut rows = Vec::new();
+    for row in element.select(&row_selector) {
+        let cells: Vec<ElementRef<'_>> =
+            row.children().filter_map(ElementRef::wrap).filter(|c| matches!(c.value().name(), "td" | "th")).collect();
+        let header = cells.iter().all(|c| c.value().name() == "th");
+        let values: Vec<String> = cells.into_iter().map(inline_text).collect();
+        if columns.is_empty() && rows.is_empty() && header {
+            columns = values;
+        } else {
+            rows.push(values);
+        }
+    }
+    if columns.is_empty() && !rows.is_empty() {
+        columns = rows.remove(0);
+    }
+    Content::Table { columns, rows, align: Vec::new() }
+}
+
+/// `language-x`, `lang-x` or `highlight-x` on the pre, its code child or
+/// the wrapping element.
+fn code_language(pre: ElementRef<'_>) -> Option<String> {
+    let mut candidates = vec![pre.value().attr("class")];
+    let code = pre.children().filter_map(ElementRef::wrap).find(|c| c.value().name() == "code");
+    candidates.push(code.and_then(|c| c.value().attr("class")));
+    let parent = pre.parent().and_then(ElementRef::wrap);
+    candidates.push(parent.and_then(|p| p.value().attr("class")));
+    candidates.into_iter().flatten().flat_map(str::split_whitespace).find_map(|token| {
+        ["language-", "lang-", "highlight-"]
+            .iter()
+            .find_map(|prefix| token.strip_prefix(prefix))
+            .filter(|lang| !lang.is_empty() && *lang != "default")
+            .map(str::to_owned)
+    })
+}
+
+/// Anchors that lead to a heading: its id, ids inside it, and the id of a
+/// section it opens.
+fn heading_anchors(heading: ElementRef<'_>) -> Vec<String> {
+    let mut anchors: Vec<String> = heading.value().attr("id").map(str::to_owned).into_iter().collect();
+    for node in heading.descendants() {
+        if let Some(el) = node.value().as_element() {
+            anchors.extend(el.attr("id").or(el.attr("name")).map(str::to_owned));
+        }
+    }
+    if let Some(parent) = heading.parent().and_then(ElementRef::wrap) {
+        let opens_parent = parent.children().filter_map(ElementRef::wrap).next().is_some_and(|first| first == heading);
+        if opens_parent {
+            anchors.extend(parent.value().attr("id").map(str::to_owned));
+        }
+    }
+    anchors
+}
+
+fn links(element: ElementRef<'_>) -> Vec<String> {
+    let selector = Selector::parse("a[href]").expect("valid selector");
+    let own = element.value().attr("href").filter(|_| element.value().name() == "a");
+    let nested = element.select(&selector).filter(|a| !is_boilerplate(*a)).filter_map(|a| a.value().attr("href"));
+    own.into_iter().chain(nested).map(str::to_owned).collect()
+}
+
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_structure_and_drops_furniture() {
+        let page = r##"<html><head><title>T</title><style>x{}</style></head><body>
+            <div class="navheader"><a href="prev.html">Prev</a></div>
+            <nav>menu</nav>
+            <section id="intro"><h1>Intro <a class="headerlink" href="#intro">¶</a></h1>
+            <p>Use <code>fs.open</code> <a href="b.html#x">here</a>.</p>
+            <div class="highlight-python"><pre>print(1)</pre></div>
+            <ul><li>one<ul><li>two</li></ul></li><li>three</li></ul>
+            <table><tr><th>k</th><th>v</th></tr><tr><td>a</td><td>1</td></tr></table>
+            <h2 id="more">More</h2><blockquote>quoted</blockquote><img src="a.png" alt="A">
+            loose text</section><script>evil()</script></body></html>"##;
+        let mut builder = SectionBuilder::new("".into(), None, 0);
+        parse_html(page, &mut builder);
+        let parsed = builder.finish();
+        let summary: Vec<(String, String)> = parsed
+            .blocks
+            .iter()
+            .map(|b| (b.block.metadata.role.as_ref().unwrap().to_string(), b.block.to_markdown()))
+            .collect();
+        let expected = [
+            ("heading1", "# Intro"),
+            ("paragraph", "Use `fs.open` here."),
+            ("code", "```python\nprint(1)\n```"),
+            ("list", "- one\n  - two\n- three"),
+            ("table", "| k | v |\n| --- | --- |\n| a | 1 |"),
+            ("heading2", "## More"),
+            ("quote", "quoted"),
+            ("image", "![A](a.png)"),
+            ("paragraph", "loose text"),
+        ];
+        let expected: Vec<(String, String)> = expected.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        assert_eq!(summary, expected);
+        assert_eq!(parsed.links.iter().map(|l| l.dest.as_str()).collect::<Vec<_>>(), ["b.html#x"]);
+        assert!(parsed.anchors.iter().any(|(a, i)| a == "intro" && *i == 0));
+        assert!(parsed.anchors.iter().any(|(a, i)| a == "more" && *i == 5));
+        assert_eq!(parsed.blocks[5].parent, Some(0));
+        assert_eq!(parsed.title.as_deref(), Some("Intro"));
+    }
+}

@@ -1,0 +1,338 @@
+//! The ingest pipeline: list sources → read and parse them in parallel →
+//! count tokens → assemble one document (folders and files as blocks) →
+//! resolve links into edges.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use ucm_core::{Block, BlockId, Content, Document, Edge, EdgeType, Metadata, Role, SourceLocation, Timestamps};
+
+use crate::links::{LinkTargets, Resolved};
+use crate::markdown::LineIndex;
+use crate::report::{IngestReport, Warning, WarningKind};
+use crate::section::{ParsedFile, SectionBuilder};
+use crate::source::{read_text, walk_folder, SourceFile, SourceKind};
+use crate::{IngestError, IngestOptions, Ingested, Progress};
+
+/// Where the files of an ingest run sit in the document.
+enum Layout {
+    /// One file: its blocks hang directly under the root.
+    SingleFile,
+    /// Folders and files are blocks; content hangs under file blocks.
+    Tree,
+}
+
+/// Runs the whole pipeline over `paths`.
+pub(crate) fn ingest(
+    paths: &[PathBuf],
+    name: &str,
+    options: &IngestOptions,
+    progress: &dyn Progress,
+) -> Result<Ingested, IngestError> {
+    let mut report = IngestReport::default();
+    let (layout, files) = list_sources(paths, &mut report.warnings)?;
+    progress.files_found(files.len());
+    let now = now_ms();
+    let parsed: Vec<Result<(ParsedFile, u64), Warning>> = files
+        .par_iter()
+        .map(|file| {
+            let text = read_text(file, options.max_file_size)?;
+            let scope = match layout {
+                Layout::SingleFile => "",
+                Layout::Tree => file.rel_path.as_str(),
+            };
+            let mut parsed = parse_source(file.kind, &text, scope, &file.rel_path, now);
+            count_tokens(&mut parsed, options);
+            progress.file_done(&file.rel_path, text.len() as u64);
+            Ok((parsed, text.len() as u64))
+        })
+        .collect();
+
+    let mut document = Document::new(name);
+    document.metadata.created_ms = now;
+    document.metadata.modified_ms = now;
+    document.metadata.tokenizer = Some(options.tokenizer.name().to_owned());
+    document.metadata.source = Some(paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+    let mut targets = LinkTargets::default();
+    let mut placed: Vec<(&SourceFile, ParsedFile, Vec<BlockId>)> = Vec::new();
+    let mut folders = FolderBlocks::default();
+    for (file, result) in files.iter().zip(parsed) {
+        let (parsed, bytes) = match result {
+            Ok(ok) => ok,
+            Err(warning) if matches!(layout, Layout::SingleFile) => {
+                return Err(IngestError::Unusable { path: paths[0].clone(), reason: warning.message })
+            }
+            Err(warning) => {
+                report.warnings.push(warning);
+                continue;
+            }
+        };
+        report.files += 1;
+        report.bytes += bytes;
+        report.warnings.extend(parsed.notes.iter().map(|n| Warning::new(WarningKind::FrontMatter, &file.rel_path, n)));
+        let parent = match layout {
+            Layout::SingleFile => {
+                document.metadata.title = parsed.title.clone().or_else(|| Some(file.rel_path.clone()));
+                if let Some((value, source)) = &parsed.front_matter {
+                    document.metadata.custom.insert("front_matter".into(), value.clone());
+                    document.metadata.custom.insert("front_matter_source".into(), source.clone().into());
+                }
+                targets.add_file("", BlockId::ROOT);
+                BlockId::ROOT
+            }
+            Layout::Tree => {
+                let dir = folders.ensure(&mut document, parent_dir(&file.rel_path), now);
+                let file_block = file_block(file, &parsed, now);
+                let id = insert(&mut document, dir, file_block);
+                targets.add_file(&file.rel_path, id);
+                id
+            }
+        };
+        let ids = place_blocks(&mut document, parent, &parsed);
+        let scope = match layout {
+            Layout::SingleFile => "",
+            Layout::Tree => file.rel_path.as_str(),
+        };
+        for (anchor, index) in &parsed.anchors {
+            targets.add_anchor(scope, anchor, ids[*index]);
+        }
+        placed.push((file, parsed, ids));
+    }
+    if matches!(layout, Layout::Tree) {
+        document.metadata.title = paths.first().and_then(|p| display_name(p));
+    }
+    report.links =
+        resolve_links(&mut document, &targets, &placed, matches!(layout, Layout::Tree), &mut report.warnings);
+    report.blocks = document.len();
+    report.tokens = document.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
+    Ok(Ingested { document, report })
+}
+
+/// Parses one in-memory source into a block tree.
+pub(crate) fn parse_source(kind: SourceKind, text: &str, scope: &str, file: &str, now: i64) -> ParsedFile {
+    let mut builder = SectionBuilder::new(scope.into(), Some(file.into()), now);
+    match kind {
+        SourceKind::Markdown => crate::markdown::parse_markdown(text, &mut builder),
+        SourceKind::Html => crate::html::parse_html(text, &mut builder),
+        SourceKind::Text => parse_plain(text, &mut builder),
+        SourceKind::Code(language) => {
+            let last = LineIndex::new(text).line(text.len().saturating_sub(1));
+            builder.push(Content::code(Some(language.to_owned()), text), Role::Code, (1, last));
+        }
+    }
+    builder.finish()
+}
+
+/// Plain text: one paragraph block per blank-line separated chunk.
+fn parse_plain(text: &str, builder: &mut SectionBuilder) {
+    let mut chunk: Vec<&str> = Vec::new();
+    let mut start_line = 0u32;
+    let flush = |chunk: &mut Vec<&str>, lines: (u32, u32), builder: &mut SectionBuilder| {
+        if !chunk.is_empty() {
+            builder.push(Content::plain(chunk.join("\n")), Role::Paragraph, lines);
+            chunk.clear();
+        }
+    };
+    let mut line_no = 0u32;
+    for line in text.lines() {
+        line_no += 1;
+        if line.trim().is_empty() {
+            flush(&mut chunk, (start_line, line_no - 1), builder);
+        } else {
+            if chunk.is_empty() {
+                start_line = line_no;
+            }
+            chunk.push(line);
+        }
+    }
+    flush(&mut chunk, (start_line, line_no), builder);
+}
+
+/// Counts every block's tokens, in parallel.
+pub(crate) fn count_tokens(parsed: &mut ParsedFile, options: &IngestOptions) {
+    let tokenizer = options.tokenizer.as_ref();
+    parsed.blocks.par_iter_mut().with_min_len(64).for_each(|local| {
+        let tokens = tokenizer.count(&local.block.to_markdown());
+        local.block.metadata.tokens = Some(u32::try_from(tokens).unwrap_or(u32::MAX));
+    });
+}
+
+/// Inserts a file's blocks under `parent`; returns their ids by local index.
+pub(crate) fn place_blocks(document: &mut Document, parent: BlockId, parsed: &ParsedFile) -> Vec<BlockId> {
+    let mut ids = Vec::with_capacity(parsed.blocks.len());
+    for local in &parsed.blocks {
+        let under = local.parent.map_or(parent, |i| ids[i]);
+        ids.push(insert(document, under, local.block.clone()));
+    }
+    ids
+}
+
+/// Appends a block whose id is unique by construction (scope + occurrence).
+fn insert(document: &mut Document, parent: BlockId, block: Block) -> BlockId {
+    let id = block.id;
+    match document.append_child(parent, block) {
+        Ok(id) => id,
+        // Only a 96-bit hash collision gets here; keep the first block.
+        Err(_) => id,
+    }
+}
+
+fn file_block(file: &SourceFile, parsed: &ParsedFile, now: i64) -> Block {
+    let mut metadata = Metadata::with_role(Role::File);
+    metadata.label = Some(file.rel_path.clone());
+    metadata.timestamps = Timestamps::at(now);
+    let last_line = parsed.blocks.iter().filter_map(|b| b.block.metadata.source.as_ref()).map(|s| s.end_line).max();
+    metadata.source =
+        Some(SourceLocation { file: file.rel_path.as_str().into(), start_line: 1, end_line: last_line.unwrap_or(1) });
+    if let Some(title) = &parsed.title {
+        metadata.custom.insert("title".into(), title.clone().into());
+    }
+    if let Some((value, source)) = &parsed.front_matter {
+        metadata.custom.insert("front_matter".into(), value.clone());
+        metadata.custom.insert("front_matter_source".into(), source.clone().into());
+    }
+    let id = Block::derive_id(&Content::Composite, Some(&Role::File), &file.rel_path, 0);
+    Block::new(id, Content::Composite, metadata)
+}
+
+/// Directory blocks, created on first use in walk order.
+#[derive(Default)]
+struct FolderBlocks {
+    by_path: HashMap<String, BlockId>,
+}
+
+impl FolderBlocks {
+    fn ensure(&mut self, document: &mut Document, dir: &str, now: i64) -> BlockId {
+        if dir.is_empty() {
+            return BlockId::ROOT;
+        }
+        if let Some(id) = self.by_path.get(dir) {
+            return *id;
+        }
+        let parent = self.ensure(document, parent_dir(dir), now);
+        let mut metadata = Metadata::with_role(Role::Directory);
+        metadata.label = Some(dir.to_owned());
+        metadata.timestamps = Timestamps::at(now);
+        metadata.source = Some(SourceLocation { file: Arc::from(dir), start_line: 0, end_line: 0 });
+        let id = Block::derive_id(&Content::Composite, Some(&Role::Directory), dir, 0);
+        let id = insert(document, parent, Block::new(id, Content::Composite, metadata));
+        self.by_path.insert(dir.to_owned(), id);
+        id
+    }
+}
+
+fn parent_dir(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+fn resolve_links(
+    document: &mut Document,
+    targets: &LinkTargets,
+    placed: &[(&SourceFile, ParsedFile, Vec<BlockId>)],
+    tree: bool,
+    warnings: &mut Vec<Warning>,
+) -> usize {
+    let mut edges = 0;
+    for (file, parsed, ids) in placed {
+        let from = if tree { file.rel_path.as_str() } else { "" };
+        for link in &parsed.links {
+            let source = ids[link.block];
+            match targets.resolve(from, &link.dest) {
+                Resolved::Block { id, anchor_missing } => {
+                    if anchor_missing {
+                        let message = format!("link {:?}: anchor not found, linked to the file", link.dest);
+                        warnings.push(Warning::new(WarningKind::UnresolvedLink, &file.rel_path, message));
+                    }
+                    if id != source && document.add_edge(Edge::new(source, EdgeType::LinksTo, id)) == Ok(true) {
+                        edges += 1;
+                    }
+                }
+                Resolved::External => {
+                    if let Some(block) = document.get_mut(source) {
+                        let list = block
+                            .metadata
+                            .custom
+                            .entry("external_links".to_owned())
+                            .or_insert_with(|| serde_json::json!([]));
+                        if let Some(list) = list.as_array_mut().filter(|l| !l.iter().any(|v| v == link.dest.as_str())) {
+                            list.push(link.dest.clone().into());
+                        }
+                    }
+                }
+                Resolved::Outside => {
+                    let message = format!("link {:?} leaves the corpus; ignored", link.dest);
+                    warnings.push(Warning::new(WarningKind::OutsideCorpus, &file.rel_path, message));
+                }
+                Resolved::Missing => {
+                    let message = format!("link {:?} points to nothing in the corpus", link.dest);
+                    warnings.push(Warning::new(WarningKind::UnresolvedLink, &file.rel_path, message));
+                }
+            }
+        }
+    }
+    edges
+}
+
+/// Checks the inputs and lists the files to read.
+fn list_sources(paths: &[PathBuf], warnings: &mut Vec<Warning>) -> Result<(Layout, Vec<SourceFile>), IngestError> {
+    if paths.is_empty() {
+        return Err(IngestError::NoInput);
+    }
+    let mut files = Vec::new();
+    let mut names: HashMap<String, &Path> = HashMap::new();
+    for path in paths {
+        let meta = std::fs::metadata(path).map_err(|source| IngestError::Io { path: path.clone(), source })?;
+        let prefix = if paths.len() == 1 { String::new() } else { display_name(path).unwrap_or_default() };
+        if let Some(other) = names.insert(prefix.clone(), path).filter(|_| !prefix.is_empty()) {
+            return Err(IngestError::NameClash { first: other.to_path_buf(), second: path.clone() });
+        }
+        if meta.is_dir() {
+            files.extend(walk_folder(path, &prefix, warnings));
+        } else {
+            let kind = SourceKind::of(path).ok_or_else(|| IngestError::Unusable {
+                path: path.clone(),
+                reason: "unsupported file type (expected markdown, HTML, text or source code)".into(),
+            })?;
+            let rel_path = if prefix.is_empty() { display_name(path).unwrap_or_default() } else { prefix };
+            files.push(SourceFile { rel_path, path: path.clone(), kind });
+        }
+    }
+    let single = paths.len() == 1 && std::fs::metadata(&paths[0]).is_ok_and(|m| m.is_file());
+    Ok((if single { Layout::SingleFile } else { Layout::Tree }, files))
+}
+
+/// The last path component, as a name for documents and prefixes.
+pub(crate) fn display_name(path: &Path) -> Option<String> {
+    let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    path.file_name().map(|n| n.to_string_lossy().into_owned())
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// A document from one in-memory markdown text (tokens counted).
+pub(crate) fn markdown_document(name: &str, text: &str, options: &IngestOptions) -> Document {
+    let mut parsed = parse_source(SourceKind::Markdown, text, "", name, now_ms());
+    count_tokens(&mut parsed, options);
+    let mut document = Document::new(name);
+    document.metadata.tokenizer = Some(options.tokenizer.name().to_owned());
+    document.metadata.title = parsed.title.clone();
+    if let Some((value, source)) = &parsed.front_matter {
+        document.metadata.custom.insert("front_matter".into(), value.clone());
+        document.metadata.custom.insert("front_matter_source".into(), source.clone().into());
+    }
+    let ids = place_blocks(&mut document, BlockId::ROOT, &parsed);
+    let mut targets = LinkTargets::default();
+    targets.add_file("", BlockId::ROOT);
+    for (anchor, index) in &parsed.anchors {
+        targets.add_anchor("", anchor, ids[*index]);
+    }
+    let file = SourceFile { rel_path: name.to_owned(), path: PathBuf::from(name), kind: SourceKind::Markdown };
+    resolve_links(&mut document, &targets, &[(&file, parsed, ids)], false, &mut Vec::new());
+    document
+}

@@ -1,0 +1,99 @@
+//! What an ingest run found: counts, and warnings for what it skipped.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Why something was skipped or left unresolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum WarningKind {
+    /// A binary file.
+    Binary,
+    /// A file whose bytes are not UTF-8.
+    NotUtf8,
+    /// A file over the size limit.
+    TooLarge,
+    /// A file that could not be read (permissions, I/O).
+    Unreadable,
+    /// A file that disappeared between listing and reading.
+    Vanished,
+    /// A file type UCP does not ingest.
+    Unsupported,
+    /// A symlink loop or another walk error.
+    Walk,
+    /// A symlink or link leaving the corpus.
+    OutsideCorpus,
+    /// A link to a file or anchor that is not in the corpus.
+    UnresolvedLink,
+    /// Front matter that could not be parsed.
+    FrontMatter,
+}
+
+impl WarningKind {
+    /// Short name used in summaries and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            WarningKind::Binary => "binary",
+            WarningKind::NotUtf8 => "not_utf8",
+            WarningKind::TooLarge => "too_large",
+            WarningKind::Unreadable => "unreadable",
+            WarningKind::Vanished => "vanished",
+            WarningKind::Unsupported => "unsupported",
+            WarningKind::Walk => "walk",
+            WarningKind::OutsideCorpus => "outside_corpus",
+            WarningKind::UnresolvedLink => "unresolved_link",
+            WarningKind::FrontMatter => "front_matter",
+        }
+    }
+}
+
+/// One skipped file or unresolved link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// What went wrong.
+    pub kind: WarningKind,
+    /// The file concerned, relative to the corpus.
+    pub path: String,
+    /// A sentence a user can act on.
+    pub message: String,
+}
+
+impl Warning {
+    /// A warning about `path`.
+    pub fn new(kind: WarningKind, path: impl Into<String>, message: impl Into<String>) -> Self {
+        Warning { kind, path: path.into(), message: message.into() }
+    }
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// Counts of one ingest run.
+#[derive(Debug, Clone, Default)]
+pub struct IngestReport {
+    /// Files turned into blocks.
+    pub files: usize,
+    /// Bytes of source text read.
+    pub bytes: u64,
+    /// Blocks in the document, root included.
+    pub blocks: usize,
+    /// Sum of the blocks' token counts.
+    pub tokens: u64,
+    /// Edges created from links.
+    pub links: usize,
+    /// Everything skipped or unresolved.
+    pub warnings: Vec<Warning>,
+}
+
+impl IngestReport {
+    /// Warnings counted by kind.
+    pub fn warning_counts(&self) -> BTreeMap<WarningKind, usize> {
+        let mut counts = BTreeMap::new();
+        for warning in &self.warnings {
+            *counts.entry(warning.kind).or_insert(0) += 1;
+        }
+        counts
+    }
+}

@@ -1,0 +1,224 @@
+//! Finding and reading source files: the corpus walk (gitignore-aware,
+//! deterministic order, symlinks kept inside the corpus), file kinds, and
+//! the checks that turn bad files into counted warnings.
+
+use std::path::{Path, PathBuf};
+
+use crate::report::{Warning, WarningKind};
+
+/// How a file is parsed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SourceKind {
+    /// CommonMark / GFM.
+    Markdown,
+    /// HTML pages.
+    Html,
+    /// Plain text, split into paragraphs.
+    Text,
+    /// Source code or configuration, kept whole as one code block.
+    Code(&'static str),
+}
+
+impl SourceKind {
+    /// The kind of a file, from its extension.
+    pub(crate) fn of(path: &Path) -> Option<SourceKind> {
+        let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        let Some(ext) = ext else {
+            let name = path.file_name()?.to_str()?;
+            return matches!(name, "README" | "LICENSE" | "CHANGELOG" | "AUTHORS" | "NOTICE" | "COPYING")
+                .then_some(SourceKind::Text);
+        };
+        Some(match ext.as_str() {
+            "md" | "markdown" | "mdown" | "mkd" | "mdx" => SourceKind::Markdown,
+            "html" | "htm" | "xhtml" => SourceKind::Html,
+            "txt" | "text" | "rst" | "adoc" => SourceKind::Text,
+            other => SourceKind::Code(code_language(other)?),
+        })
+    }
+}
+
+/// Language names of source and configuration files we keep as code.
+fn code_language(ext: &str) -> Option<&'static str> {
+    Some(match ext {
+        "rs" => "rust",
+        "py" | "pyi" => "python",
+        "js" | "mjs" | "cjs" => "javascript",
+        "ts" | "mts" | "cts" => "typescript",
+        "jsx" => "jsx",
+        "tsx" => "tsx",
+        "go" => "go",
+        "java" => "java",
+        "kt" | "kts" => "kotlin",
+        "c" | "h" => "c",
+        "cc" | "cpp" | "cxx" | "hpp" | "hh" => "cpp",
+        "cs" => "csharp",
+        "rb" => "ruby",
+        "php" => "php",
+        "swift" => "swift",
+        "scala" => "scala",
+        "sh" | "bash" | "zsh" => "bash",
+        "sql" => "sql",
+        "toml" => "toml",
+        "yaml" | "yml" => "yaml",
+        "json" => "json",
+        "css" => "css",
+        "lua" => "lua",
+        "zig" => "zig",
+        "hs" => "haskell",
+        "ex" | "exs" => "elixir",
+        _ => return None,
+    })
+}
+
+/// One file to ingest.
+#[derive(Debug, Clone)]
+pub(crate) struct SourceFile {
+    /// Path relative to the corpus, `/`-separated (the block id scope).
+    pub(crate) rel_path: String,
+    /// Where to read it.
+    pub(crate) path: PathBuf,
+    /// How to parse it.
+    pub(crate) kind: SourceKind,
+}
+
+/// Lists the files of a folder in a deterministic order (by name, depth
+/// first), honouring `.gitignore`/`.ignore` and skipping hidden entries.
+/// Symlinks are followed only while they stay inside the folder.
+pub(crate) fn walk_folder(root: &Path, prefix: &str, warnings: &mut Vec<Warning>) -> Vec<SourceFile> {
+    let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let walker =
+        ignore::WalkBuilder::new(root).follow_links(true).require_git(false).sort_by_file_name(|a, b| a.cmp(b)).build();
+    let mut files = Vec::new();
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                let kind = if err.is_io() { WarningKind::Unreadable } else { WarningKind::Walk };
+                warnings.push(Warning::new(kind, err_path(&err).unwrap_or_default(), err.to_string()));
+                continue;
+            }
+        };
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let path = entry.path();
+        let rel = relative(path, root, prefix);
+        if entry.path_is_symlink() {
+            let inside = path.canonicalize().is_ok_and(|target| target.starts_with(&canonical_root));
+            if !inside {
+                warnings.push(Warning::new(
+                    WarningKind::OutsideCorpus,
+                    &rel,
+                    "symlink points outside the corpus; skipped",
+                ));
+                continue;
+            }
+        }
+        match SourceKind::of(path) {
+            Some(kind) => files.push(SourceFile { rel_path: rel, path: path.to_path_buf(), kind }),
+            None if looks_binary(path) => {
+                warnings.push(Warning::new(WarningKind::Binary, &rel, "binary file; skipped"));
+            }
+            None => warnings.push(Warning::new(WarningKind::Unsupported, &rel, "unsupported file type; skipped")),
+        }
+    }
+    files
+}
+
+fn err_path(err: &ignore::Error) -> Option<String> {
+    match err {
+        ignore::Error::WithPath { path, .. } => Some(path.display().to_string()),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => err_path(err),
+        ignore::Error::Loop { child, .. } => Some(child.display().to_string()),
+        _ => None,
+    }
+}
+
+fn relative(path: &Path, root: &Path, prefix: &str) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let rel: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+    let rel = rel.join("/");
+    match (prefix.is_empty(), rel.is_empty()) {
+        (true, _) => rel,
+        (false, true) => prefix.to_owned(),
+        (false, false) => format!("{prefix}/{rel}"),
+    }
+}
+
+/// Whether the first 8 KiB of a file hold a NUL byte.
+fn looks_binary(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 8192];
+    std::fs::File::open(path).and_then(|mut f| f.read(&mut head)).is_ok_and(|n| head[..n].contains(&0))
+}
+
+/// Reads a file as UTF-8 text, refusing binary, oversized and invalid
+/// files with a warning that names the problem.
+pub(crate) fn read_text(file: &SourceFile, max_bytes: u64) -> Result<String, Warning> {
+    let rel = &file.rel_path;
+    let meta = std::fs::metadata(&file.path).map_err(|e| io_warning(rel, &e))?;
+    if meta.len() > max_bytes {
+        let message = format!("{} bytes is over the {max_bytes}-byte limit (--max-file-size); skipped", meta.len());
+        return Err(Warning::new(WarningKind::TooLarge, rel, message));
+    }
+    let bytes = std::fs::read(&file.path).map_err(|e| io_warning(rel, &e))?;
+    if bytes[..bytes.len().min(8192)].contains(&0) {
+        return Err(Warning::new(WarningKind::Binary, rel, "binary file; skipped"));
+    }
+    let mut text = String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        Warning::new(WarningKind::NotUtf8, rel, format!("not valid UTF-8 (first bad byte at offset {offset}); skipped"))
+    })?;
+    if text.starts_with('\u{feff}') {
+        text.drain(..3);
+    }
+    Ok(text)
+}
+
+fn io_warning(rel: &str, err: &std::io::Error) -> Warning {
+    let kind = match err.kind() {
+        std::io::ErrorKind::NotFound => WarningKind::Vanished,
+        _ => WarningKind::Unreadable,
+    };
+    let what = match err.kind() {
+        std::io::ErrorKind::NotFound => "disappeared before it could be read".to_owned(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_owned(),
+        _ => err.to_string(),
+    };
+    Warning::new(kind, rel, format!("cannot read: {what}; skipped"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_follow_extensions() {
+        assert_eq!(SourceKind::of(Path::new("a/B.MD")), Some(SourceKind::Markdown));
+        assert_eq!(SourceKind::of(Path::new("x.htm")), Some(SourceKind::Html));
+        assert_eq!(SourceKind::of(Path::new("src/lib.rs")), Some(SourceKind::Code("rust")));
+        assert_eq!(SourceKind::of(Path::new("LICENSE")), Some(SourceKind::Text));
+        assert_eq!(SourceKind::of(Path::new("photo.png")), None);
+    }
+
+    #[test]
+    fn bad_files_become_warnings() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, bytes: &[u8]| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            SourceFile { rel_path: name.to_owned(), path, kind: SourceKind::Markdown }
+        };
+        let bad = file("bad.md", b"ok \xff\xfe");
+        assert_eq!(read_text(&bad, 1 << 20).unwrap_err().kind, WarningKind::NotUtf8);
+        let bin = file("bin.md", b"a\0b");
+        assert_eq!(read_text(&bin, 1 << 20).unwrap_err().kind, WarningKind::Binary);
+        let big = file("big.md", &[b'a'; 100]);
+        assert_eq!(read_text(&big, 10).unwrap_err().kind, WarningKind::TooLarge);
+        let gone = file("gone.md", b"x");
+        std::fs::remove_file(&gone.path).unwrap();
+        assert_eq!(read_text(&gone, 1 << 20).unwrap_err().kind, WarningKind::Vanished);
+        let bom = file("bom.md", "\u{feff}# T".as_bytes());
+        assert_eq!(read_text(&bom, 1 << 20).unwrap(), "# T");
+    }
+}

@@ -1,0 +1,236 @@
+//! The embedded store: a `.ucp/` directory holding one SQLite database
+//! (`ucp.db`) with documents, blocks, structure and edges.
+//!
+//! Every write is one SQLite transaction, so a process killed mid-write
+//! leaves the store as it was before. Loading a document reads rows back
+//! into the model without touching the original sources.
+//!
+//! ```
+//! # let dir = tempfile::tempdir().unwrap();
+//! let mut store = ucp_store::Store::open(dir.path().join(".ucp")).unwrap();
+//! store.save_document(&ucm_core::Document::new("empty")).unwrap();
+//! assert_eq!(store.load_document("empty").unwrap().len(), 1);
+//! ```
+
+mod codec;
+mod schema;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use ucm_core::Document;
+
+/// File name of the database inside the store directory.
+pub const DATABASE_FILE: &str = "ucp.db";
+
+/// Default store directory, relative to the current directory.
+pub const DEFAULT_STORE_DIR: &str = ".ucp";
+
+/// What went wrong with the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// No store at the given place.
+    #[error("no store at {}: run `ucp index <PATH>` first, or pass --store DIR", .0.display())]
+    Missing(PathBuf),
+    /// The directory cannot be created or used.
+    #[error("cannot use store directory {}: {source}", path.display())]
+    Io {
+        /// The directory.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// SQLite refused an operation.
+    #[error("store database error while {context}: {source}")]
+    Database {
+        /// What the store was doing.
+        context: &'static str,
+        /// The cause.
+        source: rusqlite::Error,
+    },
+    /// No document of that name.
+    #[error("no document named {name:?} (documents: {available})")]
+    NoSuchDocument {
+        /// The requested name.
+        name: String,
+        /// The names that exist, comma separated.
+        available: String,
+    },
+    /// `--doc` was left out but the store holds several documents (or none).
+    #[error("{0}")]
+    DocumentNotChosen(String),
+    /// Stored data that does not decode.
+    #[error("corrupt store data in document {document:?}: {detail}")]
+    Corrupt {
+        /// The document.
+        document: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The database was written by a newer UCP.
+    #[error("store schema version {found} is newer than this ucp supports ({supported}); upgrade ucp")]
+    TooNew {
+        /// Version in the database.
+        found: i64,
+        /// Highest version this build knows.
+        supported: i64,
+    },
+}
+
+pub(crate) fn db(context: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
+    move |source| StoreError::Database { context, source }
+}
+
+/// One row of `ucp docs`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct DocumentSummary {
+    /// The document's name.
+    pub name: String,
+    /// Its title, if any.
+    pub title: Option<String>,
+    /// Blocks, root included.
+    pub blocks: u64,
+    /// Sum of the blocks' token counts.
+    pub tokens: u64,
+    /// Edges.
+    pub edges: u64,
+    /// Version counter at the last save.
+    pub version: u64,
+    /// When it was last saved (ms since the Unix epoch).
+    pub saved_ms: i64,
+}
+
+/// An open store.
+pub struct Store {
+    dir: PathBuf,
+    conn: Connection,
+}
+
+impl Store {
+    /// Opens the store in `dir`, creating the directory and database when
+    /// missing.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Store, StoreError> {
+        let dir = dir.as_ref().to_path_buf();
+        std::fs::create_dir_all(&dir).map_err(|source| StoreError::Io { path: dir.clone(), source })?;
+        Store::connect(dir)
+    }
+
+    /// Opens an existing store; [`StoreError::Missing`] when there is none.
+    pub fn open_existing(dir: impl AsRef<Path>) -> Result<Store, StoreError> {
+        let dir = dir.as_ref().to_path_buf();
+        if !dir.join(DATABASE_FILE).is_file() {
+            return Err(StoreError::Missing(dir));
+        }
+        Store::connect(dir)
+    }
+
+    fn connect(dir: PathBuf) -> Result<Store, StoreError> {
+        let conn = Connection::open(dir.join(DATABASE_FILE)).map_err(db("opening the database"))?;
+        conn.busy_timeout(Duration::from_secs(10)).map_err(db("setting the busy timeout"))?;
+        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+            .map_err(db("configuring the database"))?;
+        schema::migrate(&conn)?;
+        Ok(Store { dir, conn })
+    }
+
+    /// The store directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Every document, by name.
+    pub fn documents(&self) -> Result<Vec<DocumentSummary>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT name, json_extract(metadata, '$.title'), block_count, token_count, edge_count, version, saved_ms
+                 FROM documents ORDER BY name",
+            )
+            .map_err(db("listing documents"))?;
+        let rows = stmt
+            .query_map([], |row| {
+                Ok(DocumentSummary {
+                    name: row.get(0)?,
+                    title: row.get(1)?,
+                    blocks: row.get::<_, i64>(2)? as u64,
+                    tokens: row.get::<_, i64>(3)? as u64,
+                    edges: row.get::<_, i64>(4)? as u64,
+                    version: row.get::<_, i64>(5)? as u64,
+                    saved_ms: row.get(6)?,
+                })
+            })
+            .map_err(db("listing documents"))?;
+        rows.collect::<Result<_, _>>().map_err(db("listing documents"))
+    }
+
+    /// The document to use when the user named `requested` (or nothing:
+    /// then the store must hold exactly one).
+    pub fn resolve_name(&self, requested: Option<&str>) -> Result<String, StoreError> {
+        let names: Vec<String> = self.documents()?.into_iter().map(|d| d.name).collect();
+        match requested {
+            Some(name) if names.iter().any(|n| n == name) => Ok(name.to_owned()),
+            Some(name) => Err(StoreError::NoSuchDocument { name: name.to_owned(), available: list(&names) }),
+            None => match names.as_slice() {
+                [only] => Ok(only.clone()),
+                [] => Err(StoreError::DocumentNotChosen(format!(
+                    "the store at {} holds no documents: run `ucp index <PATH>` first",
+                    self.dir.display()
+                ))),
+                _ => Err(StoreError::DocumentNotChosen(format!(
+                    "the store holds several documents ({}): choose one with --doc NAME",
+                    list(&names)
+                ))),
+            },
+        }
+    }
+
+    /// Saves `document` under its name, replacing any document of that name,
+    /// in one transaction.
+    pub fn save_document(&mut self, document: &Document) -> Result<(), StoreError> {
+        let tx = self.conn.transaction().map_err(db("starting a transaction"))?;
+        codec::write_document(&tx, document)?;
+        tx.commit().map_err(db("committing the document"))
+    }
+
+    /// Loads a document by name.
+    pub fn load_document(&self, name: &str) -> Result<Document, StoreError> {
+        let row = self
+            .conn
+            .query_row("SELECT doc FROM documents WHERE name = ?1", params![name], |r| r.get::<_, i64>(0))
+            .optional()
+            .map_err(db("finding the document"))?;
+        match row {
+            Some(doc) => codec::read_document(&self.conn, doc, name),
+            None => {
+                let names: Vec<String> = self.documents()?.into_iter().map(|d| d.name).collect();
+                Err(StoreError::NoSuchDocument { name: name.to_owned(), available: list(&names) })
+            }
+        }
+    }
+
+    /// Deletes a document; false when there was none of that name.
+    pub fn delete_document(&mut self, name: &str) -> Result<bool, StoreError> {
+        let n = self.conn.execute("DELETE FROM documents WHERE name = ?1", params![name]).map_err(db("deleting"))?;
+        Ok(n > 0)
+    }
+
+    /// Runs SQLite's own consistency check; `Ok(())` when the file is sound.
+    pub fn integrity_check(&self) -> Result<(), StoreError> {
+        let verdict: String =
+            self.conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).map_err(db("checking integrity"))?;
+        if verdict == "ok" {
+            Ok(())
+        } else {
+            Err(StoreError::Corrupt { document: String::new(), detail: verdict })
+        }
+    }
+}
+
+fn list(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
+}

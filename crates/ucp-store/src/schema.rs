@@ -1,0 +1,68 @@
+//! The database schema and its migrations.
+
+use rusqlite::Connection;
+
+use crate::{db, StoreError};
+
+/// Highest schema version this build writes.
+pub(crate) const SCHEMA_VERSION: i64 = 1;
+
+const V1: &str = "
+CREATE TABLE documents (
+    doc          INTEGER PRIMARY KEY,
+    name         TEXT NOT NULL UNIQUE,
+    version      INTEGER NOT NULL,
+    metadata     TEXT NOT NULL,          -- DocumentMetadata as JSON
+    block_count  INTEGER NOT NULL,
+    token_count  INTEGER NOT NULL,
+    edge_count   INTEGER NOT NULL,
+    saved_ms     INTEGER NOT NULL
+);
+-- One row per block, in document order (seq). The tree is stored as parent
+-- pointers: children are rebuilt in seq order when loading.
+CREATE TABLE blocks (
+    doc          INTEGER NOT NULL REFERENCES documents(doc) ON DELETE CASCADE,
+    seq          INTEGER NOT NULL,
+    id           BLOB NOT NULL,          -- 12 bytes
+    parent       BLOB,                   -- NULL for the root and orphans
+    kind         TEXT NOT NULL,          -- content variant
+    body         TEXT,                   -- text or code source
+    fmt          TEXT,                   -- text format or code language
+    content      TEXT,                   -- other variants as JSON
+    role         TEXT,
+    label        TEXT,
+    tokens       INTEGER,
+    src_file     TEXT,
+    src_start    INTEGER,
+    src_end      INTEGER,
+    created_ms   INTEGER NOT NULL,
+    modified_ms  INTEGER NOT NULL,
+    extra        TEXT,                   -- tags, summary, custom as JSON
+    PRIMARY KEY (doc, seq)
+);
+CREATE UNIQUE INDEX blocks_by_id ON blocks(doc, id);
+CREATE TABLE edges (
+    doc          INTEGER NOT NULL REFERENCES documents(doc) ON DELETE CASCADE,
+    seq          INTEGER NOT NULL,
+    source       BLOB NOT NULL,
+    type         TEXT NOT NULL,
+    target       BLOB NOT NULL,
+    metadata     TEXT,
+    PRIMARY KEY (doc, seq)
+);
+CREATE INDEX edges_by_target ON edges(doc, target);
+";
+
+/// Brings the database to [`SCHEMA_VERSION`].
+pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
+    let version: i64 =
+        conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(db("reading the schema version"))?;
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::TooNew { found: version, supported: SCHEMA_VERSION });
+    }
+    if version < 1 {
+        conn.execute_batch(&format!("BEGIN; {V1} PRAGMA user_version = 1; COMMIT;"))
+            .map_err(db("creating the schema"))?;
+    }
+    Ok(())
+}
