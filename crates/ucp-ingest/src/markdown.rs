@@ -38,22 +38,38 @@ pub(crate) fn parse_markdown(text: &str, builder: &mut SectionBuilder) {
         if range.start > last_end {
             push_gap(text, last_end..range.start, &lines, builder);
         }
-        last_end = last_end.max(range.end);
         match event {
             Event::Start(tag) => {
                 let inner = take_until_end(&mut events);
+                let range = element_range(&tag, range, &inner);
+                last_end = last_end.max(range.end);
                 push_element(text, tag, range, &inner, &lines, builder);
             }
             Event::Rule => {
+                last_end = last_end.max(range.end);
                 builder.push(raw(text, &range), Role::Metadata, lines.span(&range));
             }
             _ => {
+                last_end = last_end.max(range.end);
                 builder.push(raw(text, &range), Role::Paragraph, lines.span(&range));
             }
         }
     }
     if last_end < text.len() {
         push_gap(text, last_end..text.len(), &lines, builder);
+    }
+}
+
+/// The source range of an element. Containers end with their last inner
+/// event: pulldown-cmark stretches a list that ends a file over the link
+/// reference definitions after it, which belong to no element.
+fn element_range(tag: &Tag<'_>, range: Range<usize>, inner: &[Spanned<'_>]) -> Range<usize> {
+    match tag {
+        Tag::List(_) | Tag::BlockQuote(_) | Tag::FootnoteDefinition(_) => {
+            let end = inner.iter().map(|(_, r)| r.end).max().unwrap_or(range.end);
+            range.start..end.clamp(range.start, range.end)
+        }
+        _ => range,
     }
 }
 
@@ -94,7 +110,8 @@ fn push_element(
     lines: &LineIndex,
     builder: &mut SectionBuilder,
 ) {
-    let span = lines.span(&range);
+    let trimmed = range.start..range.start + text[range.clone()].trim_end().len();
+    let span = lines.span(&trimmed);
     let index = match tag {
         Tag::Heading { level, .. } => {
             let (source, plain) = inline_source(text, inner);
