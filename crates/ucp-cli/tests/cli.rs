@@ -1,0 +1,182 @@
+//! End-to-end tests of the `ucp` binary: every command, global options in
+//! either position, exit codes, one-line errors, and a kill mid-index.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+fn excerpt() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/node-excerpt")
+}
+
+fn ucp(store: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ucp")).arg("--store").arg(store).args(args).output().unwrap()
+}
+
+fn stdout_json(output: &Output) -> Value {
+    assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// A failed command: exit code 1, one line on stderr, no panic.
+fn assert_user_error(output: &Output, needle: &str) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "stderr: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "not one line: {stderr}");
+    assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("internal error"), "{stderr}");
+}
+
+fn indexed() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join(".ucp");
+    let out = ucp(&store, &["index", excerpt().to_str().unwrap(), "--name", "node"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary = String::from_utf8_lossy(&out.stderr);
+    assert!(summary.contains("indexed node: 6 files"), "{summary}");
+    (dir, store)
+}
+
+#[test]
+fn index_then_inspect_every_command() {
+    let (_dir, store) = indexed();
+    let docs = stdout_json(&ucp(&store, &["docs", "--json"]));
+    assert_eq!(docs[0]["name"], "node");
+    let blocks = docs[0]["blocks"].as_u64().unwrap();
+
+    let stats = stdout_json(&ucp(&store, &["stats", "--json"]));
+    assert_eq!(stats["blocks"].as_u64(), Some(blocks));
+    assert_eq!(stats["blocks_by_role"]["file"], 6);
+    assert_eq!(stats["tokenizer"], "o200k_base");
+    assert_eq!(stats["validation_issues"], 0);
+
+    let tree = stdout_json(&ucp(&store, &["tree", "--depth", "1", "--json"]));
+    let files: Vec<&str> = tree["children"].as_array().unwrap().iter().map(|c| c["label"].as_str().unwrap()).collect();
+    assert_eq!(files, ["NOTICE", "corepack.md", "debugger.md", "documentation.md", "punycode.md", "querystring.md"]);
+
+    let exported = stdout_json(&ucp(&store, &["export", "--format", "json"]));
+    let all = exported["blocks"].as_array().unwrap();
+    assert_eq!(all.len() as u64, blocks);
+    assert!(all.iter().all(|b| b["id"].as_str().unwrap().starts_with("blk_")));
+
+    let heading = all.iter().find(|b| b["content"]["text"] == "Stepping").unwrap();
+    let id = heading["id"].as_str().unwrap();
+    let view = stdout_json(&ucp(&store, &["view", id, "--mode", "full", "--json"]));
+    assert_eq!(view["content"], "### Stepping");
+    assert_eq!(view["source"]["file"], "debugger.md");
+    let by_label = stdout_json(&ucp(&store, &["view", "@debugger.md", "--mode", "metadata", "--json"]));
+    assert_eq!(by_label["role"], "file");
+    let ids = stdout_json(&ucp(&store, &["view", id, "--mode", "ids", "--json"]));
+    assert_eq!(ids, serde_json::json!({"id": id, "role": "heading3"}));
+
+    let text = ucp(&store, &["export"]);
+    let markdown = String::from_utf8(text.stdout).unwrap();
+    assert!(markdown.contains("<!-- ucp:file debugger.md -->"));
+    assert!(markdown.contains("### Stepping"));
+}
+
+#[test]
+fn global_options_go_before_or_after_the_subcommand() {
+    let (dir, store) = indexed();
+    let before = Command::new(env!("CARGO_BIN_EXE_ucp"))
+        .args(["--json", "--doc", "node", "--store"])
+        .arg(&store)
+        .arg("stats")
+        .output()
+        .unwrap();
+    let after = Command::new(env!("CARGO_BIN_EXE_ucp"))
+        .arg("stats")
+        .args(["--doc", "node", "--json", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert_eq!(stdout_json(&before), stdout_json(&after));
+    let via_env = Command::new(env!("CARGO_BIN_EXE_ucp"))
+        .args(["docs", "--json"])
+        .env("UCP_STORE", &store)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(stdout_json(&via_env)[0]["name"], "node");
+}
+
+#[test]
+fn several_documents_need_doc() {
+    let (_dir, store) = indexed();
+    let file = excerpt().join("punycode.md");
+    assert!(ucp(&store, &["index", file.to_str().unwrap()]).status.success());
+    let docs = stdout_json(&ucp(&store, &["docs", "--json"]));
+    assert_eq!(docs.as_array().unwrap().len(), 2);
+    assert_user_error(&ucp(&store, &["stats"]), "--doc NAME");
+    assert_user_error(&ucp(&store, &["stats", "--doc", "nope"]), "no document named \"nope\"");
+    let one = stdout_json(&ucp(&store, &["stats", "--doc", "punycode", "--json"]));
+    assert_eq!(one["title"], "Punycode");
+}
+
+#[test]
+fn bad_input_gets_one_line_and_changes_nothing() {
+    let (dir, store) = indexed();
+    let before = ucp(&store, &["export", "--format", "json"]).stdout;
+
+    let bad = dir.path().join("node.md");
+    std::fs::write(&bad, b"# Title\n\xff\xfe\n").unwrap();
+    assert_user_error(&ucp(&store, &["index", bad.to_str().unwrap()]), "not valid UTF-8");
+    assert_user_error(&ucp(&store, &["index", "/definitely/not/here"]), "/definitely/not/here");
+    assert_user_error(&ucp(&store, &["view", "blk_123"]), "invalid block id");
+    assert_user_error(&ucp(&store, &["view", "blk_ffffffffffffffffffffffff"]), "not found");
+    assert_user_error(&ucp(&store, &["view", "@nolabel"]), "no block is labelled");
+    assert_user_error(&ucp(&store, &["tree", "--depth", "minus"]), "invalid value");
+    assert_user_error(&ucp(&store, &["frobnicate"]), "unrecognized subcommand");
+    assert_user_error(&ucp(&dir.path().join("elsewhere"), &["docs"]), "no store at");
+
+    assert_eq!(ucp(&store, &["export", "--format", "json"]).stdout, before);
+    let help = Command::new(env!("CARGO_BIN_EXE_ucp")).args(["index", "--help"]).output().unwrap();
+    assert!(help.status.success());
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--max-file-size"));
+}
+
+/// Writes a markdown corpus big enough that saving it takes a while.
+fn big_corpus(dir: &Path) -> PathBuf {
+    let root = dir.join("big");
+    std::fs::create_dir_all(&root).unwrap();
+    for file in 0..40 {
+        let mut text = String::new();
+        for section in 0..400 {
+            text.push_str(&format!(
+                "## Section {file}.{section}\n\nParagraph {section} of file {file} with words.\n\n"
+            ));
+            text.push_str(&format!("- item {section}\n- another item\n\n"));
+        }
+        std::fs::write(root.join(format!("f{file:02}.md")), text).unwrap();
+    }
+    root
+}
+
+#[test]
+fn killing_index_mid_write_leaves_the_store_as_it_was() {
+    let (dir, store) = indexed();
+    let before = ucp(&store, &["export", "--format", "json"]).stdout;
+    let big = big_corpus(dir.path());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ucp"))
+        .arg("--store")
+        .arg(&store)
+        .args(["index", big.to_str().unwrap(), "--name", "node"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The CLI announces the write phase on stderr when it is not a terminal.
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+    assert!(line.starts_with("ucp: writing node"), "{line}");
+    child.kill().unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "the index finished before it was killed");
+
+    let after = ucp(&store, &["export", "--format", "json"]).stdout;
+    assert_eq!(after, before, "a killed index changed the store");
+    let stats = stdout_json(&ucp(&store, &["stats", "--json"]));
+    assert_eq!(stats["validation_issues"], 0);
+}
