@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::block::Block;
 use crate::edge::{Edge, EdgeIndex, EdgeType};
-use crate::id::{BlockId, IdMap};
+use crate::id::BlockId;
+use crate::nodes::Nodes;
 
 /// Document-level facts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -99,15 +100,15 @@ pub struct Document {
     /// Document-level facts.
     pub metadata: DocumentMetadata,
     version: u64,
-    pub(crate) nodes: IdMap<Node>,
+    pub(crate) nodes: Nodes,
     pub(crate) edges: EdgeIndex,
 }
 
 impl Document {
     /// An empty document holding only its root block.
     pub fn new(name: impl Into<String>) -> Self {
-        let mut nodes = IdMap::default();
-        nodes.insert(BlockId::ROOT, Node { block: Block::root(), parent: None, children: Vec::new() });
+        let mut nodes = Nodes::default();
+        nodes.insert(Node { block: Block::root(), parent: None, children: Vec::new() });
         Document {
             name: name.into(),
             metadata: DocumentMetadata::default(),
@@ -248,7 +249,7 @@ impl Document {
             return Err(StructureError::PositionOutOfRange { parent, index, len: siblings.len() });
         }
         siblings.insert(index, id);
-        self.nodes.insert(id, Node { block, parent: Some(parent), children: Vec::new() });
+        self.nodes.insert(Node { block, parent: Some(parent), children: Vec::new() });
         self.version += 1;
         Ok(id)
     }
@@ -369,14 +370,16 @@ impl Document {
         edges: impl IntoIterator<Item = Edge>,
     ) -> Self {
         let blocks = blocks.into_iter();
-        let mut nodes: IdMap<Node> = IdMap::default();
+        let mut nodes = Nodes::default();
         nodes.reserve(blocks.size_hint().0);
         for (block, children) in blocks {
-            nodes.insert(block.id, Node { block, parent: None, children });
+            nodes.insert(Node { block, parent: None, children });
         }
-        nodes.entry(BlockId::ROOT).or_insert_with(|| Node { block: Block::root(), parent: None, children: Vec::new() });
+        if !nodes.contains_key(&BlockId::ROOT) {
+            nodes.insert(Node { block: Block::root(), parent: None, children: Vec::new() });
+        }
         let links: Vec<(BlockId, BlockId)> =
-            nodes.iter().flat_map(|(p, n)| n.children.iter().map(move |c| (*c, *p))).collect();
+            nodes.values().flat_map(|n| n.children.iter().map(move |c| (*c, n.block.id))).collect();
         for (child, parent) in links {
             if let Some(node) = nodes.get_mut(&child) {
                 node.parent.get_or_insert(parent);
@@ -390,43 +393,58 @@ impl Document {
     }
 }
 
-impl Document {
-    /// Assembles a document from blocks listed in document order with their
-    /// parents (`None` for the root and orphans): each block is appended to
-    /// its parent's children in the order given. Unchecked, like
-    /// [`Document::from_parts`].
-    pub fn from_ordered_parents(
-        name: impl Into<String>,
-        metadata: DocumentMetadata,
-        version: u64,
-        blocks: Vec<(Block, Option<BlockId>)>,
-        edges: impl IntoIterator<Item = Edge>,
-    ) -> Self {
-        let mut nodes: IdMap<Node> = IdMap::default();
-        nodes.reserve(blocks.len() + 1);
-        let mut links = Vec::with_capacity(blocks.len());
-        for (block, parent) in blocks {
-            if let Some(parent) = parent {
-                links.push((block.id, parent));
-            }
-            nodes.insert(block.id, Node { block, parent, children: Vec::new() });
+/// Builds a document from stored blocks streamed in document order, so a
+/// store never holds the blocks twice while loading.
+pub struct DocumentLoader {
+    document: Document,
+    pending: Vec<(BlockId, BlockId)>,
+}
+
+impl DocumentLoader {
+    /// A loader for a document of about `capacity` blocks.
+    pub fn new(name: impl Into<String>, metadata: DocumentMetadata, version: u64, capacity: usize) -> Self {
+        let mut document = Document::with_capacity(name, capacity);
+        document.metadata = metadata;
+        document.version = version;
+        DocumentLoader { document, pending: Vec::new() }
+    }
+
+    /// Adds a block as the next child of `parent` (`None`: root or orphan).
+    /// A parent not seen yet is linked in [`DocumentLoader::finish`].
+    pub fn push(&mut self, block: Block, parent: Option<BlockId>) {
+        let id = block.id;
+        if let Some(existing) = self.document.nodes.get_mut(&id) {
+            existing.block = block;
+        } else {
+            self.document.nodes.insert(Node { block, parent: None, children: Vec::new() });
         }
-        nodes.entry(BlockId::ROOT).or_insert_with(|| Node { block: Block::root(), parent: None, children: Vec::new() });
-        for (child, parent) in links {
-            match nodes.get_mut(&parent) {
-                Some(node) => node.children.push(child),
-                None => {
-                    if let Some(node) = nodes.get_mut(&child) {
-                        node.parent = None;
-                    }
+        if let Some(parent) = parent {
+            match self.document.nodes.get_mut(&parent) {
+                Some(node) => {
+                    node.children.push(id);
+                    self.document.nodes.get_mut(&id).expect("inserted above").parent = Some(parent);
+                }
+                None => self.pending.push((id, parent)),
+            }
+        }
+    }
+
+    /// Adds an edge without checking its ends.
+    pub fn push_edge(&mut self, edge: Edge) {
+        self.document.edges.insert(edge);
+    }
+
+    /// The loaded document; links to parents that never came stay orphans.
+    pub fn finish(mut self) -> Document {
+        for (child, parent) in std::mem::take(&mut self.pending) {
+            if let Some(node) = self.document.nodes.get_mut(&parent) {
+                node.children.push(child);
+                if let Some(child) = self.document.nodes.get_mut(&child) {
+                    child.parent = Some(parent);
                 }
             }
         }
-        let mut index = EdgeIndex::default();
-        for edge in edges {
-            index.insert(edge);
-        }
-        Document { name: name.into(), metadata, version, nodes, edges: index }
+        self.document
     }
 }
 

@@ -57,7 +57,7 @@ impl Document {
     pub fn ordered_ids(&self) -> Vec<BlockId> {
         let mut ids: Vec<BlockId> = self.document_order().collect();
         let seen: IdSet = ids.iter().copied().collect();
-        let mut orphans: Vec<BlockId> = self.nodes.keys().filter(|id| !seen.contains(id)).copied().collect();
+        let mut orphans: Vec<BlockId> = self.nodes.keys().filter(|id| !seen.contains(id)).collect();
         orphans.sort();
         ids.extend(orphans);
         ids

@@ -22,13 +22,16 @@ mod edge;
 mod id;
 mod json;
 mod metadata;
+mod nodes;
 mod render;
 mod tokens;
 mod validate;
 
 pub use block::Block;
 pub use content::{normalize_text, Align, Content, MathNotation, MediaKind, TextFormat};
-pub use document::{Ancestors, Descendants, Document, DocumentMetadata, RemoveMode, Removed, StructureError};
+pub use document::{
+    Ancestors, Descendants, Document, DocumentLoader, DocumentMetadata, RemoveMode, Removed, StructureError,
+};
 pub use edge::{Edge, EdgeIndex, EdgeMetadata, EdgeType, UnknownEdgeType};
 pub use id::{BlockId, IdHasher, IdMap, IdSet, ParseIdError, PassThroughHasher, ID_PREFIX};
 pub use json::{JsonError, JSON_FORMAT};

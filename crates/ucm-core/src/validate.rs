@@ -4,8 +4,10 @@
 use std::fmt;
 
 use crate::document::Document;
+use crate::document::Node;
 use crate::edge::Edge;
 use crate::id::{BlockId, IdMap, IdSet};
+use crate::nodes::Nodes;
 
 /// One problem found in a document.
 #[derive(Debug, Clone, PartialEq)]
@@ -126,8 +128,8 @@ impl Document {
     }
 }
 
-fn sorted<V>(map: &IdMap<V>) -> Vec<(BlockId, &V)> {
-    let mut entries: Vec<(BlockId, &V)> = map.iter().map(|(k, v)| (*k, v)).collect();
+fn sorted(nodes: &Nodes) -> Vec<(BlockId, &Node)> {
+    let mut entries: Vec<(BlockId, &Node)> = nodes.values().map(|n| (n.block.id, n)).collect();
     entries.sort_by_key(|(k, _)| *k);
     entries
 }
@@ -148,15 +150,23 @@ mod tests {
 
     #[test]
     fn reports_cycles_orphans_dangling_edges_and_mismatches() {
-        let (a, b, c, d) = (block("a"), block("b"), block("c"), block("d"));
-        let (ia, ib, ic, id) = (a.id, b.id, c.id, d.id);
+        let (a, b, c, d, e, f) = (block("a"), block("b"), block("c"), block("d"), block("e"), block("f"));
+        let (ia, ib, ic, id, ie) = (a.id, b.id, c.id, d.id, e.id);
         let ghost = block("ghost").id;
-        // root -> a; b <-> c form a cycle; d is an orphan; a also lists c.
+        // root -> a -> e; b <-> c form a cycle; d is an orphan; f also lists e.
         let doc = Document::from_parts(
             "bad",
             DocumentMetadata::default(),
             0,
-            vec![(Block::root(), vec![ia]), (a, vec![ic, ghost]), (b, vec![ic]), (c, vec![ib]), (d, vec![])],
+            vec![
+                (Block::root(), vec![ia]),
+                (a, vec![ie, ghost]),
+                (e, vec![]),
+                (b, vec![ic]),
+                (c, vec![ib]),
+                (d, vec![]),
+                (f, vec![ie]),
+            ],
             vec![Edge::new(ia, EdgeType::LinksTo, ghost)],
         );
         let report = doc.validate();

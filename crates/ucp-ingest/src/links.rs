@@ -62,10 +62,13 @@ impl LinkTargets {
             None => Resolved::Block { id: file_id, anchor_missing: false },
             Some(anchor) => {
                 let anchor = percent_decode(anchor);
-                let found = self
-                    .anchors
-                    .get(&(file.clone(), anchor.clone()))
-                    .or_else(|| self.anchors.get(&(file, anchor.to_lowercase())));
+                // Node's tooling numbers duplicate anchors `_1`, GitHub `-1`.
+                let dashed = anchor
+                    .rsplit_once('_')
+                    .filter(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+                    .map(|(stem, n)| format!("{stem}-{n}"));
+                let candidates = [Some(anchor.clone()), Some(anchor.to_lowercase()), dashed];
+                let found = candidates.into_iter().flatten().find_map(|a| self.anchors.get(&(file.clone(), a)));
                 match found {
                     Some(id) => Resolved::Block { id: *id, anchor_missing: false },
                     None => Resolved::Block { id: file_id, anchor_missing: true },
@@ -160,6 +163,7 @@ mod tests {
         t.add_file("guide/intro.md", id(2));
         t.add_file("guide/README.md", id(4));
         t.add_anchor("fs.md", "fsopenpath", id(3));
+        t.add_anchor("fs.md", "event-error-1", id(5));
         t
     }
 
@@ -172,6 +176,7 @@ mod tests {
         );
         assert_eq!(t.resolve("fs.md", "#fsopenpath"), Resolved::Block { id: id(3), anchor_missing: false });
         assert_eq!(t.resolve("fs.md", "fs.html#nope"), Resolved::Block { id: id(1), anchor_missing: true });
+        assert_eq!(t.resolve("fs.md", "#event-error_1"), Resolved::Block { id: id(5), anchor_missing: false });
         assert_eq!(t.resolve("fs.md", "guide/"), Resolved::Block { id: id(4), anchor_missing: false });
         assert_eq!(t.resolve("guide/intro.md", "intro%2Emd"), Resolved::Block { id: id(2), anchor_missing: false });
     }

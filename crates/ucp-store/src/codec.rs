@@ -10,8 +10,8 @@ use std::sync::Arc;
 use rusqlite::{params, Connection, Transaction};
 use serde_json::Value;
 use ucm_core::{
-    Block, BlockId, Content, Document, DocumentMetadata, Edge, EdgeMetadata, Metadata, Role, SourceLocation,
-    TextFormat, Timestamps,
+    Block, BlockId, Content, Document, DocumentLoader, DocumentMetadata, Edge, EdgeMetadata, Metadata, Role,
+    SourceLocation, TextFormat, Timestamps,
 };
 
 use crate::{db, StoreError};
@@ -147,7 +147,7 @@ pub(crate) fn read_document(conn: &Connection, doc: i64, name: &str) -> Result<D
         .map_err(db("reading blocks"))?;
     let mut rows = stmt.query(params![doc]).map_err(db("reading blocks"))?;
     let mut files: HashMap<String, Arc<str>> = HashMap::new();
-    let mut blocks: Vec<(Block, Option<BlockId>)> = Vec::with_capacity(count.max(0) as usize);
+    let mut loader = DocumentLoader::new(name, metadata, version as u64, count.max(0) as usize);
     while let Some(row) = rows.next().map_err(db("reading blocks"))? {
         let id = block_id(row.get_ref(0).map_err(db("reading blocks"))?.as_blob().ok())
             .ok_or_else(|| corrupt("bad block id".into()))?;
@@ -186,14 +186,13 @@ pub(crate) fn read_document(conn: &Connection, doc: i64, name: &str) -> Result<D
         if let Some(extra) = row.get::<_, Option<String>>(14).map_err(db("reading blocks"))? {
             apply_extra(&mut meta, &extra).map_err(|e| corrupt(format!("metadata of {id}: {e}")))?;
         }
-        blocks.push((Block::new(id, content, meta), parent));
+        loader.push(Block::new(id, content, meta), parent);
     }
 
     let mut stmt = conn
         .prepare("SELECT source, type, target, metadata FROM edges WHERE doc = ?1 ORDER BY seq")
         .map_err(db("reading edges"))?;
     let mut rows = stmt.query(params![doc]).map_err(db("reading edges"))?;
-    let mut edges = Vec::new();
     while let Some(row) = rows.next().map_err(db("reading edges"))? {
         let source = block_id(row.get_ref(0).map_err(db("reading edges"))?.as_blob().ok())
             .ok_or_else(|| corrupt("bad edge source".into()))?;
@@ -206,9 +205,9 @@ pub(crate) fn read_document(conn: &Connection, doc: i64, name: &str) -> Result<D
             Some(json) => serde_json::from_str(&json).map_err(|e| corrupt(format!("edge metadata: {e}")))?,
             None => EdgeMetadata::default(),
         };
-        edges.push(Edge { source, edge_type, target, metadata });
+        loader.push_edge(Edge { source, edge_type, target, metadata });
     }
-    Ok(Document::from_ordered_parents(name, metadata, version as u64, blocks, edges))
+    Ok(loader.finish())
 }
 
 fn block_id(bytes: Option<&[u8]>) -> Option<BlockId> {
