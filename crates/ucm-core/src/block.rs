@@ -24,9 +24,10 @@ impl Block {
         Block { id, content, metadata }
     }
 
-    /// The document root block.
+    /// The document root block (a container: it renders to nothing, so its
+    /// token count is 0 under every tokenizer).
     pub fn root() -> Self {
-        Block::new(BlockId::ROOT, Content::Composite, Metadata::default())
+        Block::new(BlockId::ROOT, Content::Composite, Metadata { tokens: Some(0), ..Metadata::default() })
     }
 
     /// Derives the deterministic id of a block.

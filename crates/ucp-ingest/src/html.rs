@@ -96,13 +96,14 @@ fn walk(element: ElementRef<'_>, builder: &mut SectionBuilder, loose: &mut Loose
 
 fn element_block(element: ElementRef<'_>, builder: &mut SectionBuilder, loose: &mut Loose) {
     let name = element.value().name();
+    let first_block = builder.next_index();
     let block = match name {
         "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
             loose.flush(builder);
             let level = name.as_bytes()[1] - b'0';
             let text = inline_text(element);
             let index = builder.push_heading(level, text.clone(), &text.replace('`', ""), (0, 0));
-            for anchor in heading_anchors(element) {
+            if let Some(anchor) = opened_section_id(element) {
                 builder.add_anchor(&anchor, index);
             }
             index
@@ -158,12 +159,32 @@ fn element_block(element: ElementRef<'_>, builder: &mut SectionBuilder, loose: &
             loose.flush(builder);
             walk(element, builder, loose);
             loose.flush(builder);
+            // A container's id (a `<div id>`, a `<dt id>`) leads to the
+            // first block made inside it.
+            if builder.next_index() > first_block {
+                if let Some(id) = element.value().attr("id") {
+                    builder.add_anchor(id, first_block);
+                }
+            }
             return;
         }
     };
+    for anchor in element_ids(element) {
+        builder.add_anchor(&anchor, block);
+    }
     for link in links(element) {
         builder.add_link(block, &link);
     }
+}
+
+/// Ids (and `<a name>`s) of an element and everything inside it.
+fn element_ids(element: ElementRef<'_>) -> Vec<String> {
+    element
+        .descendants()
+        .filter_map(|node| node.value().as_element())
+        .filter_map(|el| el.attr("id").or(el.attr("name")))
+        .map(str::to_owned)
+        .collect()
 }
 
 fn is_inline(name: &str) -> bool {
@@ -322,22 +343,12 @@ fn code_language(pre: ElementRef<'_>) -> Option<String> {
     })
 }
 
-/// Anchors that lead to a heading: its id, ids inside it, and the id of a
-/// section it opens.
-fn heading_anchors(heading: ElementRef<'_>) -> Vec<String> {
-    let mut anchors: Vec<String> = heading.value().attr("id").map(str::to_owned).into_iter().collect();
-    for node in heading.descendants() {
-        if let Some(el) = node.value().as_element() {
-            anchors.extend(el.attr("id").or(el.attr("name")).map(str::to_owned));
-        }
-    }
-    if let Some(parent) = heading.parent().and_then(ElementRef::wrap) {
-        let opens_parent = parent.children().filter_map(ElementRef::wrap).next().is_some_and(|first| first == heading);
-        if opens_parent {
-            anchors.extend(parent.value().attr("id").map(str::to_owned));
-        }
-    }
-    anchors
+/// The id of the section a heading opens (its parent, when the heading is
+/// the parent's first element).
+fn opened_section_id(heading: ElementRef<'_>) -> Option<String> {
+    let parent = heading.parent().and_then(ElementRef::wrap)?;
+    let first = parent.children().filter_map(ElementRef::wrap).next()?;
+    (first == heading).then(|| parent.value().attr("id").map(str::to_owned)).flatten()
 }
 
 fn links(element: ElementRef<'_>) -> Vec<String> {

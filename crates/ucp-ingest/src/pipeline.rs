@@ -181,6 +181,7 @@ fn insert(document: &mut Document, parent: BlockId, block: Block) -> BlockId {
 
 fn file_block(file: &SourceFile, parsed: &ParsedFile, now: i64) -> Block {
     let mut metadata = Metadata::with_role(Role::File);
+    metadata.tokens = Some(0);
     metadata.label = Some(file.rel_path.clone());
     metadata.timestamps = Timestamps::at(now);
     let last_line = parsed.blocks.iter().filter_map(|b| b.block.metadata.source.as_ref()).map(|s| s.end_line).max();
@@ -213,6 +214,7 @@ impl FolderBlocks {
         }
         let parent = self.ensure(document, parent_dir(dir), now);
         let mut metadata = Metadata::with_role(Role::Directory);
+        metadata.tokens = Some(0);
         metadata.label = Some(dir.to_owned());
         metadata.timestamps = Timestamps::at(now);
         metadata.source = Some(SourceLocation { file: Arc::from(dir), start_line: 0, end_line: 0 });
