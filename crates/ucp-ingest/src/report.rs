@@ -18,6 +18,8 @@ pub enum WarningKind {
     Vanished,
     /// A file type UCP does not ingest.
     Unsupported,
+    /// A file or folder excluded by `.gitignore`/`.ignore` rules.
+    Ignored,
     /// A symlink loop or another walk error.
     Walk,
     /// A symlink or link leaving the corpus.
@@ -38,6 +40,7 @@ impl WarningKind {
             WarningKind::Unreadable => "unreadable",
             WarningKind::Vanished => "vanished",
             WarningKind::Unsupported => "unsupported",
+            WarningKind::Ignored => "ignored",
             WarningKind::Walk => "walk",
             WarningKind::OutsideCorpus => "outside_corpus",
             WarningKind::UnresolvedLink => "unresolved_link",

@@ -2,6 +2,7 @@
 //! deterministic order, symlinks kept inside the corpus), file kinds, and
 //! the checks that turn bad files into counted warnings.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use crate::report::{Warning, WarningKind};
@@ -89,6 +90,7 @@ pub(crate) fn walk_folder(root: &Path, prefix: &str, warnings: &mut Vec<Warning>
     let walker =
         ignore::WalkBuilder::new(root).follow_links(true).require_git(false).sort_by_file_name(|a, b| a.cmp(b)).build();
     let mut files = Vec::new();
+    let mut kept: HashSet<PathBuf> = HashSet::new();
     for entry in walker {
         let entry = match entry {
             Ok(entry) => entry,
@@ -98,6 +100,7 @@ pub(crate) fn walk_folder(root: &Path, prefix: &str, warnings: &mut Vec<Warning>
                 continue;
             }
         };
+        kept.insert(entry.path().to_path_buf());
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }
@@ -122,7 +125,32 @@ pub(crate) fn walk_folder(root: &Path, prefix: &str, warnings: &mut Vec<Warning>
             None => warnings.push(Warning::new(WarningKind::Unsupported, &rel, "unsupported file type; skipped")),
         }
     }
+    count_ignored(root, prefix, &kept, warnings);
     files
+}
+
+/// Warns once for every file or folder that `.gitignore`/`.ignore` rules
+/// kept out of the walk. Only the kept folders are read again (names only),
+/// so an ignored `node_modules/` costs one warning and no descent.
+fn count_ignored(root: &Path, prefix: &str, kept: &HashSet<PathBuf>, warnings: &mut Vec<Warning>) {
+    let mut dirs: Vec<&PathBuf> = kept.iter().filter(|p| p.is_dir()).collect();
+    dirs.sort();
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir) else { continue };
+        let mut skipped: Vec<(PathBuf, bool)> = entries
+            .flatten()
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .filter(|e| e.file_type().is_ok_and(|t| !t.is_symlink()))
+            .filter(|e| !kept.contains(&e.path()))
+            .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir())))
+            .collect();
+        skipped.sort();
+        for (path, is_dir) in skipped {
+            let what = if is_dir { "folder" } else { "file" };
+            let message = format!("{what} ignored by .gitignore/.ignore rules; skipped");
+            warnings.push(Warning::new(WarningKind::Ignored, relative(&path, root, prefix), message));
+        }
+    }
 }
 
 fn err_path(err: &ignore::Error) -> Option<String> {

@@ -51,6 +51,9 @@ fn folders_become_directory_and_file_blocks_in_name_order() {
     assert_eq!(counts.get(&WarningKind::NotUtf8), Some(&1));
     assert_eq!(counts.get(&WarningKind::OutsideCorpus), Some(&1));
     assert_eq!(counts.get(&WarningKind::UnresolvedLink), Some(&1));
+    let ignored: Vec<&str> =
+        report.warnings.iter().filter(|w| w.kind == WarningKind::Ignored).map(|w| w.path.as_str()).collect();
+    assert_eq!(ignored, ["ignored"], "one warning for the ignored folder, none for its contents");
 }
 
 #[test]
