@@ -80,9 +80,30 @@ fn store_load(bencher: Bencher) {
     bencher.counter(divan::counter::ItemsCount::new(doc.len())).bench_local(|| store.load_document("bench").unwrap());
 }
 
-#[divan::bench]
-fn parent_and_children_lookup(bencher: Bencher) {
-    let doc = document();
-    let ids: Vec<_> = doc.document_order().step_by(97).collect();
-    bencher.bench(|| ids.iter().map(|id| doc.parent(*id).map_or(0, |_| 1) + doc.children(*id).len()).sum::<usize>());
+/// A document of `blocks` blocks in sections of 10, built directly.
+fn tree_of(blocks: usize) -> Document {
+    use ucm_core::{Block, BlockId, Content, Metadata, Role};
+    let mut doc = Document::with_capacity("tree", blocks);
+    let mut section = BlockId::ROOT;
+    for i in 0..blocks {
+        let content = Content::markdown(format!("block {i}"));
+        let role = if i % 10 == 0 { Role::Heading2 } else { Role::Paragraph };
+        let id = Block::derive_id(&content, Some(&role), "", 0);
+        let parent = if i % 10 == 0 { BlockId::ROOT } else { section };
+        doc.append_child(parent, Block::new(id, content, Metadata::with_role(role))).unwrap();
+        if i % 10 == 0 {
+            section = id;
+        }
+    }
+    doc
+}
+
+/// Parent lookup plus children listing per block: flat across sizes (O(1)).
+#[divan::bench(args = [10_000, 1_000_000], sample_count = 20)]
+fn parent_and_children_lookup(bencher: Bencher, blocks: usize) {
+    let doc = tree_of(blocks);
+    let ids: Vec<_> = doc.document_order().step_by((blocks / 10_000).max(1)).take(10_000).collect();
+    bencher
+        .counter(divan::counter::ItemsCount::new(ids.len()))
+        .bench(|| ids.iter().map(|id| doc.parent(*id).map_or(0, |_| 1) + doc.children(*id).len()).sum::<usize>());
 }
