@@ -1,0 +1,98 @@
+//! Whatever document goes into the store comes back identical: random
+//! trees of every content variant, metadata field and edge type.
+
+use proptest::prelude::*;
+use ucm_core::{
+    Align, Block, BlockId, Content, Document, Edge, EdgeType, MathNotation, MediaKind, Metadata, Role, SourceLocation,
+    TextFormat, Timestamps,
+};
+use ucp_store::Store;
+
+fn content() -> impl Strategy<Value = Content> {
+    let text = "\\PC{0,40}";
+    prop_oneof![
+        (text, prop_oneof![Just(TextFormat::Plain), Just(TextFormat::Markdown), Just(TextFormat::Html)])
+            .prop_map(|(text, format)| Content::Text { text, format }),
+        (prop::option::of("[a-z]{1,8}"), text).prop_map(|(language, source)| Content::Code { language, source }),
+        (prop::collection::vec(text, 0..3), prop::collection::vec(prop::collection::vec(text, 0..3), 0..3))
+            .prop_map(|(columns, rows)| Content::Table { columns, rows, align: vec![Align::Right] }),
+        text.prop_map(|expression| Content::Math { notation: MathNotation::Latex, expression }),
+        (text, prop::option::of(text)).prop_map(|(uri, alt)| Content::Media {
+            kind: MediaKind::Video,
+            uri,
+            alt,
+            title: None
+        }),
+        text.prop_map(|s| Content::Json { value: serde_json::json!({ "s": s, "n": [1, 2.5, null] }) }),
+        prop::collection::vec(any::<u8>(), 0..16).prop_map(|data| Content::Binary { mime: "a/b".into(), data }),
+        Just(Content::Composite),
+    ]
+}
+
+fn metadata() -> impl Strategy<Value = Metadata> {
+    (
+        prop::option::of(prop_oneof![Just(Role::Paragraph), Just(Role::Heading3), Just(Role::Custom("x-y".into()))]),
+        prop::option::of("\\PC{0,10}"),
+        prop::collection::vec("[a-z]{1,5}", 0..3),
+        prop::option::of("\\PC{0,10}"),
+        prop::option::of(("[a-z/]{1,10}", 0u32..500, 0u32..500)),
+        prop::option::of(any::<u32>()),
+        (any::<i64>(), any::<i64>()),
+        prop::option::of("\\PC{0,10}"),
+    )
+        .prop_map(|(role, label, tags, summary, source, tokens, (created_ms, modified_ms), custom)| {
+            let mut meta = Metadata {
+                role,
+                label,
+                tags,
+                summary,
+                source: source.map(|(file, start_line, end_line)| SourceLocation {
+                    file: file.into(),
+                    start_line,
+                    end_line,
+                }),
+                tokens,
+                timestamps: Timestamps { created_ms, modified_ms },
+                ..Metadata::default()
+            };
+            if let Some(value) = custom {
+                meta.custom.insert("note".into(), value.into());
+            }
+            meta
+        })
+}
+
+fn document() -> impl Strategy<Value = Document> {
+    let blocks = prop::collection::vec((any::<usize>(), content(), metadata()), 0..40);
+    let edges = prop::collection::vec((any::<usize>(), any::<usize>(), 0usize..4), 0..20);
+    (blocks, edges).prop_map(|(blocks, edges)| {
+        let mut doc = Document::new("prop");
+        doc.metadata.title = Some("T".into());
+        let mut ids = vec![BlockId::ROOT];
+        for (i, (parent, content, meta)) in blocks.into_iter().enumerate() {
+            let id = Block::derive_id(&content, meta.role.as_ref(), "", i as u32);
+            doc.append_child(ids[parent % ids.len()], Block::new(id, content, meta)).unwrap();
+            ids.push(id);
+        }
+        let types = [EdgeType::LinksTo, EdgeType::Supports, EdgeType::Custom("rel".into()), EdgeType::CitedBy];
+        for (a, b, t) in edges {
+            let mut edge = Edge::new(ids[a % ids.len()], types[t].clone(), ids[b % ids.len()]);
+            edge.metadata.note = (t == 1).then(|| "why".to_owned());
+            let _ = doc.add_edge(edge);
+        }
+        doc
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    #[test]
+    fn documents_come_back_identical(doc in document()) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path()).unwrap();
+        store.save_document(&doc).unwrap();
+        let back = store.load_document("prop").unwrap();
+        prop_assert_eq!(back.to_json(false), doc.to_json(false));
+        prop_assert!(back.validate().is_valid());
+    }
+}
