@@ -115,7 +115,12 @@ pub fn ingest(
 
 /// A document from one markdown text held in memory.
 pub fn markdown_document(name: &str, text: &str, options: &IngestOptions) -> Document {
-    pipeline::markdown_document(name, text, options)
+    pipeline::text_document(source::SourceKind::Markdown, name, text, options)
+}
+
+/// A document from one HTML page held in memory.
+pub fn html_document(name: &str, text: &str, options: &IngestOptions) -> Document {
+    pipeline::text_document(source::SourceKind::Html, name, text, options)
 }
 
 /// The default document name for a path: its last component, without the

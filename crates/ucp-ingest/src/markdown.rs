@@ -249,17 +249,19 @@ fn table(text: &str, inner: &[Spanned<'_>], alignments: &[Alignment]) -> Content
 }
 
 fn front_matter(kind: MetadataBlockKind, source: String, builder: &mut SectionBuilder) {
-    let value = match kind {
-        MetadataBlockKind::YamlStyle => match serde_norway::from_str::<serde_json::Value>(&source) {
-            Ok(value) => value,
-            Err(err) => {
-                builder.parsed.notes.push(format!("front matter is not valid YAML ({err}); kept as text"));
-                serde_json::Value::String(source.clone())
-            }
-        },
-        // TOML front matter is kept verbatim (no TOML parser in the build).
-        MetadataBlockKind::PlusesStyle => serde_json::Value::String(source.clone()),
+    let parsed = match kind {
+        MetadataBlockKind::YamlStyle => {
+            serde_norway::from_str::<serde_json::Value>(&source).map_err(|e| ("YAML", e.to_string()))
+        }
+        MetadataBlockKind::PlusesStyle => {
+            toml::from_str::<serde_json::Value>(&source).map_err(|e| ("TOML", e.to_string()))
+        }
     };
+    let value = parsed.unwrap_or_else(|(language, err)| {
+        let err = err.lines().next().unwrap_or_default().to_owned();
+        builder.parsed.notes.push(format!("front matter is not valid {language} ({err}); kept as text"));
+        serde_json::Value::String(source.clone())
+    });
     let delimiter = match kind {
         MetadataBlockKind::YamlStyle => "---",
         MetadataBlockKind::PlusesStyle => "+++",
@@ -394,6 +396,16 @@ mod tests {
         assert_eq!(source, "---\ntitle: Hello\ntags: [a, b]\n---");
         assert_eq!(parsed.title.as_deref(), Some("Hello"));
         assert_eq!(parsed.blocks.len(), 1);
+    }
+
+    #[test]
+    fn toml_front_matter_is_parsed_and_bad_front_matter_is_kept() {
+        let parsed = parse("+++\ntitle = \"Hugo page\"\nweight = 3\n+++\n\nText.\n");
+        assert_eq!(parsed.front_matter.unwrap().0, serde_json::json!({"title": "Hugo page", "weight": 3}));
+        assert_eq!(parsed.title.as_deref(), Some("Hugo page"));
+        let bad = parse("---\nkey: [unclosed\n---\n\nText.\n");
+        assert_eq!(bad.front_matter.unwrap().0, serde_json::json!("key: [unclosed\n"));
+        assert!(bad.notes[0].contains("not valid YAML"), "{:?}", bad.notes);
     }
 
     #[test]

@@ -317,9 +317,9 @@ fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// A document from one in-memory markdown text (tokens counted).
-pub(crate) fn markdown_document(name: &str, text: &str, options: &IngestOptions) -> Document {
-    let mut parsed = parse_source(SourceKind::Markdown, text, "", name, now_ms());
+/// A document from one in-memory text of the given kind (tokens counted).
+pub(crate) fn text_document(kind: SourceKind, name: &str, text: &str, options: &IngestOptions) -> Document {
+    let mut parsed = parse_source(kind, text, "", name, now_ms());
     count_tokens(&mut parsed, options);
     let mut document = Document::new(name);
     document.metadata.tokenizer = Some(options.tokenizer.name().to_owned());
@@ -334,7 +334,7 @@ pub(crate) fn markdown_document(name: &str, text: &str, options: &IngestOptions)
     for (anchor, index) in &parsed.anchors {
         targets.add_anchor("", anchor, ids[*index]);
     }
-    let file = SourceFile { rel_path: name.to_owned(), path: PathBuf::from(name), kind: SourceKind::Markdown };
+    let file = SourceFile { rel_path: name.to_owned(), path: PathBuf::from(name), kind };
     resolve_links(&mut document, &targets, &[(&file, parsed, ids)], false, &mut Vec::new());
     document
 }
