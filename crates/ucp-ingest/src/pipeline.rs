@@ -2,7 +2,7 @@
 //! count tokens → assemble one document (folders and files as blocks) →
 //! resolve links into edges.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -75,10 +75,7 @@ pub(crate) fn ingest(
         let parent = match layout {
             Layout::SingleFile => {
                 document.metadata.title = parsed.title.clone().or_else(|| Some(file.rel_path.clone()));
-                if let Some((value, source)) = &parsed.front_matter {
-                    document.metadata.custom.insert("front_matter".into(), value.clone());
-                    document.metadata.custom.insert("front_matter_source".into(), source.clone().into());
-                }
+                copy_front_matter(&parsed, &mut document.metadata.custom);
                 targets.add_file("", BlockId::ROOT);
                 BlockId::ROOT
             }
@@ -190,12 +187,18 @@ fn file_block(file: &SourceFile, parsed: &ParsedFile, now: i64) -> Block {
     if let Some(title) = &parsed.title {
         metadata.custom.insert("title".into(), title.clone().into());
     }
-    if let Some((value, source)) = &parsed.front_matter {
-        metadata.custom.insert("front_matter".into(), value.clone());
-        metadata.custom.insert("front_matter_source".into(), source.clone().into());
-    }
+    copy_front_matter(parsed, &mut metadata.custom);
     let id = Block::derive_id(&Content::Composite, Some(&Role::File), &file.rel_path, 0);
     Block::new(id, Content::Composite, metadata)
+}
+
+/// Puts a file's front matter (parsed, and as written for export) into the
+/// custom metadata of the document or file block that represents it.
+fn copy_front_matter(parsed: &ParsedFile, custom: &mut BTreeMap<String, serde_json::Value>) {
+    if let Some((value, source)) = &parsed.front_matter {
+        custom.insert("front_matter".into(), value.clone());
+        custom.insert("front_matter_source".into(), source.clone().into());
+    }
 }
 
 /// Directory blocks, created on first use in walk order.
@@ -324,10 +327,7 @@ pub(crate) fn text_document(kind: SourceKind, name: &str, text: &str, options: &
     let mut document = Document::new(name);
     document.metadata.tokenizer = Some(options.tokenizer.name().to_owned());
     document.metadata.title = parsed.title.clone();
-    if let Some((value, source)) = &parsed.front_matter {
-        document.metadata.custom.insert("front_matter".into(), value.clone());
-        document.metadata.custom.insert("front_matter_source".into(), source.clone().into());
-    }
+    copy_front_matter(&parsed, &mut document.metadata.custom);
     let ids = place_blocks(&mut document, BlockId::ROOT, &parsed);
     let mut targets = LinkTargets::default();
     targets.add_file("", BlockId::ROOT);

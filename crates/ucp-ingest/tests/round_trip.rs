@@ -15,39 +15,31 @@ fn assert_round_trip(name: &str, text: &str) {
     assert_eq!(to_markdown(&second), exported, "{name}: second export differs");
 }
 
-#[test]
-fn case_files_round_trip() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cases");
+/// Round-trips every markdown file of a folder.
+fn round_trip_folder(dir: &std::path::Path) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "md") {
             assert_round_trip(&path.display().to_string(), &std::fs::read_to_string(&path).unwrap());
         }
     }
+}
+
+#[test]
+fn case_files_round_trip() {
+    round_trip_folder(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/cases"));
 }
 
 #[test]
 fn node_excerpt_round_trips() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/node-excerpt");
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "md") {
-            assert_round_trip(&path.display().to_string(), &std::fs::read_to_string(&path).unwrap());
-        }
-    }
+    round_trip_folder(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/node-excerpt"));
 }
 
 #[test]
 fn full_node_docs_round_trip() {
-    let Ok(dir) = std::env::var("UCP_NODE_CORPUS") else {
-        eprintln!("UCP_NODE_CORPUS not set: covered by node_excerpt_round_trips only");
-        return;
-    };
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "md") {
-            assert_round_trip(&path.display().to_string(), &std::fs::read_to_string(&path).unwrap());
-        }
+    match std::env::var("UCP_NODE_CORPUS") {
+        Ok(dir) => round_trip_folder(std::path::Path::new(&dir)),
+        Err(_) => eprintln!("UCP_NODE_CORPUS not set: covered by node_excerpt_round_trips only"),
     }
 }
 

@@ -4,7 +4,7 @@ use rusqlite::Connection;
 
 use crate::{db, StoreError};
 
-/// Highest schema version this build writes.
+/// Schema version this build writes.
 pub(crate) const SCHEMA_VERSION: i64 = 1;
 
 const V1: &str = "
@@ -55,14 +55,25 @@ CREATE INDEX edges_by_target ON edges(doc, target);
 
 /// Brings the database to [`SCHEMA_VERSION`].
 pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
-    let version: i64 =
-        conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(db("reading the schema version"))?;
-    if version > SCHEMA_VERSION {
-        return Err(StoreError::TooNew { found: version, supported: SCHEMA_VERSION });
+    let version = || -> Result<i64, StoreError> {
+        conn.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(db("reading the schema version"))
+    };
+    let found = version()?;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::TooNew { found, supported: SCHEMA_VERSION });
     }
-    if version < 1 {
-        conn.execute_batch(&format!("BEGIN; {V1} PRAGMA user_version = 1; COMMIT;"))
-            .map_err(db("creating the schema"))?;
+    if found < SCHEMA_VERSION {
+        // Take the write lock first, then look again: two processes opening
+        // a new store at once must not both create the tables.
+        conn.execute_batch("BEGIN IMMEDIATE").map_err(db("locking the database for migration"))?;
+        let migrated = match version() {
+            Ok(0) => conn.execute_batch(&format!("{V1} PRAGMA user_version = 1;")).map_err(db("creating the schema")),
+            Ok(_) => Ok(()),
+            Err(err) => Err(err),
+        };
+        let end = if migrated.is_ok() { "COMMIT" } else { "ROLLBACK" };
+        conn.execute_batch(end).map_err(db("finishing the migration"))?;
+        migrated?;
     }
     Ok(())
 }

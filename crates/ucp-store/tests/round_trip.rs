@@ -96,3 +96,35 @@ proptest! {
         prop_assert!(back.validate().is_valid());
     }
 }
+
+#[test]
+fn concurrent_first_opens_create_the_schema_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".ucp");
+    let openers: Vec<_> = (0..8)
+        .map(|i| {
+            let path = path.clone();
+            std::thread::spawn(move || {
+                let mut store = Store::open(&path).unwrap();
+                store.save_document(&Document::new(format!("doc{i}"))).unwrap();
+            })
+        })
+        .collect();
+    for opener in openers {
+        opener.join().unwrap();
+    }
+    let store = Store::open_existing(&path).unwrap();
+    assert_eq!(store.documents().unwrap().len(), 8);
+    store.integrity_check().unwrap();
+}
+
+#[test]
+fn a_newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(Store::open(dir.path()).unwrap());
+    let db = rusqlite::Connection::open(dir.path().join(ucp_store::DATABASE_FILE)).unwrap();
+    db.execute_batch("PRAGMA user_version = 99;").unwrap();
+    drop(db);
+    let err = Store::open(dir.path()).err().expect("refused");
+    assert!(err.to_string().contains("newer than this ucp supports"), "{err}");
+}
