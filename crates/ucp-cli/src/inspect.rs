@@ -169,7 +169,10 @@ pub(crate) fn tree(cli: &Cli, start: Option<&str>, depth: usize) -> anyhow::Resu
 fn tree_line(doc: &Document, id: BlockId) -> String {
     let block = doc.get(id).expect("listed blocks exist");
     let text = if id.is_root() { doc.name().to_owned() } else { preview(block, 60) };
-    let tokens = block.metadata.tokens.map_or(String::new(), |t| format!(" ({t} tok)"));
+    let tokens = match (&block.content, block.metadata.tokens) {
+        (ucm_core::Content::Composite, _) | (_, None) => String::new(),
+        (_, Some(t)) => format!(" ({t} tok)"),
+    };
     format!("{id} {} {text}{tokens}", role_name(block))
 }
 
