@@ -6,9 +6,10 @@
 //! code in backticks.
 
 use ego_tree::NodeRef;
-use scraper::{ElementRef, Html, Node, Selector};
+use scraper::{ElementRef, Node, Selector};
 use ucm_core::{Content, MediaKind, Role, TextFormat};
 
+use crate::html_lines::{self, ElementLines};
 use crate::section::SectionBuilder;
 
 /// Element names that never carry content.
@@ -42,15 +43,15 @@ const BOILERPLATE_ROLES: &[&str] = &["navigation", "banner", "contentinfo", "sea
 
 /// Parses HTML `text` into `builder`.
 pub(crate) fn parse_html(text: &str, builder: &mut SectionBuilder) {
-    let html = Html::parse_document(text);
+    let (html, lines) = html_lines::parse_document(text);
     let root = ["main", "article", "[role=main]", "body"]
         .iter()
         .filter_map(|s| Selector::parse(s).ok())
         .find_map(|s| html.select(&s).next())
         .unwrap_or_else(|| html.root_element());
-    let mut loose = Loose::default();
-    walk(root, builder, &mut loose);
-    loose.flush(builder);
+    let mut page = Page { builder, lines: &lines, loose: Loose::default() };
+    page.walk(root);
+    page.loose.flush(page.builder);
     if builder.parsed.title.is_none() {
         let title = Selector::parse("title").ok().and_then(|s| html.select(&s).next());
         builder.parsed.title = title.map(|t| collapse(&t.text().collect::<String>())).filter(|t| !t.is_empty());
@@ -62,13 +63,23 @@ pub(crate) fn parse_html(text: &str, builder: &mut SectionBuilder) {
 struct Loose {
     text: String,
     links: Vec<String>,
+    /// Line of the element the text was found in.
+    line: u32,
 }
 
 impl Loose {
+    fn push_text(&mut self, text: &str, line: u32) {
+        if self.text.trim().is_empty() {
+            self.line = line;
+        }
+        self.text.push_str(text);
+    }
+
     fn flush(&mut self, builder: &mut SectionBuilder) {
         let text = collapse(&self.text);
         if !text.is_empty() {
-            let index = builder.push(Content::plain(text), Role::Paragraph, (0, 0));
+            let end = self.line + self.text.trim().matches('\n').count() as u32;
+            let index = builder.push(Content::plain(text), Role::Paragraph, (self.line, end));
             for link in &self.links {
                 builder.add_link(index, link);
             }
@@ -78,102 +89,127 @@ impl Loose {
     }
 }
 
-fn walk(element: ElementRef<'_>, builder: &mut SectionBuilder, loose: &mut Loose) {
-    for child in element.children() {
-        match child.value() {
-            Node::Text(text) => loose.text.push_str(text),
-            Node::Element(_) => {
-                let Some(child) = ElementRef::wrap(child) else { continue };
-                if is_boilerplate(child) {
-                    continue;
-                }
-                element_block(child, builder, loose);
-            }
-            _ => {}
-        }
-    }
+/// The walk over one page: blocks go to `builder`, element start lines come
+/// from `lines`.
+struct Page<'a, 'b> {
+    builder: &'b mut SectionBuilder,
+    lines: &'a ElementLines,
+    loose: Loose,
 }
 
-fn element_block(element: ElementRef<'_>, builder: &mut SectionBuilder, loose: &mut Loose) {
-    let name = element.value().name();
-    let first_block = builder.next_index();
-    let block = match name {
-        "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
-            loose.flush(builder);
-            let level = name.as_bytes()[1] - b'0';
-            let text = inline_text(element);
-            let index = builder.push_heading(level, text.clone(), &text.replace('`', ""), (0, 0));
-            if let Some(anchor) = opened_section_id(element) {
-                builder.add_anchor(&anchor, index);
+impl Page<'_, '_> {
+    fn walk(&mut self, element: ElementRef<'_>) {
+        let line = self.line(element);
+        for child in element.children() {
+            match child.value() {
+                Node::Text(text) => self.loose.push_text(text, line),
+                Node::Element(_) => {
+                    let Some(child) = ElementRef::wrap(child) else { continue };
+                    if !is_boilerplate(child) {
+                        self.element_block(child);
+                    }
+                }
+                _ => {}
             }
-            index
         }
-        "p" => {
-            loose.flush(builder);
-            let text = inline_text(element);
-            if text.is_empty() {
+    }
+
+    /// The line an element starts on (0 when unknown).
+    fn line(&self, element: ElementRef<'_>) -> u32 {
+        self.lines.get(&element.id()).copied().unwrap_or(0)
+    }
+
+    /// The inclusive line range of an element: from its start to its last
+    /// descendant element or its last newline, whichever is later.
+    fn span(&self, element: ElementRef<'_>) -> (u32, u32) {
+        let start = self.line(element);
+        let last_child = element.descendants().filter_map(|n| self.lines.get(&n.id())).copied().max().unwrap_or(start);
+        let text: String = element.text().collect();
+        let by_text = start + text.trim_end().matches('\n').count() as u32;
+        (start, last_child.max(by_text))
+    }
+
+    fn element_block(&mut self, element: ElementRef<'_>) {
+        let name = element.value().name();
+        let first_block = self.builder.next_index();
+        let block = match name {
+            "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
+                self.loose.flush(self.builder);
+                let level = name.as_bytes()[1] - b'0';
+                let text = inline_text(element);
+                let index = self.builder.push_heading(level, text.clone(), &text.replace('`', ""), self.span(element));
+                if let Some(anchor) = opened_section_id(element) {
+                    self.builder.add_anchor(&anchor, index);
+                }
+                index
+            }
+            "p" => {
+                self.loose.flush(self.builder);
+                let text = inline_text(element);
+                if text.is_empty() {
+                    return;
+                }
+                self.builder.push(Content::plain(text), Role::Paragraph, self.span(element))
+            }
+            "pre" => {
+                self.loose.flush(self.builder);
+                let source: String = element.text().collect();
+                self.builder.push(Content::code(code_language(element), source), Role::Code, self.span(element))
+            }
+            "ul" | "ol" => {
+                self.loose.flush(self.builder);
+                let mut text = String::new();
+                render_list(element, 0, &mut text);
+                self.builder.push(Content::Text { text, format: TextFormat::Markdown }, Role::List, self.span(element))
+            }
+            "table" => {
+                self.loose.flush(self.builder);
+                self.builder.push(table(element), Role::Table, self.span(element))
+            }
+            "blockquote" => {
+                self.loose.flush(self.builder);
+                self.builder.push(Content::plain(inline_text(element)), Role::Quote, self.span(element))
+            }
+            "img" => {
+                self.loose.flush(self.builder);
+                let attr = |k: &str| element.value().attr(k).map(str::to_owned);
+                let content = Content::Media {
+                    kind: MediaKind::Image,
+                    uri: attr("src").unwrap_or_default(),
+                    alt: attr("alt").filter(|a| !a.is_empty()),
+                    title: attr("title"),
+                };
+                self.builder.push(content, Role::Image, self.span(element))
+            }
+            "br" => {
+                self.loose.text.push('\n');
                 return;
             }
-            builder.push(Content::plain(text), Role::Paragraph, (0, 0))
-        }
-        "pre" => {
-            loose.flush(builder);
-            let source: String = element.text().collect();
-            builder.push(Content::code(code_language(element), source), Role::Code, (0, 0))
-        }
-        "ul" | "ol" => {
-            loose.flush(builder);
-            let mut text = String::new();
-            render_list(element, 0, &mut text);
-            builder.push(Content::Text { text, format: TextFormat::Markdown }, Role::List, (0, 0))
-        }
-        "table" => {
-            loose.flush(builder);
-            builder.push(table(element), Role::Table, (0, 0))
-        }
-        "blockquote" => {
-            loose.flush(builder);
-            builder.push(Content::plain(inline_text(element)), Role::Quote, (0, 0))
-        }
-        "img" => {
-            loose.flush(builder);
-            let attr = |k: &str| element.value().attr(k).map(str::to_owned);
-            let content = Content::Media {
-                kind: MediaKind::Image,
-                uri: attr("src").unwrap_or_default(),
-                alt: attr("alt").filter(|a| !a.is_empty()),
-                title: attr("title"),
-            };
-            builder.push(content, Role::Image, (0, 0))
-        }
-        "br" => {
-            loose.text.push('\n');
-            return;
-        }
-        _ if is_inline(name) => {
-            loose.text.push_str(&inline_text(element));
-            loose.links.extend(links(element));
-            return;
-        }
-        _ => {
-            loose.flush(builder);
-            walk(element, builder, loose);
-            loose.flush(builder);
-            // A container's id (a `<div id>`, a `<dt id>`) leads to the
-            // first block made inside it.
-            if builder.next_index() > first_block {
-                if let Some(id) = element.value().attr("id") {
-                    builder.add_anchor(id, first_block);
-                }
+            _ if is_inline(name) => {
+                self.loose.push_text(&inline_text(element), self.line(element));
+                self.loose.links.extend(links(element));
+                return;
             }
-            return;
+            _ => {
+                self.loose.flush(self.builder);
+                self.walk(element);
+                self.loose.flush(self.builder);
+                // A container's id (a `<div id>`, a `<dt id>`) leads to the
+                // first block made inside it.
+                if self.builder.next_index() > first_block {
+                    if let Some(id) = element.value().attr("id") {
+                        self.builder.add_anchor(id, first_block);
+                    }
+                }
+                return;
+            }
+        };
+        for anchor in element_ids(element) {
+            self.builder.add_anchor(&anchor, block);
         }
-    };
-    for anchor in element_ids(element) {
-        builder.add_anchor(&anchor, block);
-    }
-    for link in links(element) {
-        builder.add_link(block, &link);
+        for link in links(element) {
+            self.builder.add_link(block, &link);
+        }
     }
 }
 

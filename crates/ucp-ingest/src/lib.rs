@@ -15,6 +15,7 @@
 
 mod export;
 mod html;
+mod html_lines;
 mod links;
 mod markdown;
 mod pipeline;
