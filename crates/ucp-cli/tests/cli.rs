@@ -121,7 +121,12 @@ fn bad_input_gets_one_line_and_changes_nothing() {
 
     let bad = dir.path().join("node.md");
     std::fs::write(&bad, b"# Title\n\xff\xfe\n").unwrap();
-    assert_user_error(&ucp(&store, &["index", bad.to_str().unwrap()]), "not valid UTF-8");
+    assert_user_error(&ucp(&store, &["index", bad.to_str().unwrap()]), "not valid UTF-8 (first bad byte at offset 8)");
+    let big = dir.path().join("big.md");
+    std::fs::write(&big, "word ".repeat(100)).unwrap();
+    let too_big = ucp(&store, &["index", big.to_str().unwrap(), "--max-file-size", "100"]);
+    assert_user_error(&too_big, "500 bytes is over the 100-byte limit (--max-file-size)");
+    assert!(!String::from_utf8_lossy(&too_big.stderr).contains("skipped"));
     assert_user_error(&ucp(&store, &["index", "/definitely/not/here"]), "/definitely/not/here");
     assert_user_error(&ucp(&store, &["view", "blk_123"]), "invalid block id");
     assert_user_error(&ucp(&store, &["view", "blk_ffffffffffffffffffffffff"]), "not found");

@@ -62,7 +62,8 @@ pub(crate) fn ingest(
         let (parsed, bytes) = match result {
             Ok(ok) => ok,
             Err(warning) if matches!(layout, Layout::SingleFile) => {
-                return Err(IngestError::Unusable { path: paths[0].clone(), reason: warning.message })
+                let reason = warning.message.trim_end_matches("; skipped").to_owned();
+                return Err(IngestError::Unusable { path: paths[0].clone(), reason });
             }
             Err(warning) => {
                 report.warnings.push(warning);
