@@ -478,14 +478,18 @@ impl Iterator for Descendants<'_> {
     type Item = BlockId;
 
     fn next(&mut self) -> Option<BlockId> {
-        // Corrupt children lists (a loaded cycle) must not loop forever.
-        if self.emitted > self.doc.nodes.len() {
-            return None;
+        loop {
+            // Corrupt children lists (a loaded cycle) must not loop forever.
+            if self.emitted > self.doc.nodes.len() {
+                return None;
+            }
+            let id = self.stack.pop()?;
+            // A listed child that does not exist (see `validate`) is skipped.
+            let Some(node) = self.doc.nodes.get(&id) else { continue };
+            self.emitted += 1;
+            self.stack.extend(node.children.iter().rev().copied());
+            return Some(id);
         }
-        let id = self.stack.pop()?;
-        self.emitted += 1;
-        self.stack.extend(self.doc.children(id).iter().rev().copied());
-        Some(id)
     }
 }
 

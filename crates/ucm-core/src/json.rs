@@ -159,6 +159,26 @@ mod tests {
     }
 
     #[test]
+    fn corrupt_input_loads_and_is_reported_not_panicked_on() {
+        let doc = build(&[(0, "a".into()), (1, "b".into())]);
+        let a = doc.children(BlockId::ROOT)[0];
+        let ghost = "blk_ffffffffffffffffffffffff";
+        let json = doc.to_json(false).replacen(
+            &format!("\"children\":[\"{a}\"]"),
+            &format!("\"children\":[\"{a}\",\"{ghost}\"]"),
+            1,
+        );
+        let back = Document::from_json(&json).unwrap();
+        assert_eq!(back.document_order().count(), 3);
+        assert!(back.to_json(false).contains(ghost), "the listing is kept as found");
+        let issues = back.validate().issues;
+        assert!(
+            matches!(issues.as_slice(), [crate::Issue::MissingChild { child, .. }] if child.to_string() == ghost),
+            "{issues:?}"
+        );
+    }
+
+    #[test]
     fn rejects_foreign_or_duplicate_input() {
         assert!(matches!(Document::from_json("{}"), Err(JsonError::Syntax(_))));
         let doc = build(&[(0, "a".into())]);
