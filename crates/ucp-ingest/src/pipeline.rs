@@ -59,7 +59,7 @@ pub(crate) fn ingest(
     let mut placed: Vec<(&SourceFile, ParsedFile, Vec<BlockId>)> = Vec::new();
     let mut folders = FolderBlocks::default();
     for (file, result) in files.iter().zip(parsed) {
-        let (parsed, bytes) = match result {
+        let (mut parsed, bytes) = match result {
             Ok(ok) => ok,
             Err(warning) if matches!(layout, Layout::SingleFile) => {
                 let reason = warning.message.trim_end_matches("; skipped").to_owned();
@@ -88,7 +88,7 @@ pub(crate) fn ingest(
                 id
             }
         };
-        let ids = place_blocks(&mut document, parent, &parsed);
+        let ids = place_blocks(&mut document, parent, &mut parsed);
         let scope = match layout {
             Layout::SingleFile => "",
             Layout::Tree => file.rel_path.as_str(),
@@ -157,12 +157,14 @@ pub(crate) fn count_tokens(parsed: &mut ParsedFile, options: &IngestOptions) {
     });
 }
 
-/// Inserts a file's blocks under `parent`; returns their ids by local index.
-pub(crate) fn place_blocks(document: &mut Document, parent: BlockId, parsed: &ParsedFile) -> Vec<BlockId> {
-    let mut ids = Vec::with_capacity(parsed.blocks.len());
-    for local in &parsed.blocks {
+/// Moves a file's blocks into the document under `parent`; returns their
+/// ids by local index (links and anchors stay in `parsed` to be resolved).
+pub(crate) fn place_blocks(document: &mut Document, parent: BlockId, parsed: &mut ParsedFile) -> Vec<BlockId> {
+    let blocks = std::mem::take(&mut parsed.blocks);
+    let mut ids = Vec::with_capacity(blocks.len());
+    for local in blocks {
         let under = local.parent.map_or(parent, |i| ids[i]);
-        ids.push(insert(document, under, local.block.clone()));
+        ids.push(insert(document, under, local.block));
     }
     ids
 }
@@ -329,7 +331,7 @@ pub(crate) fn text_document(kind: SourceKind, name: &str, text: &str, options: &
     document.metadata.tokenizer = Some(options.tokenizer.name().to_owned());
     document.metadata.title = parsed.title.clone();
     copy_front_matter(&parsed, &mut document.metadata.custom);
-    let ids = place_blocks(&mut document, BlockId::ROOT, &parsed);
+    let ids = place_blocks(&mut document, BlockId::ROOT, &mut parsed);
     let mut targets = LinkTargets::default();
     targets.add_file("", BlockId::ROOT);
     for (anchor, index) in &parsed.anchors {
