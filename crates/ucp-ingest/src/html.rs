@@ -49,9 +49,9 @@ pub(crate) fn parse_html(text: &str, builder: &mut SectionBuilder) {
         .filter_map(|s| Selector::parse(s).ok())
         .find_map(|s| html.select(&s).next())
         .unwrap_or_else(|| html.root_element());
-    let mut page = Page { builder, lines: &lines, loose: Loose::default() };
+    let mut page = Page { builder, lines: &lines, loose: Loose::default(), pending_anchors: Vec::new() };
     page.walk(root);
-    page.loose.flush(page.builder);
+    page.flush();
     if builder.parsed.title.is_none() {
         let title = Selector::parse("title").ok().and_then(|s| html.select(&s).next());
         builder.parsed.title = title.map(|t| collapse(&t.text().collect::<String>())).filter(|t| !t.is_empty());
@@ -75,17 +75,20 @@ impl Loose {
         self.text.push_str(text);
     }
 
-    fn flush(&mut self, builder: &mut SectionBuilder) {
+    /// Turns the gathered text into a paragraph, if there is any.
+    fn flush(&mut self, builder: &mut SectionBuilder) -> Option<usize> {
         let text = collapse(&self.text);
-        if !text.is_empty() {
+        let index = (!text.is_empty()).then(|| {
             let end = self.line + self.text.trim().matches('\n').count() as u32;
             let index = builder.push(Content::plain(text), Role::Paragraph, (self.line, end));
             for link in &self.links {
                 builder.add_link(index, link);
             }
-        }
+            index
+        });
         self.text.clear();
         self.links.clear();
+        index
     }
 }
 
@@ -95,6 +98,9 @@ struct Page<'a, 'b> {
     builder: &'b mut SectionBuilder,
     lines: &'a ElementLines,
     loose: Loose,
+    /// Ids met on inline elements (Sphinx's `<span id>` before a heading),
+    /// given to the next block made.
+    pending_anchors: Vec<String>,
 }
 
 impl Page<'_, '_> {
@@ -111,6 +117,19 @@ impl Page<'_, '_> {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// Flushes loose text into a paragraph, which takes the pending anchors.
+    fn flush(&mut self) {
+        if let Some(index) = self.loose.flush(self.builder) {
+            self.anchor_pending(index);
+        }
+    }
+
+    fn anchor_pending(&mut self, block: usize) {
+        for anchor in self.pending_anchors.drain(..) {
+            self.builder.add_anchor(&anchor, block);
         }
     }
 
@@ -134,7 +153,7 @@ impl Page<'_, '_> {
         let first_block = self.builder.next_index();
         let block = match name {
             "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
-                self.loose.flush(self.builder);
+                self.flush();
                 let level = name.as_bytes()[1] - b'0';
                 let text = inline_text(element);
                 let index = self.builder.push_heading(level, text.clone(), &text.replace('`', ""), self.span(element));
@@ -144,7 +163,7 @@ impl Page<'_, '_> {
                 index
             }
             "p" => {
-                self.loose.flush(self.builder);
+                self.flush();
                 let text = inline_text(element);
                 if text.is_empty() {
                     return;
@@ -152,26 +171,26 @@ impl Page<'_, '_> {
                 self.builder.push(Content::plain(text), Role::Paragraph, self.span(element))
             }
             "pre" => {
-                self.loose.flush(self.builder);
+                self.flush();
                 let source: String = element.text().collect();
                 self.builder.push(Content::code(code_language(element), source), Role::Code, self.span(element))
             }
             "ul" | "ol" => {
-                self.loose.flush(self.builder);
+                self.flush();
                 let mut text = String::new();
                 render_list(element, 0, &mut text);
                 self.builder.push(Content::Text { text, format: TextFormat::Markdown }, Role::List, self.span(element))
             }
             "table" => {
-                self.loose.flush(self.builder);
+                self.flush();
                 self.builder.push(table(element), Role::Table, self.span(element))
             }
             "blockquote" => {
-                self.loose.flush(self.builder);
+                self.flush();
                 self.builder.push(Content::plain(inline_text(element)), Role::Quote, self.span(element))
             }
             "img" => {
-                self.loose.flush(self.builder);
+                self.flush();
                 let attr = |k: &str| element.value().attr(k).map(str::to_owned);
                 let content = Content::Media {
                     kind: MediaKind::Image,
@@ -188,12 +207,13 @@ impl Page<'_, '_> {
             _ if is_inline(name) => {
                 self.loose.push_text(&inline_text(element), self.line(element));
                 self.loose.links.extend(links(element));
+                self.pending_anchors.extend(element_ids(element));
                 return;
             }
             _ => {
-                self.loose.flush(self.builder);
+                self.flush();
                 self.walk(element);
-                self.loose.flush(self.builder);
+                self.flush();
                 // A container's id (a `<div id>`, a `<dt id>`) leads to the
                 // first block made inside it.
                 if self.builder.next_index() > first_block {
@@ -204,6 +224,7 @@ impl Page<'_, '_> {
                 return;
             }
         };
+        self.anchor_pending(block);
         for anchor in element_ids(element) {
             self.builder.add_anchor(&anchor, block);
         }
@@ -412,7 +433,7 @@ mod tests {
             <div class="highlight-python"><pre>print(1)</pre></div>
             <ul><li>one<ul><li>two</li></ul></li><li>three</li></ul>
             <table><tr><th>k</th><th>v</th></tr><tr><td>a</td><td>1</td></tr></table>
-            <h2 id="more">More</h2><blockquote>quoted</blockquote><img src="a.png" alt="A">
+            <span id="old-more"></span><h2 id="more">More</h2><blockquote>quoted</blockquote><img src="a.png" alt="A">
             loose text</section><script>evil()</script></body></html>"##;
         let mut builder = SectionBuilder::new("".into(), None, 0);
         parse_html(page, &mut builder);
@@ -438,6 +459,7 @@ mod tests {
         assert_eq!(parsed.links.iter().map(|l| l.dest.as_str()).collect::<Vec<_>>(), ["b.html#x"]);
         assert!(parsed.anchors.iter().any(|(a, i)| a == "intro" && *i == 0));
         assert!(parsed.anchors.iter().any(|(a, i)| a == "more" && *i == 5));
+        assert!(parsed.anchors.iter().any(|(a, i)| a == "old-more" && *i == 5), "{:?}", parsed.anchors);
         assert_eq!(parsed.blocks[5].parent, Some(0));
         assert_eq!(parsed.title.as_deref(), Some("Intro"));
     }

@@ -95,8 +95,7 @@ pub(crate) fn walk_folder(root: &Path, prefix: &str, warnings: &mut Vec<Warning>
         let entry = match entry {
             Ok(entry) => entry,
             Err(err) => {
-                let kind = if err.is_io() { WarningKind::Unreadable } else { WarningKind::Walk };
-                warnings.push(Warning::new(kind, err_path(&err).unwrap_or_default(), err.to_string()));
+                warnings.push(walk_warning(&err, root, prefix));
                 continue;
             }
         };
@@ -153,12 +152,37 @@ fn count_ignored(root: &Path, prefix: &str, kept: &HashSet<PathBuf>, warnings: &
     }
 }
 
-fn err_path(err: &ignore::Error) -> Option<String> {
+/// A walk error as a warning about a path inside the corpus.
+fn walk_warning(err: &ignore::Error, root: &Path, prefix: &str) -> Warning {
+    let path = err_path(err).map(|p| relative(p, root, prefix)).unwrap_or_default();
+    if is_loop(err) {
+        return Warning::new(WarningKind::Walk, path, "symlink loop (points to a folder above it); skipped");
+    }
+    match err.io_error() {
+        Some(io) if io.kind() == std::io::ErrorKind::NotFound => {
+            Warning::new(WarningKind::Unreadable, path, "cannot read: broken symlink or vanished entry; skipped")
+        }
+        Some(io) => Warning::new(WarningKind::Unreadable, path, format!("cannot read: {io}; skipped")),
+        None => Warning::new(WarningKind::Walk, path, format!("{err}; skipped")),
+    }
+}
+
+fn err_path(err: &ignore::Error) -> Option<&Path> {
     match err {
-        ignore::Error::WithPath { path, .. } => Some(path.display().to_string()),
+        ignore::Error::WithPath { path, .. } => Some(path),
         ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => err_path(err),
-        ignore::Error::Loop { child, .. } => Some(child.display().to_string()),
+        ignore::Error::Loop { child, .. } => Some(child),
         _ => None,
+    }
+}
+
+fn is_loop(err: &ignore::Error) -> bool {
+    match err {
+        ignore::Error::Loop { .. } => true,
+        ignore::Error::WithPath { err, .. }
+        | ignore::Error::WithDepth { err, .. }
+        | ignore::Error::WithLineNumber { err, .. } => is_loop(err),
+        _ => false,
     }
 }
 

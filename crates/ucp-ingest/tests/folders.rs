@@ -142,13 +142,19 @@ fn symlinks_loops_and_escapes_are_warnings() {
     std::os::unix::fs::symlink(dir.path(), dir.path().join("sub/loop")).unwrap();
     std::os::unix::fs::symlink(outside.path().join("secret.md"), dir.path().join("escape.md")).unwrap();
     std::os::unix::fs::symlink(dir.path().join("real.md"), dir.path().join("alias.md")).unwrap();
+    std::os::unix::fs::symlink(dir.path().join("nowhere.md"), dir.path().join("broken.md")).unwrap();
     let ingested = ingest(&[dir.path().to_path_buf()], "x", &Default::default(), &()).unwrap();
     let doc = &ingested.document;
     assert!(doc.blocks().all(|b| b.to_markdown() != "# Secret"));
     let counts = ingested.report.warning_counts();
     assert_eq!(counts.get(&WarningKind::OutsideCorpus), Some(&1));
-    assert!(counts.contains_key(&WarningKind::Walk), "{:?}", ingested.report.warnings);
+    let walk: Vec<String> =
+        ingested.report.warnings.iter().filter(|w| w.kind == WarningKind::Walk).map(|w| w.to_string()).collect();
+    assert_eq!(walk, ["sub/loop: symlink loop (points to a folder above it); skipped"]);
     assert_eq!(ingested.report.files, 2, "real.md and its in-corpus alias");
+    let broken = ingested.report.warnings.iter().find(|w| w.path == "broken.md").expect("broken symlink warned");
+    assert_eq!(broken.kind, WarningKind::Unreadable);
+    assert!(broken.message.contains("broken symlink"), "{broken}");
 }
 
 #[cfg(unix)]
