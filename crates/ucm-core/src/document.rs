@@ -130,19 +130,9 @@ impl Document {
         &self.name
     }
 
-    /// Renames the document.
-    pub fn set_name(&mut self, name: impl Into<String>) {
-        self.name = name.into();
-    }
-
     /// A counter bumped by every change.
     pub fn version(&self) -> u64 {
         self.version
-    }
-
-    /// Sets the version counter (used when loading).
-    pub fn set_version(&mut self, version: u64) {
-        self.version = version;
     }
 
     /// The root block's id.
@@ -224,12 +214,6 @@ impl Document {
     /// Every block in no particular order, orphans included.
     pub fn blocks(&self) -> impl Iterator<Item = &Block> {
         self.nodes.values().map(|n| &n.block)
-    }
-
-    /// Every block for modification, in no particular order (bumps the version).
-    pub fn blocks_mut(&mut self) -> impl Iterator<Item = &mut Block> {
-        self.version += 1;
-        self.nodes.values_mut().map(|n| &mut n.block)
     }
 
     /// Appends `block` as the last child of `parent`.
@@ -537,6 +521,20 @@ mod tests {
         doc.move_block(d, BlockId::ROOT, Some(0)).unwrap();
         assert_eq!(doc.children(BlockId::ROOT), &[d, a]);
         assert!(doc.validate().is_valid());
+    }
+
+    #[test]
+    fn edges_come_and_go_and_positions_are_known() {
+        let (mut doc, [a, b, c, _]) = sample();
+        assert_eq!(doc.index_in_parent(c), Some(1));
+        assert_eq!(doc.index_in_parent(BlockId::ROOT), None);
+        doc.add_edge(Edge::new(b, EdgeType::Supports, c)).unwrap();
+        let version = doc.version();
+        assert!(doc.remove_edge(b, &EdgeType::Supports, c).is_some());
+        assert!(doc.version() > version);
+        assert!(doc.remove_edge(b, &EdgeType::Supports, c).is_none());
+        assert!(doc.edges().is_empty() && doc.edges().incoming(c).is_empty());
+        assert!(doc.remove_edge(a, &EdgeType::LinksTo, b).is_none());
     }
 
     #[test]

@@ -68,10 +68,6 @@ impl Nodes {
     pub(crate) fn values(&self) -> std::slice::Iter<'_, Node> {
         self.slots.iter()
     }
-
-    pub(crate) fn values_mut(&mut self) -> std::slice::IterMut<'_, Node> {
-        self.slots.iter_mut()
-    }
 }
 
 impl Index<&BlockId> for Nodes {
