@@ -38,7 +38,9 @@ fn typical_script(target: usize) -> String {
 #[divan::bench(args = [64 * 1024, 4 * 1024 * 1024])]
 fn parse_commands(bencher: Bencher, size: usize) {
     let script = typical_script(size);
-    bencher.counter(BytesCount::of_str(&script)).bench(|| ucl_parser::parse_commands(divan::black_box(&script)).unwrap());
+    bencher
+        .counter(BytesCount::of_str(&script))
+        .bench(|| ucl_parser::parse_commands(divan::black_box(&script)).unwrap());
 }
 
 #[divan::bench(args = [4 * 1024 * 1024])]

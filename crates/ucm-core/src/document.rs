@@ -75,6 +75,9 @@ pub enum RemoveMode {
     Cascade,
     /// Hand the children to the removed block's parent, in its place.
     PreserveChildren,
+    /// Leave the children where they are, unreachable from the root (PRUNE
+    /// UNREACHABLE removes them later).
+    OrphanChildren,
 }
 
 /// What a removal took out of the document.
@@ -289,6 +292,16 @@ impl Document {
                     removed.edges.extend(self.edges.remove_block(block));
                     removed.blocks.extend(self.nodes.remove(&block).map(|n| n.block));
                 }
+            }
+            RemoveMode::OrphanChildren => {
+                let node = self.nodes.remove(&id).expect("checked above");
+                removed.edges.extend(self.edges.remove_block(id));
+                for child in &node.children {
+                    if let Some(c) = self.nodes.get_mut(child) {
+                        c.parent = None;
+                    }
+                }
+                removed.blocks.push(node.block);
             }
             RemoveMode::PreserveChildren => {
                 let node = self.nodes.remove(&id).expect("checked above");
@@ -550,6 +563,7 @@ mod tests {
         let (mut doc, [a, b, c, d]) = sample();
         doc.add_edge(Edge::new(c, EdgeType::LinksTo, d)).unwrap();
         let mut preserved = doc.clone();
+        let mut orphaned = doc.clone();
         let removed = doc.remove_block(b, RemoveMode::Cascade).unwrap();
         assert_eq!(removed.blocks.len(), 2);
         assert_eq!(removed.edges.len(), 1);
@@ -562,6 +576,11 @@ mod tests {
         assert_eq!(preserved.parent(d), Some(a));
         assert_eq!(preserved.edges().len(), 1);
         assert!(preserved.validate().is_valid());
+
+        orphaned.remove_block(b, RemoveMode::OrphanChildren).unwrap();
+        assert!(orphaned.contains(d) && orphaned.parent(d).is_none());
+        assert_eq!(orphaned.children(a), &[c]);
+        assert_eq!(orphaned.validate().issues, vec![crate::Issue::Orphan(d)]);
     }
 
     #[test]
