@@ -133,6 +133,11 @@ impl Document {
         &self.name
     }
 
+    /// Renames the document (its key in a store).
+    pub fn set_name(&mut self, name: impl Into<String>) {
+        self.name = name.into();
+    }
+
     /// A counter bumped by every change.
     pub fn version(&self) -> u64 {
         self.version

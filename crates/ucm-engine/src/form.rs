@@ -223,7 +223,7 @@ pub(crate) fn diff(from: &Document, to: &Document) -> SnapshotDiff {
                 if before != after {
                     diff.modified.push(id);
                 }
-                if from.parent(id) != to.parent(id) || from.index_in_parent(id) != to.index_in_parent(id) {
+                if from.parent(id) != to.parent(id) {
                     diff.moved.push(id);
                 }
             }

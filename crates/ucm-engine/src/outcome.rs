@@ -90,7 +90,7 @@ pub struct SnapshotDiff {
     pub removed: Vec<BlockId>,
     /// Blocks in both whose content or metadata differ.
     pub modified: Vec<BlockId>,
-    /// Blocks in both under another parent or at another position.
+    /// Blocks in both under another parent.
     pub moved: Vec<BlockId>,
     /// Edges only in `to`.
     pub edges_added: usize,

@@ -276,6 +276,7 @@ pub(crate) fn export(cli: &Cli, format: ExportFormat, out: Option<&Path>) -> any
     let text = match format {
         ExportFormat::Markdown => ucp_ingest::to_markdown(&doc),
         ExportFormat::Json => doc.to_json(true) + "\n",
+        ExportFormat::Ucl => ucm_engine::export_ucl(&doc),
     };
     match out {
         Some(path) => std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display())),

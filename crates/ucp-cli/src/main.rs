@@ -3,6 +3,7 @@
 
 mod index;
 mod inspect;
+mod ucl;
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -52,7 +53,31 @@ enum Command {
         #[arg(long, value_enum, default_value_t = ViewMode::Full)]
         mode: ViewMode,
     },
-    /// Write a document out as markdown or JSON.
+    /// Parse UCL and print its syntax tree as JSON (or as canonical UCL).
+    Parse {
+        /// The script; `-` reads standard input.
+        #[arg(default_value = "-")]
+        file: PathBuf,
+        /// Print canonical UCL instead of JSON.
+        #[arg(long)]
+        canonical: bool,
+    },
+    /// Run a UCL script against a stored document. Edits are saved only if
+    /// the whole script succeeds (or up to its last COMMIT).
+    Run {
+        /// The script; `-` reads standard input.
+        script: PathBuf,
+    },
+    /// Import a document written in the UCL document form.
+    ImportUcl {
+        /// The UCL file; `-` reads standard input.
+        file: PathBuf,
+        /// Store it under this name (default: the name it carries, or the
+        /// file name).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Write a document out as markdown, JSON or the UCL document form.
     Export {
         /// Output format.
         #[arg(long, value_enum, default_value_t = ExportFormat::Markdown)]
@@ -83,6 +108,8 @@ pub(crate) enum ExportFormat {
     Markdown,
     /// The stable JSON form, every block with its id.
     Json,
+    /// The UCL document form (STRUCTURE / BLOCKS / COMMANDS).
+    Ucl,
 }
 
 impl Cli {
@@ -99,6 +126,9 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Tree { id, depth } => inspect::tree(cli, id.as_deref(), *depth),
         Command::View { id, mode } => inspect::view(cli, id, *mode),
         Command::Export { format, out } => inspect::export(cli, *format, out.as_deref()),
+        Command::Parse { file, canonical } => ucl::parse(file, *canonical),
+        Command::Run { script } => ucl::run(cli, script),
+        Command::ImportUcl { file, name } => ucl::import(cli, file, name.as_deref()),
     }
 }
 

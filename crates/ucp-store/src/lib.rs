@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension};
 use ucm_core::Document;
+use ucm_engine::Snapshot;
 
 /// File name of the database inside the store directory.
 pub const DATABASE_FILE: &str = "ucp.db";
@@ -209,9 +210,77 @@ impl Store {
         }
     }
 
-    /// Deletes a document; false when there was none of that name.
+    /// Saves `document` and sets its snapshots to exactly `snapshots`, in
+    /// one transaction: both are written or neither is. Snapshots already
+    /// stored unchanged are not rewritten.
+    pub fn save_with_snapshots(&mut self, document: &Document, snapshots: &[Snapshot]) -> Result<(), StoreError> {
+        let tx = self.conn.transaction().map_err(db("starting a transaction"))?;
+        codec::write_document(&tx, document)?;
+        let stored: Vec<(String, i64)> = {
+            let mut query = tx
+                .prepare("SELECT name, created_ms FROM snapshots WHERE document = ?1")
+                .map_err(db("listing snapshots"))?;
+            let rows = query
+                .query_map(params![document.name()], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(db("listing snapshots"))?;
+            rows.collect::<Result<_, _>>().map_err(db("listing snapshots"))?
+        };
+        for (name, created_ms) in &stored {
+            if !snapshots.iter().any(|s| s.name == *name && s.created_ms == *created_ms) {
+                tx.execute("DELETE FROM snapshots WHERE document = ?1 AND name = ?2", params![document.name(), name])
+                    .map_err(db("deleting a snapshot"))?;
+            }
+        }
+        for snapshot in snapshots {
+            if !stored.iter().any(|(name, created)| *name == snapshot.name && *created == snapshot.created_ms) {
+                tx.execute(
+                    "INSERT INTO snapshots (document, name, description, created_ms, block_count, body)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![
+                        document.name(),
+                        snapshot.name,
+                        snapshot.description,
+                        snapshot.created_ms,
+                        snapshot.blocks as i64,
+                        &*snapshot.json
+                    ],
+                )
+                .map_err(db("writing a snapshot"))?;
+            }
+        }
+        tx.commit().map_err(db("committing the document"))
+    }
+
+    /// The snapshots of a document, by name.
+    pub fn load_snapshots(&self, document: &str) -> Result<Vec<Snapshot>, StoreError> {
+        let mut query = self
+            .conn
+            .prepare(
+                "SELECT name, description, created_ms, block_count, body FROM snapshots
+                 WHERE document = ?1 ORDER BY name",
+            )
+            .map_err(db("reading snapshots"))?;
+        let rows = query
+            .query_map(params![document], |r| {
+                Ok(Snapshot {
+                    name: r.get(0)?,
+                    description: r.get(1)?,
+                    created_ms: r.get(2)?,
+                    blocks: r.get::<_, i64>(3)? as usize,
+                    json: r.get::<_, String>(4)?.into(),
+                })
+            })
+            .map_err(db("reading snapshots"))?;
+        rows.collect::<Result<_, _>>().map_err(db("reading snapshots"))
+    }
+
+    /// Deletes a document and its snapshots; false when there was none of
+    /// that name.
     pub fn delete_document(&mut self, name: &str) -> Result<bool, StoreError> {
-        let n = self.conn.execute("DELETE FROM documents WHERE name = ?1", params![name]).map_err(db("deleting"))?;
+        let tx = self.conn.transaction().map_err(db("starting a transaction"))?;
+        let n = tx.execute("DELETE FROM documents WHERE name = ?1", params![name]).map_err(db("deleting"))?;
+        tx.execute("DELETE FROM snapshots WHERE document = ?1", params![name]).map_err(db("deleting snapshots"))?;
+        tx.commit().map_err(db("committing the deletion"))?;
         Ok(n > 0)
     }
 

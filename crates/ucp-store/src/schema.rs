@@ -5,7 +5,7 @@ use rusqlite::Connection;
 use crate::{db, StoreError};
 
 /// Schema version this build writes.
-pub(crate) const SCHEMA_VERSION: i64 = 1;
+pub(crate) const SCHEMA_VERSION: i64 = 2;
 
 const V1: &str = "
 CREATE TABLE documents (
@@ -53,6 +53,20 @@ CREATE TABLE edges (
 CREATE INDEX edges_by_target ON edges(doc, target);
 ";
 
+/// Snapshots (SNAPSHOT CREATE) keyed by document name, so they survive
+/// re-saving and re-indexing the document.
+const V2: &str = "
+CREATE TABLE snapshots (
+    document     TEXT NOT NULL,
+    name         TEXT NOT NULL,
+    description  TEXT,
+    created_ms   INTEGER NOT NULL,
+    block_count  INTEGER NOT NULL,
+    body         TEXT NOT NULL,          -- the document's JSON form
+    PRIMARY KEY (document, name)
+);
+";
+
 /// Brings the database to [`SCHEMA_VERSION`].
 pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
     let version = || -> Result<i64, StoreError> {
@@ -67,7 +81,10 @@ pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
         // a new store at once must not both create the tables.
         conn.execute_batch("BEGIN IMMEDIATE").map_err(db("locking the database for migration"))?;
         let migrated = match version() {
-            Ok(0) => conn.execute_batch(&format!("{V1} PRAGMA user_version = 1;")).map_err(db("creating the schema")),
+            Ok(0) => {
+                conn.execute_batch(&format!("{V1} {V2} PRAGMA user_version = 2;")).map_err(db("creating the schema"))
+            }
+            Ok(1) => conn.execute_batch(&format!("{V2} PRAGMA user_version = 2;")).map_err(db("adding snapshots")),
             Ok(_) => Ok(()),
             Err(err) => Err(err),
         };
@@ -76,4 +93,19 @@ pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
         migrated?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_one_databases_gain_the_snapshot_table() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(&format!("{V1} PRAGMA user_version = 1;")).unwrap();
+        migrate(&conn).unwrap();
+        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        conn.execute("INSERT INTO snapshots VALUES ('d', 's', NULL, 1, 1, '{}')", []).unwrap();
+    }
 }
