@@ -181,11 +181,11 @@ fn tree_text(doc: &Document, id: BlockId, depth: usize, indent: &str, out: &mut 
         let _ = writeln!(out, "{}", tree_line(doc, id));
     }
     let children = doc.children(id);
-    if depth == 0 {
-        if !children.is_empty() {
-            let below = doc.descendants(id).count();
-            let _ = writeln!(out, "{indent}└─ … {below} blocks below (--depth to show)");
-        }
+    let folded = doc.get(id).is_some_and(|b| b.metadata.custom.contains_key(ucm_engine::FOLDED_KEY));
+    if (depth == 0 || folded) && !children.is_empty() {
+        let below = doc.descendants(id).count();
+        let why = if folded { "folded (FOLD)" } else { "--depth to show" };
+        let _ = writeln!(out, "{indent}└─ … {below} blocks below ({why})");
         return;
     }
     for (i, child) in children.iter().enumerate() {
@@ -205,7 +205,11 @@ fn tree_json(doc: &Document, id: BlockId, depth: usize) -> Value {
         "tokens": block.metadata.tokens,
         "preview": preview(block, PREVIEW_CHARS),
     });
-    if depth > 0 {
+    let folded = block.metadata.custom.contains_key(ucm_engine::FOLDED_KEY);
+    if folded {
+        node["folded"] = true.into();
+    }
+    if depth > 0 && !folded {
         node["children"] = doc.children(id).iter().map(|c| tree_json(doc, *c, depth - 1)).collect();
     } else {
         node["child_count"] = doc.children(id).len().into();

@@ -185,3 +185,83 @@ fn killing_index_mid_write_leaves_the_store_as_it_was() {
     let stats = stdout_json(&ucp(&store, &["stats", "--json"]));
     assert_eq!(stats["validation_issues"], 0);
 }
+
+fn ucp_stdin(store: &Path, args: &[&str], input: &str) -> Output {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ucp"))
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+const ROOT: &str = "blk_000000000000000000000000";
+
+#[test]
+fn parse_prints_the_tree_or_canonical_ucl_and_reports_every_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join(".ucp");
+    let out = ucp_stdin(&store, &["parse"], "expand blk_000000000000000000000000 down depth=2\n");
+    let json = stdout_json(&out);
+    assert_eq!(json["commands"][0]["command"], "expand");
+    assert_eq!(json["commands"][0]["depth"], 2);
+    let out = ucp_stdin(&store, &["parse", "-", "--canonical"], "ctx add results\n");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "CTX ADD RESULTS\n");
+    let out = ucp_stdin(&store, &["parse"], "GOTO\nEXPAND blk_a sideways\n");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("--> line 1, column 5") && stderr.contains("--> line 2, column 14"), "{stderr}");
+    assert!(stderr.contains("^^^^^^^^") && stderr.contains("2 parse errors"), "{stderr}");
+}
+
+#[test]
+fn run_saves_only_what_succeeds() {
+    let (_dir, store) = indexed();
+    let before = ucp(&store, &["export", "--format", "json"]).stdout;
+    let failing = format!("APPEND {ROOT} text WITH label=\"n\" :: \"note\"\nDELETE blk_ffffffffffffffffffffffff\n");
+    let out = ucp_stdin(&store, &["run", "-"], &failing);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("line 2, column 1: DELETE failed") && stderr.contains("nothing saved"), "{stderr}");
+    assert_eq!(ucp(&store, &["export", "--format", "json"]).stdout, before, "a failed script changes nothing");
+
+    let ok = format!("APPEND {ROOT} text WITH label=\"n\" :: \"note\"\nEDIT @n SET text += \"!\"\nSNAPSHOT CREATE \"s1\"\n");
+    let out = ucp_stdin(&store, &["run", "-", "--json"], &ok);
+    let report = stdout_json(&out);
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["steps"].as_array().unwrap().len(), 3);
+    let view = ucp(&store, &["view", "@n"]);
+    assert!(String::from_utf8_lossy(&view.stdout).contains("note!"));
+
+    let listed = ucp_stdin(&store, &["run", "-"], "SNAPSHOT LIST\n");
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("\"s1\""), "snapshots survive a restart");
+
+    let partial = format!("BEGIN TRANSACTION\nAPPEND {ROOT} text WITH label=\"kept\" :: \"kept\"\nCOMMIT\nAPPEND {ROOT} text WITH label=\"lost\" :: \"lost\"\nGOTO {ROOT}\n");
+    let out = ucp_stdin(&store, &["run", "-"], &partial);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("kept the state of the last COMMIT"));
+    assert!(ucp(&store, &["view", "@kept"]).status.success());
+    assert!(!ucp(&store, &["view", "@lost"]).status.success());
+}
+
+#[test]
+fn export_and_import_of_the_document_form_is_lossless() {
+    let (dir, store) = indexed();
+    let form = dir.path().join("node.ucl");
+    let out = ucp(&store, &["export", "--format", "ucl", "--out", form.to_str().unwrap()]);
+    assert!(out.status.success());
+    let out = ucp(&store, &["import-ucl", form.to_str().unwrap(), "--name", "copy"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let original = stdout_json(&ucp(&store, &["--doc", "node", "export", "--format", "json"]));
+    let mut copy = stdout_json(&ucp(&store, &["--doc", "copy", "export", "--format", "json"]));
+    copy["name"] = original["name"].clone();
+    assert_eq!(copy, original);
+    let out = ucp_stdin(&store, &["import-ucl", "-"], "BLOCKS\ntext #blk_a :: 5\n");
+    assert_user_error(&out, "must be a string");
+}
