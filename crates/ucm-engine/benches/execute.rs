@@ -62,12 +62,9 @@ fn script(ids: &[BlockId], kind: &str) -> Vec<Command> {
 fn execute(bencher: Bencher, kind: &str) {
     let (doc, ids) = document();
     let commands = script(&ids, kind);
-    bencher
-        .counter(ItemsCount::new(COMMANDS))
-        .with_inputs(|| Engine::new(doc.clone()))
-        .bench_local_refs(|engine| {
-            for command in &commands {
-                engine.execute(command).unwrap();
-            }
-        });
+    bencher.counter(ItemsCount::new(COMMANDS)).with_inputs(|| Engine::new(doc.clone())).bench_local_refs(|engine| {
+        for command in &commands {
+            engine.execute(command).unwrap();
+        }
+    });
 }

@@ -231,7 +231,8 @@ fn run_saves_only_what_succeeds() {
     assert!(stderr.contains("line 2, column 1: DELETE failed") && stderr.contains("nothing saved"), "{stderr}");
     assert_eq!(ucp(&store, &["export", "--format", "json"]).stdout, before, "a failed script changes nothing");
 
-    let ok = format!("APPEND {ROOT} text WITH label=\"n\" :: \"note\"\nEDIT @n SET text += \"!\"\nSNAPSHOT CREATE \"s1\"\n");
+    let ok =
+        format!("APPEND {ROOT} text WITH label=\"n\" :: \"note\"\nEDIT @n SET text += \"!\"\nSNAPSHOT CREATE \"s1\"\n");
     let out = ucp_stdin(&store, &["run", "-", "--json"], &ok);
     let report = stdout_json(&out);
     assert_eq!(report["ok"], true);
