@@ -278,20 +278,7 @@ impl<'s> Parser<'s> {
         let parent = self.block_ref()?;
         self.expect(Tok::Colon, "':' after the parent id")?;
         self.expect(Tok::LBracket, "'[' opening the list of children")?;
-        let mut children = Vec::new();
-        loop {
-            self.skip_newlines();
-            if self.eat(Tok::RBracket) {
-                break;
-            }
-            children.push(self.block_ref()?);
-            self.skip_newlines();
-            if !self.eat(Tok::Comma) {
-                self.skip_newlines();
-                self.expect(Tok::RBracket, "',' or ']' in the list of children")?;
-                break;
-            }
-        }
+        let children = self.delimited(Tok::RBracket, "',' or ']' in the list of children", Self::block_ref)?;
         Ok(StructureEntry { parent, children })
     }
 
@@ -1065,32 +1052,13 @@ impl<'s> Parser<'s> {
             }
             Tok::LBracket => {
                 self.bump();
-                self.nested(|p| {
-                    let mut items = Vec::new();
-                    loop {
-                        p.skip_newlines();
-                        if p.eat(Tok::RBracket) {
-                            return Ok(Value::Array(items));
-                        }
-                        items.push(p.value(bare_words)?);
-                        p.skip_newlines();
-                        if !p.eat(Tok::Comma) {
-                            p.skip_newlines();
-                            p.expect(Tok::RBracket, "',' or ']' in the array")?;
-                            return Ok(Value::Array(items));
-                        }
-                    }
-                })
+                self.nested(|p| p.delimited(Tok::RBracket, "',' or ']' in the array", |p| p.value(bare_words)))
+                    .map(Value::Array)
             }
             Tok::LBrace => {
                 self.bump();
                 self.nested(|p| {
-                    let mut entries: Vec<(String, Value)> = Vec::new();
-                    loop {
-                        p.skip_newlines();
-                        if p.eat(Tok::RBrace) {
-                            return Ok(Value::Object(entries));
-                        }
+                    p.delimited(Tok::RBrace, "',' or '}' in the object", |p| {
                         let key = match p.kind() {
                             Tok::DqString | Tok::SqString => p.string()?,
                             Tok::Word => p.bump_text().to_owned(),
@@ -1098,18 +1066,36 @@ impl<'s> Parser<'s> {
                         };
                         p.expect(Tok::Colon, "':' after the object key")?;
                         p.skip_newlines();
-                        let value = p.value(bare_words)?;
-                        entries.push((key, value));
-                        p.skip_newlines();
-                        if !p.eat(Tok::Comma) {
-                            p.skip_newlines();
-                            p.expect(Tok::RBrace, "',' or '}' in the object")?;
-                            return Ok(Value::Object(entries));
-                        }
-                    }
+                        Ok((key, p.value(bare_words)?))
+                    })
                 })
+                .map(Value::Object)
             }
             _ => Err(self.expected("a value (a string, number, true, false, null, [..] or {..})")),
+        }
+    }
+
+    /// Comma-separated items up to `close` (the opening bracket already
+    /// read); line breaks may fall anywhere between items.
+    fn delimited<T>(
+        &mut self,
+        close: Tok,
+        what: &str,
+        mut item: impl FnMut(&mut Self) -> PResult<T>,
+    ) -> PResult<Vec<T>> {
+        let mut items = Vec::new();
+        loop {
+            self.skip_newlines();
+            if self.eat(close) {
+                return Ok(items);
+            }
+            items.push(item(self)?);
+            self.skip_newlines();
+            if !self.eat(Tok::Comma) {
+                self.skip_newlines();
+                self.expect(close, what)?;
+                return Ok(items);
+            }
         }
     }
 

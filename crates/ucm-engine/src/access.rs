@@ -96,7 +96,12 @@ fn main_text_mut(content: &mut Content) -> Option<&mut String> {
 /// Reads the value a path names, as JSON (`None` when absent).
 pub(crate) fn read(block: &Block, path: &Path) -> Result<Option<Json>, EngineError> {
     let (field, rest) = resolve(path)?;
-    let value = match field {
+    Ok(read_field(block, field).and_then(|v| descend(v, rest)))
+}
+
+/// The value of one field of a block, as JSON (`None` when absent).
+fn read_field(block: &Block, field: Field<'_>) -> Option<Json> {
+    match field {
         Field::Text => main_text(&block.content).map(|t| Json::String(t.to_owned())),
         Field::Label => block.metadata.label.clone().map(Json::String),
         Field::Summary => block.metadata.summary.clone().map(Json::String),
@@ -117,8 +122,7 @@ pub(crate) fn read(block: &Block, path: &Path) -> Result<Option<Json>, EngineErr
             "source" => block.metadata.source.as_ref().and_then(|s| serde_json::to_value(s).ok()),
             _ => serde_json::to_value(block.metadata.timestamps).ok(),
         },
-    };
-    Ok(value.and_then(|v| descend(v, rest)))
+    }
 }
 
 fn content_json(content: &Content) -> Map<String, Json> {
@@ -198,7 +202,7 @@ pub(crate) fn edit(block: &mut Block, path: &Path, op: &EditOp) -> Result<(), En
             return Ok(());
         }
     }
-    let current = read(block, &Path(path.0[..path.0.len() - rest.len()].to_vec()))?.unwrap_or(Json::Null);
+    let current = read_field(block, field).unwrap_or(Json::Null);
     let updated = apply_at(current, rest, op, path)?;
     write(block, field, updated, path)
 }
