@@ -1,0 +1,725 @@
+//! The context window: admission under hard budgets, eviction by policy,
+//! compaction, pruning, focus and task, and resynchronisation after the
+//! document changes.
+//!
+//! Invariant: after every public method returns, the default rendering has
+//! at most `max_tokens` tokens and at most `max_blocks` entries.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+
+use serde::{Deserialize, Serialize};
+use ucl_parser::{CompressMethod, Reason};
+use ucm_core::{BlockId, Document, IdSet, Tokenizer};
+
+use crate::entry::{base_score, Entry, Representation};
+use crate::error::WindowError;
+use crate::relevance::{self, jaccard, terms, Signals, Task};
+use crate::segment::{self, Builder};
+use crate::summarize::Summarizer;
+
+/// Which entries leave first when the window is over budget.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PruningPolicy {
+    /// Lowest current relevance first.
+    #[default]
+    RelevanceFirst,
+    /// Least recently touched first.
+    RecencyFirst,
+    /// Near duplicates of other entries first.
+    RedundancyFirst,
+    /// Leaves before their ancestors, least relevant first.
+    Strategic,
+}
+
+/// Budgets and tuning of a window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WindowConfig {
+    /// Token budget of the rendered window (default format).
+    pub max_tokens: usize,
+    /// Most entries.
+    pub max_blocks: usize,
+    /// Eviction order.
+    pub policy: PruningPolicy,
+    /// Tokens a truncated block keeps.
+    pub truncate_tokens: usize,
+    /// Tokens a summary may use.
+    pub summary_tokens: usize,
+    /// Half-life of the recency signal, in milliseconds.
+    pub recency_half_life_ms: i64,
+    /// Threshold of CTX PRUNE without parameters.
+    pub min_relevance: f64,
+}
+
+impl Default for WindowConfig {
+    fn default() -> Self {
+        WindowConfig {
+            max_tokens: 8000,
+            max_blocks: 200,
+            policy: PruningPolicy::RelevanceFirst,
+            truncate_tokens: 64,
+            summary_tokens: 48,
+            recency_half_life_ms: 5 * 60 * 1000,
+            min_relevance: 0.3,
+        }
+    }
+}
+
+/// What a window operation may read.
+pub struct Env<'a> {
+    /// The document the window shows.
+    pub doc: &'a Document,
+    /// Exact token counts.
+    pub tokenizer: &'a dyn Tokenizer,
+    /// Summaries for COMPRESS METHOD=SUMMARIZE.
+    pub summarizer: &'a dyn Summarizer,
+    /// Now, in ms since the Unix epoch.
+    pub now_ms: i64,
+}
+
+/// Why an entry left the window or changed representation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Action {
+    /// CTX REMOVE.
+    Removed,
+    /// CTX CLEAR.
+    Cleared,
+    /// Made room for another block.
+    Evicted {
+        /// The policy that chose it.
+        policy: PruningPolicy,
+    },
+    /// CTX PRUNE.
+    Pruned {
+        /// The rule it failed (`min_relevance` or `max_age`).
+        rule: String,
+    },
+    /// The block was deleted from the document.
+    Deleted,
+    /// Shown smaller to stay within budget.
+    Degraded {
+        /// Before.
+        from: Representation,
+        /// After.
+        to: Representation,
+    },
+    /// CTX COMPRESS.
+    Compressed {
+        /// Before.
+        from: Representation,
+        /// After.
+        to: Representation,
+    },
+}
+
+impl Action {
+    /// The action's name in stats.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Removed => "removed",
+            Action::Cleared => "cleared",
+            Action::Evicted { .. } => "evicted",
+            Action::Pruned { .. } => "pruned",
+            Action::Deleted => "deleted",
+            Action::Degraded { .. } => "degraded",
+            Action::Compressed { .. } => "compressed",
+        }
+    }
+}
+
+/// One recorded change (the window keeps the last [`LOG_LEN`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// The block; it can always be added back with CTX ADD.
+    pub id: BlockId,
+    /// What happened.
+    #[serde(flatten)]
+    pub action: Action,
+    /// Tokens it held before.
+    pub tokens_before: usize,
+    /// Tokens it holds after (0 when it left).
+    pub tokens_after: usize,
+    /// When (ms since the Unix epoch).
+    pub at_ms: i64,
+}
+
+/// Changes kept in the log.
+pub const LOG_LEN: usize = 100;
+
+/// The result of adding one block.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Admitted {
+    /// The block.
+    pub id: BlockId,
+    /// How it is shown now.
+    pub representation: Representation,
+    /// Whether it was already in the window.
+    pub already_present: bool,
+    /// Entries evicted to make room.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub evicted: Vec<BlockId>,
+}
+
+/// A session's context window.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ContextWindow {
+    pub(crate) config: WindowConfig,
+    /// Entries in document order.
+    pub(crate) entries: Vec<Entry>,
+    pub(crate) focus: Option<BlockId>,
+    #[serde(with = "task_text")]
+    pub(crate) task: Option<Task>,
+    pub(crate) log: VecDeque<Change>,
+    pub(crate) removed: BTreeMap<String, usize>,
+    pub(crate) total_tokens: usize,
+    /// Document version the entries were computed for (`None` after loading).
+    #[serde(skip)]
+    pub(crate) synced_version: Option<u64>,
+    #[serde(skip)]
+    pub(crate) header_tokens: HashMap<Vec<BlockId>, usize>,
+}
+
+mod task_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::relevance::Task;
+
+    pub fn serialize<S: Serializer>(task: &Option<Task>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_some(&task.as_ref().map(Task::text))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Task>, D::Error> {
+        Ok(Option::<String>::deserialize(d)?.map(|t| Task::new(&t)))
+    }
+}
+
+impl ContextWindow {
+    /// An empty window.
+    pub fn new(config: WindowConfig) -> Self {
+        ContextWindow { config, ..ContextWindow::default() }
+    }
+
+    /// Budgets and tuning.
+    pub fn config(&self) -> &WindowConfig {
+        &self.config
+    }
+
+    /// Entries in document order.
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The entry of a block.
+    pub fn get(&self, id: BlockId) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.id == id)
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the window is empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Tokens of the default rendering.
+    pub fn tokens(&self) -> usize {
+        self.total_tokens
+    }
+
+    /// The focus block.
+    pub fn focus(&self) -> Option<BlockId> {
+        self.focus
+    }
+
+    /// The task relevance is measured against.
+    pub fn task(&self) -> Option<&str> {
+        self.task.as_ref().map(Task::text)
+    }
+
+    /// Recent changes, oldest first.
+    pub fn log(&self) -> impl Iterator<Item = &Change> {
+        self.log.iter()
+    }
+
+    /// Brings cached facts up to date with the document (entries of deleted
+    /// blocks leave, token counts and order are recomputed) and enforces
+    /// the budget. Cheap when the document did not change.
+    pub fn sync(&mut self, env: &Env) {
+        if self.synced_version == Some(env.doc.version()) {
+            return;
+        }
+        self.header_tokens.clear();
+        let builder = self.builder(env);
+        let mut gone = Vec::new();
+        for entry in &mut self.entries {
+            if !env.doc.contains(entry.id) {
+                gone.push((entry.id, entry.tokens));
+                continue;
+            }
+            if builder.show(entry.id, entry.representation).is_none() {
+                entry.representation = Representation::Full;
+            }
+            refresh(entry, &builder, self.task.as_ref());
+        }
+        self.entries.retain(|e| env.doc.contains(e.id));
+        for (id, tokens) in gone {
+            self.record(id, Action::Deleted, tokens, 0, env.now_ms);
+        }
+        self.entries.sort_by(|a, b| a.order.cmp(&b.order));
+        self.synced_version = Some(env.doc.version());
+        self.recount(env);
+        self.enforce(env);
+    }
+
+    /// Changes the budgets, shrinking the window at once if needed.
+    pub fn set_limits(&mut self, env: &Env, max_tokens: usize, max_blocks: usize) {
+        self.sync(env);
+        self.config.max_tokens = max_tokens;
+        self.config.max_blocks = max_blocks;
+        self.enforce(env);
+    }
+
+    /// Sets the pruning policy.
+    pub fn set_policy(&mut self, policy: PruningPolicy) {
+        self.config.policy = policy;
+    }
+
+    /// Sets (or clears) the task relevance is measured against.
+    pub fn set_task(&mut self, env: &Env, task: Option<&str>) {
+        self.sync(env);
+        self.task = task.filter(|t| !t.trim().is_empty()).map(Task::new);
+        let builder = self.builder(env);
+        for entry in &mut self.entries {
+            entry.task_score = task_score(&builder, entry.id, &entry.path, self.task.as_ref());
+        }
+    }
+
+    /// Sets (or clears) the focus; the focus and its ancestors are never
+    /// pruned while it holds.
+    pub fn set_focus(&mut self, env: &Env, focus: Option<BlockId>) -> Result<(), WindowError> {
+        if let Some(id) = focus {
+            if !env.doc.contains(id) {
+                return Err(WindowError::BlockNotFound(id));
+            }
+        }
+        self.sync(env);
+        self.focus = focus;
+        if let Some(entry) = focus.and_then(|id| self.entries.iter_mut().find(|e| e.id == id)) {
+            entry.accessed_ms = env.now_ms;
+            entry.access_count += 1;
+        }
+        Ok(())
+    }
+
+    /// Adds a block (or opens one already present to its full form),
+    /// evicting less relevant entries by the policy or showing it smaller
+    /// when it does not fit. Fails, changing nothing, when not even a stub fits.
+    pub fn add(
+        &mut self,
+        env: &Env,
+        id: BlockId,
+        reason: Reason,
+        relevance: Option<f64>,
+    ) -> Result<Admitted, WindowError> {
+        self.admit(env, id, reason, relevance, Representation::Full, true)
+    }
+
+    /// [`ContextWindow::add`] with control over the fullest representation
+    /// tried and whether other entries may be evicted.
+    pub(crate) fn admit(
+        &mut self,
+        env: &Env,
+        id: BlockId,
+        reason: Reason,
+        relevance: Option<f64>,
+        preferred: Representation,
+        may_evict: bool,
+    ) -> Result<Admitted, WindowError> {
+        if !env.doc.contains(id) {
+            return Err(WindowError::BlockNotFound(id));
+        }
+        self.sync(env);
+        let stated = relevance.map_or(base_score(reason), |r| r.clamp(0.0, 1.0));
+        if let Some(index) = self.index_of(id) {
+            return Ok(self.reopen(env, index, reason, stated, preferred));
+        }
+        let builder = self.builder(env);
+        let mut entry = Entry {
+            id,
+            reason,
+            relevance: stated,
+            representation: preferred,
+            tokens: 0,
+            full_tokens: 0,
+            added_ms: env.now_ms,
+            accessed_ms: env.now_ms,
+            access_count: 1,
+            order: Vec::new(),
+            path: Vec::new(),
+            task_score: None,
+        };
+        refresh(&mut entry, &builder, self.task.as_ref());
+        let smallest = entry.tokens;
+        let floor = self.score(env, &entry);
+        let ladder = Representation::ALL.iter().copied().filter(|r| *r >= preferred && *r != Representation::Summary);
+        for representation in ladder {
+            if builder.show(id, representation).is_none() {
+                continue;
+            }
+            let mut candidate = entry.clone();
+            candidate.representation = representation;
+            refresh(&mut candidate, &builder, self.task.as_ref());
+            if let Some(evicted) = self.try_insert(env, candidate, floor, may_evict) {
+                return Ok(Admitted { id, representation, already_present: false, evicted });
+            }
+        }
+        Err(WindowError::ContextLimitExceeded {
+            id,
+            needed: smallest.min(self.stub_tokens(env, id)),
+            tokens: self.total_tokens,
+            max_tokens: self.config.max_tokens,
+            blocks: self.entries.len(),
+            max_blocks: self.config.max_blocks,
+        })
+    }
+
+    /// Touches an entry already present and tries to show it fuller.
+    fn reopen(&mut self, env: &Env, index: usize, reason: Reason, stated: f64, preferred: Representation) -> Admitted {
+        let entry = &mut self.entries[index];
+        entry.accessed_ms = env.now_ms;
+        entry.access_count += 1;
+        if stated > entry.relevance {
+            entry.relevance = stated;
+            entry.reason = reason;
+        }
+        let current = entry.clone();
+        let mut admitted =
+            Admitted { id: current.id, representation: current.representation, already_present: true, evicted: vec![] };
+        if preferred >= current.representation {
+            return admitted;
+        }
+        let builder = self.builder(env);
+        let floor = self.score(env, &current);
+        let removed = self.entries.remove(index);
+        self.recount(env);
+        for representation in Representation::ALL.into_iter().filter(|r| *r >= preferred && *r < current.representation)
+        {
+            if builder.show(current.id, representation).is_none() {
+                continue;
+            }
+            let mut candidate = current.clone();
+            candidate.representation = representation;
+            refresh(&mut candidate, &builder, self.task.as_ref());
+            if let Some(evicted) = self.try_insert(env, candidate, floor, true) {
+                admitted.representation = representation;
+                admitted.evicted = evicted;
+                return admitted;
+            }
+        }
+        self.entries.insert(index, removed);
+        self.recount(env);
+        admitted
+    }
+
+    /// Inserts `entry`, evicting entries no more relevant than `floor` when
+    /// allowed, if that brings the window within budget. On failure the
+    /// window is unchanged and `None` is returned.
+    fn try_insert(&mut self, env: &Env, entry: Entry, floor: f64, may_evict: bool) -> Option<Vec<BlockId>> {
+        let saved = (self.entries.clone(), self.total_tokens);
+        let id = entry.id;
+        self.insert_sorted(entry);
+        self.recount(env);
+        if self.within_budget() {
+            return Some(Vec::new());
+        }
+        if may_evict {
+            let mut evicted = Vec::new();
+            for victim in self.victims(env, Some(floor), Some(id)) {
+                let index = self.index_of(victim).expect("victims are entries");
+                evicted.push(self.entries.remove(index));
+                self.recount(env);
+                if self.within_budget() {
+                    let policy = self.config.policy;
+                    for gone in &evicted {
+                        self.record(gone.id, Action::Evicted { policy }, gone.tokens, 0, env.now_ms);
+                    }
+                    return Some(evicted.iter().map(|e| e.id).collect());
+                }
+            }
+        }
+        (self.entries, self.total_tokens) = saved;
+        None
+    }
+
+    /// Removes a block from the window.
+    pub fn remove(&mut self, env: &Env, id: BlockId) -> Result<(), WindowError> {
+        self.sync(env);
+        let index = self.index_of(id).ok_or(WindowError::NotInWindow(id))?;
+        let entry = self.entries.remove(index);
+        self.record(id, Action::Removed, entry.tokens, 0, env.now_ms);
+        self.recount(env);
+        Ok(())
+    }
+
+    /// Empties the window (the focus and task stay).
+    pub fn clear(&mut self, env: &Env) -> usize {
+        let entries = std::mem::take(&mut self.entries);
+        for entry in &entries {
+            self.record(entry.id, Action::Cleared, entry.tokens, 0, env.now_ms);
+        }
+        self.recount(env);
+        entries.len()
+    }
+
+    /// Shows every entry but the focus with `method` where that is smaller.
+    /// Returns the blocks changed.
+    pub fn compress(&mut self, env: &Env, method: CompressMethod) -> Vec<BlockId> {
+        self.sync(env);
+        let to = match method {
+            CompressMethod::Truncate => Representation::Truncated,
+            CompressMethod::Summarize => Representation::Summary,
+            CompressMethod::StructureOnly => Representation::StructureOnly,
+        };
+        let builder = self.builder(env);
+        let mut changed = Vec::new();
+        let mut records = Vec::new();
+        for entry in &mut self.entries {
+            if Some(entry.id) == self.focus || entry.representation == to {
+                continue;
+            }
+            let mut candidate = entry.clone();
+            candidate.representation = to;
+            if builder.show(entry.id, to).is_none() {
+                continue;
+            }
+            refresh(&mut candidate, &builder, self.task.as_ref());
+            if candidate.tokens < entry.tokens {
+                records.push((
+                    entry.id,
+                    Action::Compressed { from: entry.representation, to },
+                    entry.tokens,
+                    candidate.tokens,
+                ));
+                changed.push(entry.id);
+                *entry = candidate;
+            }
+        }
+        for (id, action, before, after) in records {
+            self.record(id, action, before, after, env.now_ms);
+        }
+        self.recount(env);
+        changed
+    }
+
+    /// Removes entries below `min_relevance` (current relevance) or not
+    /// touched for `max_age_s` seconds; without either, entries below the
+    /// configured threshold. The focus and its ancestors stay.
+    pub fn prune(&mut self, env: &Env, min_relevance: Option<f64>, max_age_s: Option<u64>) -> Vec<BlockId> {
+        self.sync(env);
+        let min_relevance = match (min_relevance, max_age_s) {
+            (None, None) => Some(self.config.min_relevance),
+            (min, _) => min,
+        };
+        let protected = self.protected(env);
+        let mut pruned = Vec::new();
+        let mut kept = Vec::with_capacity(self.entries.len());
+        for entry in std::mem::take(&mut self.entries) {
+            let too_old = max_age_s.is_some_and(|age| env.now_ms - entry.accessed_ms > age as i64 * 1000);
+            let too_weak = min_relevance.is_some_and(|min| self.score(env, &entry) < min);
+            if protected.contains(&entry.id) || !(too_old || too_weak) {
+                kept.push(entry);
+            } else {
+                let rule = if too_weak { "min_relevance" } else { "max_age" };
+                pruned.push((entry.id, rule, entry.tokens));
+            }
+        }
+        self.entries = kept;
+        for (id, rule, tokens) in &pruned {
+            self.record(*id, Action::Pruned { rule: (*rule).to_owned() }, *tokens, 0, env.now_ms);
+        }
+        self.recount(env);
+        pruned.into_iter().map(|(id, ..)| id).collect()
+    }
+
+    /// Evicts (and as a last resort degrades protected entries) until the
+    /// window is within budget.
+    fn enforce(&mut self, env: &Env) {
+        while !self.within_budget() {
+            if let Some(victim) = self.victims(env, None, None).first().copied() {
+                let index = self.index_of(victim).expect("victims are entries");
+                let entry = self.entries.remove(index);
+                let policy = self.config.policy;
+                self.record(entry.id, Action::Evicted { policy }, entry.tokens, 0, env.now_ms);
+            } else {
+                self.degrade_largest(env);
+            }
+            self.recount(env);
+        }
+    }
+
+    /// Shows the largest entry one step smaller, or drops it when it is
+    /// already a stub.
+    fn degrade_largest(&mut self, env: &Env) {
+        let Some(index) = (0..self.entries.len()).max_by_key(|i| self.entries[*i].tokens) else { return };
+        let builder = self.builder(env);
+        let entry = &self.entries[index];
+        let next = [Representation::Truncated, Representation::StructureOnly]
+            .into_iter()
+            .filter(|r| *r > entry.representation)
+            .find(|r| builder.show(entry.id, *r).is_some());
+        match next {
+            Some(to) => {
+                let mut smaller = entry.clone();
+                smaller.representation = to;
+                refresh(&mut smaller, &builder, self.task.as_ref());
+                let (id, from, before, after) = (entry.id, entry.representation, entry.tokens, smaller.tokens);
+                self.entries[index] = smaller;
+                self.record(id, Action::Degraded { from, to }, before, after, env.now_ms);
+            }
+            None => {
+                let entry = self.entries.remove(index);
+                let policy = self.config.policy;
+                self.record(entry.id, Action::Evicted { policy }, entry.tokens, 0, env.now_ms);
+            }
+        }
+    }
+
+    /// Entries that may be evicted, in the policy's order: never the focus
+    /// or its ancestors, never `except`, and (with a floor) only entries no
+    /// more relevant than the floor.
+    fn victims(&self, env: &Env, floor: Option<f64>, except: Option<BlockId>) -> Vec<BlockId> {
+        let protected = self.protected(env);
+        let mut scored: Vec<(&Entry, f64)> = self
+            .entries
+            .iter()
+            .filter(|e| !protected.contains(&e.id) && Some(e.id) != except)
+            .map(|e| (e, self.score(env, e)))
+            .filter(|(_, s)| floor.is_none_or(|f| *s <= f))
+            .collect();
+        let by_relevance = |a: &(&Entry, f64), b: &(&Entry, f64)| a.1.total_cmp(&b.1).then(a.0.order.cmp(&b.0.order));
+        match self.config.policy {
+            PruningPolicy::RelevanceFirst => scored.sort_by(by_relevance),
+            PruningPolicy::RecencyFirst => {
+                scored.sort_by(|a, b| a.0.accessed_ms.cmp(&b.0.accessed_ms).then_with(|| by_relevance(a, b)))
+            }
+            PruningPolicy::RedundancyFirst => {
+                let redundancy = self.redundancy(env);
+                scored.sort_by(|a, b| {
+                    let (ra, rb) = (redundancy[&a.0.id], redundancy[&b.0.id]);
+                    rb.total_cmp(&ra).then_with(|| by_relevance(a, b))
+                });
+            }
+            PruningPolicy::Strategic => {
+                let inner: IdSet = self.entries.iter().flat_map(|e| env.doc.ancestors(e.id)).collect();
+                scored.sort_by(|a, b| {
+                    inner.contains(&a.0.id).cmp(&inner.contains(&b.0.id)).then_with(|| by_relevance(a, b))
+                });
+            }
+        }
+        scored.into_iter().map(|(e, _)| e.id).collect()
+    }
+
+    /// For each entry, its highest term overlap with another entry, rounded
+    /// to tenths so near duplicates tie and relevance decides among them.
+    fn redundancy(&self, env: &Env) -> HashMap<BlockId, f64> {
+        let sets: Vec<HashSet<String>> = self
+            .entries
+            .iter()
+            .map(|e| env.doc.get(e.id).map(|b| terms(&segment::full_body(b)).into_iter().collect()).unwrap_or_default())
+            .collect();
+        let mut out = HashMap::new();
+        for (i, entry) in self.entries.iter().enumerate() {
+            let best = (0..sets.len()).filter(|j| *j != i).map(|j| jaccard(&sets[i], &sets[j])).fold(0.0, f64::max);
+            out.insert(entry.id, (best * 10.0).round() / 10.0);
+        }
+        out
+    }
+
+    /// The focus and its ancestors.
+    fn protected(&self, env: &Env) -> IdSet {
+        self.focus.into_iter().flat_map(|f| std::iter::once(f).chain(env.doc.ancestors(f))).collect()
+    }
+
+    /// The current relevance of an entry.
+    pub(crate) fn score(&self, env: &Env, entry: &Entry) -> f64 {
+        let signals = Signals {
+            age_ms: env.now_ms - entry.accessed_ms,
+            half_life_ms: self.config.recency_half_life_ms,
+            focus_distance: self.focus.and_then(|f| relevance::tree_distance(env.doc, f, entry.id)),
+        };
+        relevance::score(entry, &signals)
+    }
+
+    fn stub_tokens(&self, env: &Env, id: BlockId) -> usize {
+        let builder = self.builder(env);
+        builder
+            .show(id, Representation::StructureOnly)
+            .map_or(0, |s| env.tokenizer.count(&segment::entry_segment(&id.to_string(), &s)))
+    }
+
+    pub(crate) fn within_budget(&self) -> bool {
+        self.total_tokens <= self.config.max_tokens && self.entries.len() <= self.config.max_blocks
+    }
+
+    pub(crate) fn index_of(&self, id: BlockId) -> Option<usize> {
+        self.entries.iter().position(|e| e.id == id)
+    }
+
+    pub(crate) fn insert_sorted(&mut self, entry: Entry) {
+        let at = self.entries.partition_point(|e| e.order < entry.order);
+        self.entries.insert(at, entry);
+    }
+
+    pub(crate) fn builder<'a>(&self, env: &'a Env) -> Builder<'a> {
+        Builder {
+            doc: env.doc,
+            tokenizer: env.tokenizer,
+            summarizer: env.summarizer,
+            truncate_tokens: self.config.truncate_tokens,
+            summary_tokens: self.config.summary_tokens,
+        }
+    }
+
+    pub(crate) fn record(
+        &mut self,
+        id: BlockId,
+        action: Action,
+        tokens_before: usize,
+        tokens_after: usize,
+        at_ms: i64,
+    ) {
+        *self.removed.entry(action.name().to_owned()).or_default() += 1;
+        if self.log.len() == LOG_LEN {
+            self.log.pop_front();
+        }
+        self.log.push_back(Change { id, action, tokens_before, tokens_after, at_ms });
+    }
+}
+
+/// Recomputes an entry's cached facts (order, path, task score, tokens).
+pub(crate) fn refresh(entry: &mut Entry, builder: &Builder, task: Option<&Task>) {
+    let doc = builder.doc;
+    entry.order = segment::order_key(doc, entry.id);
+    entry.path = segment::titled_path(doc, entry.id);
+    entry.task_score = task_score(builder, entry.id, &entry.path, task);
+    entry.full_tokens = doc.get(entry.id).map_or(0, |b| segment::block_tokens(b, builder.tokenizer));
+    entry.tokens = builder
+        .show(entry.id, entry.representation)
+        .map_or(0, |shown| builder.tokenizer.count(&segment::entry_segment(&entry.id.to_string(), &shown)));
+}
+
+fn task_score(builder: &Builder, id: BlockId, path: &[BlockId], task: Option<&Task>) -> Option<f64> {
+    let task = task?;
+    let block = builder.doc.get(id)?;
+    let mut text = segment::full_body(block);
+    for ancestor in path.iter().filter_map(|a| builder.doc.get(*a)) {
+        text.push(' ');
+        text.push_str(&segment::title(ancestor).unwrap_or_default());
+    }
+    Some(task.similarity(&text))
+}
