@@ -11,8 +11,9 @@ const ID_LEN: usize = ID_PREFIX.len() + 24;
 /// A two-way map between full block ids and short integer ids.
 ///
 /// Numbers are handed out in first-seen order starting at 1 and never
-/// reused, so a short id keeps its meaning for the life of the map.
-#[derive(Debug, Clone, Default)]
+/// reused, so a short id keeps its meaning for the life of the map. It
+/// serializes as the list of full ids in number order.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct IdMapper {
     to_short: IdMap<u32>,
     to_full: Vec<BlockId>,
@@ -44,6 +45,11 @@ impl IdMapper {
     pub fn full(&self, short: u32) -> Option<BlockId> {
         let index = usize::try_from(short).ok()?.checked_sub(1)?;
         self.to_full.get(index).copied()
+    }
+
+    /// The full ids in number order (short id `n` is at index `n - 1`).
+    pub fn ids(&self) -> &[BlockId] {
+        &self.to_full
     }
 
     /// Number of mapped ids.
@@ -99,6 +105,23 @@ impl IdMapper {
     }
 }
 
+impl serde::Serialize for IdMapper {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_full.serialize(serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for IdMapper {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let ids = Vec::<BlockId>::deserialize(deserializer)?;
+        let mut map = IdMapper::new();
+        for id in ids {
+            map.short(id);
+        }
+        Ok(map)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +131,17 @@ mod tests {
         let mut bytes = [0u8; 12];
         bytes[11] = n;
         BlockId::from_bytes(bytes)
+    }
+
+    #[test]
+    fn serializes_as_the_ids_in_number_order() {
+        let mut map = IdMapper::new();
+        map.short(id(5));
+        map.short(id(2));
+        let json = serde_json::to_string(&map).unwrap();
+        let back: IdMapper = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, map);
+        assert_eq!(back.full(2), Some(id(2)));
     }
 
     #[test]

@@ -49,19 +49,6 @@ pub fn base_score(reason: Reason) -> f64 {
     }
 }
 
-/// The snake_case name of a reason (as UCL writes it).
-pub fn reason_name(reason: Reason) -> &'static str {
-    match reason {
-        Reason::DirectReference => "direct_reference",
-        Reason::SemanticRelevance => "semantic_relevance",
-        Reason::StructuralContext => "structural_context",
-        Reason::NavigationPath => "navigation_path",
-        Reason::UserPreference => "user_preference",
-        Reason::AgentDecision => "agent_decision",
-        Reason::SystemRequired => "system_required",
-    }
-}
-
 /// A block in the window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {

@@ -37,7 +37,7 @@ pub mod segment;
 mod summarize;
 mod window;
 
-pub use entry::{base_score, reason_name, Entry, Representation};
+pub use entry::{base_score, Entry, Representation};
 pub use error::WindowError;
 pub use expand::Expansion;
 pub use relevance::{terms, tree_distance, Task};

@@ -105,7 +105,7 @@ impl ContextWindow {
         let mut relevance = 0.0;
         for entry in &self.entries {
             relevance += self.score(env, entry);
-            *stats.by_reason.entry(crate::entry::reason_name(entry.reason).to_owned()).or_default() += 1;
+            *stats.by_reason.entry(ucl_parser::reason_name(entry.reason).to_owned()).or_default() += 1;
             let role = env.doc.get(entry.id).and_then(|b| b.role()).map_or("none", |r| r.as_str()).to_owned();
             *stats.by_role.entry(role).or_default() += 1;
             *stats.by_representation.entry(entry.representation.as_str().to_owned()).or_default() += 1;

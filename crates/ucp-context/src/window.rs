@@ -241,6 +241,11 @@ impl ContextWindow {
         self.task.as_ref().map(Task::text)
     }
 
+    /// The task's terms, for similarity scoring.
+    pub fn task_terms(&self) -> Option<&Task> {
+        self.task.as_ref()
+    }
+
     /// Recent changes, oldest first.
     pub fn log(&self) -> impl Iterator<Item = &Change> {
         self.log.iter()
@@ -287,6 +292,15 @@ impl ContextWindow {
     /// Sets the pruning policy.
     pub fn set_policy(&mut self, policy: PruningPolicy) {
         self.config.policy = policy;
+    }
+
+    /// Sets the task before any entry exists (no document needed).
+    pub fn set_task_text(&mut self, task: Option<&str>) {
+        self.task = task.filter(|t| !t.trim().is_empty()).map(Task::new);
+        for entry in &mut self.entries {
+            entry.task_score = None;
+        }
+        self.synced_version = None;
     }
 
     /// Sets (or clears) the task relevance is measured against.

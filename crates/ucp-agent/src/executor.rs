@@ -1,0 +1,550 @@
+//! Dispatches one parsed command in a session: traversal commands walk the
+//! document, CTX commands change the session's window, edit commands go
+//! through the engine when the session may edit. Every handler validates
+//! before it changes anything.
+
+use std::time::Duration;
+
+use regex::Regex;
+use ucl_parser::{BlockRef, Command, Ctx, Direction, Expand, Reason, RenderFormat, ViewMode, ViewTarget};
+use ucm_core::{BlockId, Document};
+use ucp_context::{segment, Admitted, Env};
+
+use crate::error::AgentError;
+use crate::metrics::Metrics;
+use crate::navigate::{self, Filter, FindQuery};
+use crate::rag::SearchOptions;
+use crate::reply::{Item, Reply, Stub};
+use crate::safety::{Deadline, DepthGuard};
+use crate::session::Session;
+use crate::traversal::AgentTraversal;
+use crate::view::{view, BlockView};
+use crate::Step;
+
+/// The keyword of a command, CTX subcommands included (`CTX ADD`).
+pub fn command_name(command: &Command) -> &'static str {
+    match command {
+        Command::Ctx(ctx) => match ctx {
+            Ctx::Add { .. } => "CTX ADD",
+            Ctx::AddResults => "CTX ADD RESULTS",
+            Ctx::AddChildren { .. } => "CTX ADD CHILDREN",
+            Ctx::AddPath { .. } => "CTX ADD PATH",
+            Ctx::Remove { .. } => "CTX REMOVE",
+            Ctx::Clear => "CTX CLEAR",
+            Ctx::Expand { .. } => "CTX EXPAND",
+            Ctx::Compress { .. } => "CTX COMPRESS",
+            Ctx::Prune { .. } => "CTX PRUNE",
+            Ctx::Render { .. } => "CTX RENDER",
+            Ctx::Stats => "CTX STATS",
+            Ctx::Focus { .. } => "CTX FOCUS",
+        },
+        other => other.name(),
+    }
+}
+
+/// What a command may need the session to be allowed.
+fn check_permission(session: &Session, command: &Command) -> Result<(), AgentError> {
+    let caps = session.capabilities;
+    let (allowed, what) = match command {
+        c if c.is_edit() => (caps.can_edit, "edits"),
+        Command::Search(_) => (caps.can_search, "SEARCH"),
+        Command::Ctx(Ctx::Render { .. } | Ctx::Stats) => (true, ""),
+        Command::Ctx(_) => (caps.can_modify_context, "changing the context window"),
+        _ => (caps.can_traverse, "traversal"),
+    };
+    if allowed {
+        Ok(())
+    } else {
+        Err(AgentError::NotPermitted(format!("this session may not do {what}")))
+    }
+}
+
+impl AgentTraversal {
+    pub(crate) fn dispatch(&self, session: &mut Session, command: &Command, now: i64) -> Result<Step, AgentError> {
+        let mut command = command.clone();
+        session.ids.expand(&mut command).map_err(|n| {
+            AgentError::BadReference(format!(
+                "short id {n} is not known in this session (CTX RENDER FORMAT=SHORT_IDS assigns short ids)"
+            ))
+        })?;
+        check_permission(session, &command)?;
+        let name = command_name(&command);
+        if command.is_edit() {
+            let mut engine = self.engine.write().unwrap_or_else(|e| e.into_inner());
+            let outcome = engine.execute(&command)?;
+            Metrics::bump(&session.metrics.edits, 1);
+            return Ok(Step { command: name, reply: Reply::Edit { outcome }, warnings: Vec::new() });
+        }
+        let searches = u64::from(matches!(command, Command::Search(_)));
+        session.usage.check(&session.limits.budget, 1, searches)?;
+        if let Command::Ctx(ctx) = &command {
+            let adds = matches!(
+                ctx,
+                Ctx::Add { .. } | Ctx::AddResults | Ctx::AddChildren { .. } | Ctx::AddPath { .. } | Ctx::Expand { .. }
+            );
+            let total = self.context_blocks.load(std::sync::atomic::Ordering::Relaxed);
+            if adds && total >= self.limits.max_total_context_blocks {
+                return Err(AgentError::BudgetExhausted {
+                    budget: "total_context_blocks",
+                    used: total as u64,
+                    limit: self.limits.max_total_context_blocks as u64,
+                });
+            }
+        }
+        let engine = self.engine.read().unwrap_or_else(|e| e.into_inner());
+        let doc = engine.document();
+        let run = Run { traversal: self, doc, now, blocks_read: 0 };
+        let mut run = run;
+        let reply = run.command(session, &command)?;
+        session.usage.traversal_ops += 1;
+        session.usage.search_ops += searches;
+        session.usage.blocks_read += run.blocks_read;
+        Metrics::bump(&session.metrics.blocks_visited, run.blocks_read);
+        let warnings: Vec<String> = session
+            .usage
+            .warnings(&session.limits.budget)
+            .into_iter()
+            .map(|b| format!("{b} budget more than 80% spent"))
+            .collect();
+        if !warnings.is_empty() {
+            Metrics::bump(&session.metrics.budget_warnings, 1);
+        }
+        Ok(Step { command: name, reply, warnings })
+    }
+}
+
+/// One command's execution against a document.
+struct Run<'a> {
+    traversal: &'a AgentTraversal,
+    doc: &'a Document,
+    now: i64,
+    blocks_read: u64,
+}
+
+impl Run<'_> {
+    fn command(&mut self, session: &mut Session, command: &Command) -> Result<Reply, AgentError> {
+        match command {
+            Command::Goto(goto) => {
+                let id = self.resolve(&goto.target)?;
+                session.cursor.go(id, session.limits.max_history);
+                Metrics::bump(&session.metrics.navigations, 1);
+                Ok(self.moved(session))
+            }
+            Command::Back(back) => {
+                let steps = back.steps.unwrap_or(1) as usize;
+                let available = session.cursor.history_len();
+                session.cursor.back(steps).ok_or(AgentError::EmptyHistory { requested: steps, available })?;
+                Metrics::bump(&session.metrics.navigations, 1);
+                Ok(self.moved(session))
+            }
+            Command::Expand(expand) => self.expand(session, expand),
+            Command::Follow(follow) => {
+                let source = self.resolve(&follow.source)?;
+                let target = follow.target.as_ref().map(|t| self.resolve(t)).transpose()?;
+                let edges = navigate::follow(self.doc, source, &follow.edge_types, target);
+                if let (Some(target), true) = (target, edges.is_empty()) {
+                    return Err(AgentError::NoPath { from: source, to: target, max: Some(1) });
+                }
+                if let Some(target) = target {
+                    session.cursor.go(target, session.limits.max_history);
+                }
+                Metrics::bump(&session.metrics.edges_followed, edges.len() as u64);
+                let total = edges.len();
+                let items = edges
+                    .into_iter()
+                    .take(session.limits.max_results_per_operation)
+                    .map(|(id, edge)| self.item(session, id, ViewMode::Metadata, Some(edge.to_string())))
+                    .collect();
+                Ok(self.listing(session, "FOLLOW", items, Vec::new(), total, Reason::SemanticRelevance))
+            }
+            Command::Path(query) => {
+                let ids = self.path(session, &query.from, &query.to, query.max.map(|m| m as usize))?;
+                Metrics::bump(&session.metrics.edges_followed, ids.len().saturating_sub(1) as u64);
+                let total = ids.len();
+                let items = ids.into_iter().map(|id| self.item(session, id, ViewMode::Metadata, None)).collect();
+                Ok(self.listing(session, "PATH", items, Vec::new(), total, Reason::NavigationPath))
+            }
+            Command::Search(search) => {
+                let provider = self.traversal.search.as_ref().ok_or(AgentError::SearchNotConfigured)?;
+                let options = SearchOptions {
+                    limit: (search.limit.unwrap_or(10) as usize).min(session.limits.max_results_per_operation),
+                    min_similarity: search.min_similarity.unwrap_or(0.0),
+                    roles: search.roles.clone(),
+                    tags: search.tags.clone(),
+                };
+                let hits = provider.search(&search.query, &options).map_err(AgentError::SearchFailed)?;
+                if session.window.task().is_none() {
+                    session.window.set_task_text(Some(&search.query));
+                }
+                Metrics::bump(&session.metrics.searches, 1);
+                let total = hits.len();
+                let items = hits
+                    .into_iter()
+                    .filter(|h| self.doc.contains(h.id))
+                    .map(|h| self.item(session, h.id, ViewMode::Preview, Some(format!("{:.2}", h.score))))
+                    .collect();
+                Ok(self.listing(session, "SEARCH", items, Vec::new(), total, Reason::SemanticRelevance))
+            }
+            Command::Find(find) => {
+                let pattern = find
+                    .pattern
+                    .as_deref()
+                    .map(|p| {
+                        Regex::new(p)
+                            .map_err(|e| AgentError::InvalidPattern { pattern: p.to_owned(), reason: e.to_string() })
+                    })
+                    .transpose()?;
+                let query =
+                    FindQuery { role: find.role.clone(), tag: find.tag.clone(), label: find.label.clone(), pattern };
+                let indexes = self.traversal.indexes(self.doc);
+                let cap = session.limits.max_results_per_operation;
+                let (ids, total) = navigate::find(self.doc, &indexes, &query, cap, &self.deadline())?;
+                Metrics::bump(&session.metrics.searches, 1);
+                self.blocks_read += self.doc.len() as u64;
+                let items = ids.into_iter().map(|id| self.item(session, id, ViewMode::Preview, None)).collect();
+                Ok(self.listing(session, "FIND", items, Vec::new(), total, Reason::DirectReference))
+            }
+            Command::View(v) => match &v.target {
+                ViewTarget::Block(target) => {
+                    let id = self.resolve(target)?;
+                    let mode = v.mode.unwrap_or(ViewMode::Full);
+                    Ok(Reply::View { view: self.view(session, id, mode) })
+                }
+                ViewTarget::Neighborhood { depth } => self.neighborhood(session, depth.unwrap_or(1) as usize, v.mode),
+            },
+            Command::Ctx(ctx) => self.ctx(session, ctx),
+            other => Err(AgentError::NotPermitted(format!("{} cannot run in a session", other.name()))),
+        }
+    }
+
+    fn deadline(&self) -> Deadline {
+        Deadline::after(Duration::from_millis(self.traversal.limits.operation_timeout_ms))
+    }
+
+    fn resolve(&self, reference: &BlockRef) -> Result<BlockId, AgentError> {
+        let id = match reference {
+            BlockRef::Id(id) => *id,
+            other => {
+                let engine = self.traversal.engine.read().unwrap_or_else(|e| e.into_inner());
+                engine.resolve(other).map_err(|e| match e {
+                    ucm_engine::EngineError::BlockNotFound(id) => AgentError::BlockNotFound(id),
+                    other => AgentError::BadReference(other.to_string()),
+                })?
+            }
+        };
+        if self.doc.contains(id) {
+            Ok(id)
+        } else {
+            Err(AgentError::BlockNotFound(id))
+        }
+    }
+
+    fn view(&mut self, session: &Session, id: BlockId, mode: ViewMode) -> BlockView {
+        self.blocks_read += 1;
+        let block = self.doc.get(id).expect("resolved ids exist");
+        view(self.doc, block, mode, session.window.task_terms())
+    }
+
+    fn item(&mut self, session: &Session, id: BlockId, mode: ViewMode, note: Option<String>) -> Item {
+        Item { view: self.view(session, id, mode), note }
+    }
+
+    fn moved(&mut self, session: &Session) -> Reply {
+        Reply::Moved {
+            at: self.view(session, session.cursor.position(), ViewMode::Metadata),
+            history: session.cursor.history_len(),
+        }
+    }
+
+    /// Stores a listing's blocks as the session's last results.
+    fn listing(
+        &self,
+        session: &mut Session,
+        command: &'static str,
+        items: Vec<Item>,
+        stubs: Vec<Stub>,
+        total: usize,
+        reason: Reason,
+    ) -> Reply {
+        session.last_results = items.iter().map(|i| i.view.id).chain(stubs.iter().map(|s| s.id)).collect();
+        session.last_reason = reason;
+        Reply::Listing { command, items, stubs, total }
+    }
+
+    fn path(
+        &mut self,
+        session: &Session,
+        from: &BlockRef,
+        to: &BlockRef,
+        max: Option<usize>,
+    ) -> Result<Vec<BlockId>, AgentError> {
+        let from = self.resolve(from)?;
+        let to = self.resolve(to)?;
+        let indexes = self.traversal.indexes(self.doc);
+        let max = max.or(Some(session.limits.max_results_per_operation));
+        navigate::path(self.doc, &indexes, from, to, max, &self.deadline())
+    }
+
+    fn expand(&mut self, session: &mut Session, expand: &Expand) -> Result<Reply, AgentError> {
+        let from = self.resolve(&expand.target)?;
+        let depth = expand.depth.unwrap_or(1) as usize;
+        let max = session.limits.max_expand_depth;
+        if depth > max {
+            return Err(AgentError::DepthLimitExceeded { requested: depth, max });
+        }
+        let filter = Filter { roles: expand.roles.clone(), tags: expand.tags.clone() };
+        let cap = session.limits.max_results_per_operation;
+        let guard = DepthGuard::new(max);
+        let mut found: Vec<(BlockId, i32)> = Vec::new();
+        let mut total = 0;
+        if matches!(expand.direction, Direction::Up | Direction::Both) {
+            let ups: Vec<(BlockId, i32)> = self
+                .doc
+                .ancestors(from)
+                .take(depth)
+                .enumerate()
+                .filter(|(_, id)| filter.accepts(self.doc, *id))
+                .map(|(i, id)| (id, -(i as i32 + 1)))
+                .collect();
+            total += ups.len();
+            found.extend(ups.into_iter().rev());
+        }
+        if matches!(expand.direction, Direction::Down | Direction::Both) {
+            let (downs, count) = navigate::descendants(self.doc, from, depth, &filter, cap, &guard)?;
+            total += count;
+            found.extend(downs.into_iter().map(|(id, level)| (id, level as i32)));
+        }
+        if expand.direction == Direction::Semantic {
+            let linked = navigate::connected(self.doc, from, depth, &filter, cap);
+            Metrics::bump(&session.metrics.edges_followed, linked.len() as u64);
+            total += linked.len();
+            found.extend(linked.into_iter().map(|(id, hops)| (id, hops as i32)));
+        }
+        found.truncate(cap);
+        Metrics::bump(&session.metrics.expansions, 1);
+        let mode = expand.mode.unwrap_or(ViewMode::Preview);
+        let (items, stubs) = match expand.tokens {
+            Some(budget) => self.budgeted(session, &found, mode, budget as usize),
+            None => (found.iter().map(|(id, depth)| self.item_at(session, *id, *depth, mode)).collect(), Vec::new()),
+        };
+        Ok(self.listing(session, "EXPAND", items, stubs, total, Reason::StructuralContext))
+    }
+
+    fn item_at(&mut self, session: &Session, id: BlockId, depth: i32, mode: ViewMode) -> Item {
+        let mut item = self.item(session, id, mode, None);
+        item.view.depth = depth;
+        item
+    }
+
+    /// EXPAND with TOKENS: the most task-relevant (then nearest) blocks are
+    /// shown in the mode asked while their lines fit the budget; the rest
+    /// become stubs with their subtree's size and price.
+    fn budgeted(
+        &mut self,
+        session: &Session,
+        found: &[(BlockId, i32)],
+        mode: ViewMode,
+        budget: usize,
+    ) -> (Vec<Item>, Vec<Stub>) {
+        let tokenizer = &*self.traversal.tokenizer;
+        let task = session.window.task_terms();
+        let mut ranked: Vec<(usize, f64)> = found
+            .iter()
+            .enumerate()
+            .map(|(i, (id, depth))| {
+                let block = self.doc.get(*id).expect("walked ids exist");
+                let similarity = task.map_or(0.0, |t| t.similarity(&crate::view::plain_text(block)));
+                (i, similarity - f64::from(depth.unsigned_abs()) * 1e-3)
+            })
+            .collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let mut shown = vec![false; found.len()];
+        let mut spent = 0;
+        for (i, _) in ranked {
+            let (id, depth) = found[i];
+            let line = self.item_at(session, id, depth, mode).view.to_string();
+            let cost = tokenizer.count(&line) + 1;
+            if spent + cost <= budget {
+                spent += cost;
+                shown[i] = true;
+            }
+        }
+        let unshown: ucm_core::IdSet =
+            found.iter().zip(&shown).filter(|(_, shown)| !**shown).map(|((id, _), _)| *id).collect();
+        let mut items = Vec::new();
+        let mut stubs = Vec::new();
+        for (i, (id, depth)) in found.iter().enumerate() {
+            if shown[i] {
+                items.push(self.item_at(session, *id, *depth, mode));
+            } else if *depth < 0 || !self.doc.parent(*id).is_some_and(|p| unshown.contains(&p)) {
+                let (below, tokens) = segment::subtree(self.doc, *id, tokenizer);
+                let own = self.doc.get(*id).map_or(0, |b| segment::block_tokens(b, tokenizer));
+                let role = self.doc.get(*id).and_then(|b| b.role()).map(|r| r.as_str().to_owned());
+                stubs.push(Stub { id: *id, role, below, tokens: own + tokens });
+            }
+        }
+        (items, stubs)
+    }
+
+    fn neighborhood(
+        &mut self,
+        session: &mut Session,
+        depth: usize,
+        mode: Option<ViewMode>,
+    ) -> Result<Reply, AgentError> {
+        let max = session.limits.max_expand_depth;
+        if depth > max {
+            return Err(AgentError::DepthLimitExceeded { requested: depth, max });
+        }
+        let cap = session.limits.max_results_per_operation;
+        let mode = mode.unwrap_or(ViewMode::Ids);
+        let near = session.cursor.neighborhood(self.doc, cap).clone();
+        let at = self.view(session, session.cursor.position(), ViewMode::Metadata);
+        let ancestors = near.ancestors.iter().map(|id| self.view(session, *id, mode)).collect();
+        let children = if depth <= 1 {
+            near.children.iter().map(|id| self.item_at(session, *id, 1, mode).view).collect()
+        } else {
+            let guard = DepthGuard::new(max);
+            let (below, _) =
+                navigate::descendants(self.doc, session.cursor.position(), depth, &Filter::default(), cap, &guard)?;
+            below.into_iter().map(|(id, level)| self.item_at(session, id, level as i32, mode).view).collect()
+        };
+        let siblings = near.siblings.iter().map(|id| self.view(session, *id, mode)).collect();
+        let connections = near
+            .connections
+            .iter()
+            .map(|(id, edge, outgoing)| {
+                let arrow = if *outgoing { format!("-{edge}->") } else { format!("<-{edge}-") };
+                self.item(session, *id, mode, Some(arrow))
+            })
+            .collect();
+        Ok(Reply::Neighborhood { at, ancestors, children, siblings, connections })
+    }
+
+    fn ctx(&mut self, session: &mut Session, ctx: &Ctx) -> Result<Reply, AgentError> {
+        let name = command_name(&Command::Ctx(ctx.clone()));
+        let traversal = self.traversal;
+        let env = Env {
+            doc: self.doc,
+            tokenizer: &*traversal.tokenizer,
+            summarizer: &*traversal.summarizer,
+            now_ms: self.now,
+        };
+        let mut added: Vec<Admitted> = Vec::new();
+        let mut removed: Vec<BlockId> = Vec::new();
+        let mut changed: Vec<BlockId> = Vec::new();
+        let mut omitted = 0;
+        match ctx {
+            Ctx::Add { target, reason, relevance } => {
+                let id = self.resolve(target)?;
+                let admitted = session.window.add(&env, id, reason.unwrap_or(Reason::DirectReference), *relevance)?;
+                removed.clone_from(&admitted.evicted);
+                added.push(admitted);
+            }
+            Ctx::AddResults => {
+                if session.last_results.is_empty() {
+                    return Err(AgentError::NoResults);
+                }
+                let reason = session.last_reason;
+                let ids = session.last_results.clone();
+                self.add_all(session, &env, &ids, reason, &mut added, &mut removed, &mut omitted);
+            }
+            Ctx::AddChildren { parent } => {
+                let parent = self.resolve(parent)?;
+                let ids: Vec<BlockId> =
+                    self.doc.children(parent).iter().take(session.limits.max_results_per_operation).copied().collect();
+                self.add_all(session, &env, &ids, Reason::StructuralContext, &mut added, &mut removed, &mut omitted);
+            }
+            Ctx::AddPath { from, to } => {
+                let ids = self.path(session, from, to, None)?;
+                self.add_all(session, &env, &ids, Reason::NavigationPath, &mut added, &mut removed, &mut omitted);
+            }
+            Ctx::Remove { target } => {
+                let id = self.resolve(target)?;
+                session.window.remove(&env, id)?;
+                removed.push(id);
+            }
+            Ctx::Clear => {
+                removed = session.window.entries().iter().map(|e| e.id).collect();
+                session.window.clear(&env);
+            }
+            Ctx::Expand { direction, depth, tokens } => {
+                let depth = depth.unwrap_or(1) as usize;
+                let max = session.limits.max_expand_depth;
+                if depth > max {
+                    return Err(AgentError::DepthLimitExceeded { requested: depth, max });
+                }
+                let expansion = session.window.expand(&env, *direction, depth, tokens.map(|t| t as usize));
+                Metrics::bump(&session.metrics.expansions, 1);
+                for id in expansion.added.iter().chain(&expansion.stubs) {
+                    if let Some(entry) = session.window.get(*id) {
+                        added.push(Admitted {
+                            id: *id,
+                            representation: entry.representation,
+                            already_present: false,
+                            evicted: Vec::new(),
+                        });
+                    }
+                }
+                omitted = expansion.omitted;
+            }
+            Ctx::Compress { method } => changed = session.window.compress(&env, *method),
+            Ctx::Prune { min_relevance, max_age } => removed = session.window.prune(&env, *min_relevance, *max_age),
+            Ctx::Render { format } => {
+                let format = format.unwrap_or(RenderFormat::Default);
+                session.window.sync(&env);
+                let text = session.window.render(&env, format, &mut session.ids);
+                let tokens = match format {
+                    RenderFormat::Default => session.window.tokens(),
+                    _ => env.tokenizer.count(&text),
+                };
+                return Ok(Reply::Rendered { format, tokens, text });
+            }
+            Ctx::Stats => {
+                session.window.sync(&env);
+                return Ok(Reply::Stats { stats: Box::new(session.window.stats(&env)) });
+            }
+            Ctx::Focus { target } => {
+                let id = target.as_ref().map(|t| self.resolve(t)).transpose()?;
+                session.window.set_focus(&env, id)?;
+            }
+        }
+        Metrics::bump(&session.metrics.context_adds, added.len() as u64);
+        Metrics::bump(&session.metrics.context_removes, removed.len() as u64);
+        Ok(Reply::Context {
+            command: name,
+            added,
+            removed,
+            changed,
+            omitted,
+            tokens: session.window.tokens(),
+            blocks: session.window.len(),
+            max_tokens: session.window.config().max_tokens,
+            focus: session.window.focus(),
+        })
+    }
+
+    /// Adds several blocks; those that do not fit even as stubs are counted.
+    #[allow(clippy::too_many_arguments)]
+    fn add_all(
+        &self,
+        session: &mut Session,
+        env: &Env,
+        ids: &[BlockId],
+        reason: Reason,
+        added: &mut Vec<Admitted>,
+        removed: &mut Vec<BlockId>,
+        omitted: &mut usize,
+    ) {
+        for id in ids {
+            match session.window.add(env, *id, reason, None) {
+                Ok(admitted) => {
+                    removed.extend(admitted.evicted.iter().copied());
+                    added.push(admitted);
+                }
+                Err(_) => *omitted += 1,
+            }
+        }
+        removed.retain(|id| session.window.get(*id).is_none());
+    }
+}

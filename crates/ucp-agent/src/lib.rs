@@ -1,0 +1,111 @@
+//! Agent sessions over a UCM document.
+//!
+//! An [`AgentTraversal`] owns one document (through a `ucm_engine::Engine`
+//! behind a lock) and many isolated [`Session`]s. Each session has a cursor
+//! with breadcrumbs, a context window (`ucp_context::ContextWindow`) with
+//! hard budgets, last results for `CTX ADD RESULTS`, a short-id map,
+//! capabilities, limits, budgets, a circuit breaker and lock-free metrics.
+//! Commands arrive as parsed UCL (`ucl_parser::Command`) or as script text;
+//! every command returns a typed [`Step`] with a compact text form, or a
+//! typed [`AgentError`] with a stable code, and emits an [`Event`].
+//!
+//! The pipeline of one command: [`AgentTraversal::execute`] (rate limit,
+//! session state, circuit breaker) → `executor` (short ids, permission,
+//! budget, dispatch) → `navigate` (walks) or the window → [`Reply`].
+
+mod cursor;
+mod error;
+mod event;
+mod executor;
+mod metrics;
+mod navigate;
+mod rag;
+mod reply;
+mod safety;
+mod session;
+mod traversal;
+mod view;
+
+use std::fmt;
+
+use serde::Serialize;
+
+pub use cursor::{Cursor, Neighborhood};
+pub use error::AgentError;
+pub use event::{Event, EventBus};
+pub use executor::command_name;
+pub use metrics::{Metrics, MetricsSnapshot};
+pub use navigate::{Filter, Indexes};
+pub use rag::{RagCapabilities, RagProvider, SearchHit, SearchOptions};
+pub use reply::{Item, Reply, Stub};
+pub use safety::{
+    BudgetUsage, CircuitBreaker, CircuitState, Deadline, DepthGuard, DepthLevel, GlobalLimits, OperationBudget,
+    SessionLimits, TokenBucket,
+};
+pub use session::{Capabilities, Session, SessionConfig, SessionId, SessionInfo, SessionRecord, SessionState};
+pub use traversal::AgentTraversal;
+pub use view::{BlockView, PREVIEW_CHARS};
+
+/// The result of one command.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Step {
+    /// The command keyword (`GOTO`, `CTX ADD` ...).
+    pub command: &'static str,
+    /// What it produced.
+    pub reply: Reply,
+    /// Budget warnings.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.reply)?;
+        for warning in &self.warnings {
+            write!(f, "\nwarning: {warning}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One command of a script and what became of it.
+#[derive(Debug)]
+pub struct ScriptStep {
+    /// 1-based line of the command.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// The command as written.
+    pub text: String,
+    /// Its result.
+    pub result: Result<Step, AgentError>,
+}
+
+/// The commands a script ran, up to and including the first failure.
+#[derive(Debug, Default)]
+pub struct ScriptReport {
+    /// Commands run.
+    pub steps: Vec<ScriptStep>,
+}
+
+impl ScriptReport {
+    /// Whether every command succeeded.
+    pub fn ok(&self) -> bool {
+        self.steps.iter().all(|s| s.result.is_ok())
+    }
+}
+
+impl fmt::Display for ScriptReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, step) in self.steps.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            match &step.result {
+                Ok(done) => write!(f, "{}: {done}", step.line)?,
+                Err(error) => write!(f, "{}: {} failed [{}]: {error}", step.line, step.text, error.code())?,
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,68 @@
+//! Lock-free operation counters with serializable snapshots.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+macro_rules! metrics {
+    ($( $field:ident: $doc:literal ),* $(,)?) => {
+        /// Atomic counters; shared by reference, updated without locks.
+        #[derive(Debug, Default)]
+        pub struct Metrics {
+            $( #[doc = $doc] pub $field: AtomicU64, )*
+        }
+
+        /// A copy of [`Metrics`] at one moment.
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(default)]
+        pub struct MetricsSnapshot {
+            $( #[doc = $doc] pub $field: u64, )*
+        }
+
+        impl MetricsSnapshot {
+            /// The counts added since `earlier`.
+            pub fn minus(&self, earlier: &MetricsSnapshot) -> MetricsSnapshot {
+                MetricsSnapshot { $( $field: self.$field.saturating_sub(earlier.$field), )* }
+            }
+        }
+
+        impl Metrics {
+            /// The counters now.
+            pub fn snapshot(&self) -> MetricsSnapshot {
+                MetricsSnapshot { $( $field: self.$field.load(Ordering::Relaxed), )* }
+            }
+
+            /// Counters starting from a snapshot (a reloaded session).
+            pub fn from_snapshot(snapshot: &MetricsSnapshot) -> Self {
+                Metrics { $( $field: AtomicU64::new(snapshot.$field), )* }
+            }
+
+            /// Adds another snapshot's counts (engine totals).
+            pub fn add(&self, other: &MetricsSnapshot) {
+                $( self.$field.fetch_add(other.$field, Ordering::Relaxed); )*
+            }
+        }
+    };
+}
+
+metrics! {
+    commands: "Commands run.",
+    navigations: "GOTO and BACK.",
+    expansions: "EXPAND and CTX EXPAND.",
+    searches: "SEARCH and FIND.",
+    context_adds: "Blocks added to the context window.",
+    context_removes: "Blocks that left the context window.",
+    blocks_visited: "Blocks read by walks and views.",
+    edges_followed: "Edges walked by FOLLOW, PATH and semantic expansion.",
+    edits: "Edit commands run through the engine.",
+    execution_us: "Time spent executing, in microseconds.",
+    errors: "Commands that failed.",
+    budget_warnings: "Results that warned of a budget nearly spent.",
+}
+
+impl Metrics {
+    /// Adds `n` to a counter.
+    pub fn bump(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+}

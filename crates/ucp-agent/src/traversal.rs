@@ -1,0 +1,333 @@
+//! `AgentTraversal`: one document shared by many isolated sessions, with
+//! engine-wide limits, a rate limit, metrics and an event stream.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard};
+use std::time::Instant;
+
+use ucl_parser::{parse_script, Command};
+use ucm_core::{BpeTokenizer, Document, Tokenizer};
+use ucm_engine::Engine;
+use ucp_context::{ExtractiveSummarizer, Summarizer};
+
+use crate::error::AgentError;
+use crate::event::{Event, EventBus};
+use crate::metrics::{Metrics, MetricsSnapshot};
+use crate::navigate::Indexes;
+use crate::rag::RagProvider;
+use crate::safety::{GlobalLimits, TokenBucket};
+use crate::session::{Session, SessionConfig, SessionId, SessionInfo, SessionRecord, SessionState};
+use crate::Step;
+
+/// The sessions of an engine, by id and by name.
+#[derive(Default)]
+struct Registry {
+    by_id: HashMap<SessionId, Arc<Mutex<Session>>>,
+    by_name: HashMap<String, SessionId>,
+}
+
+/// Runs sessions over one document.
+///
+/// ```
+/// use ucm_core::Document;
+/// use ucm_engine::Engine;
+/// use ucp_agent::{AgentTraversal, SessionConfig};
+///
+/// let traversal = AgentTraversal::new(Engine::new(Document::new("empty")));
+/// let session = traversal.create_session(SessionConfig::default()).unwrap();
+/// let report = traversal.run_script(session, "GOTO blk_000000000000000000000000\nCTX STATS").unwrap();
+/// assert!(report.ok());
+/// println!("{report}");
+/// ```
+pub struct AgentTraversal {
+    pub(crate) engine: RwLock<Engine>,
+    indexes: Mutex<Option<(u64, Arc<Indexes>)>>,
+    pub(crate) search: Option<Arc<dyn RagProvider>>,
+    pub(crate) tokenizer: Arc<dyn Tokenizer>,
+    pub(crate) summarizer: Arc<dyn Summarizer>,
+    pub(crate) limits: GlobalLimits,
+    sessions: RwLock<Registry>,
+    rate: TokenBucket,
+    metrics: Metrics,
+    events: EventBus,
+    pub(crate) clock: fn() -> i64,
+    pub(crate) context_blocks: AtomicUsize,
+}
+
+fn system_clock() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl AgentTraversal {
+    /// An engine over `engine`'s document with default limits, no search.
+    pub fn new(engine: Engine) -> Self {
+        AgentTraversal::with_limits(engine, GlobalLimits::default())
+    }
+
+    /// An engine with the given global limits.
+    pub fn with_limits(engine: Engine, limits: GlobalLimits) -> Self {
+        let now = system_clock();
+        AgentTraversal {
+            engine: RwLock::new(engine),
+            indexes: Mutex::new(None),
+            search: None,
+            tokenizer: Arc::new(BpeTokenizer::default()),
+            summarizer: Arc::new(ExtractiveSummarizer),
+            rate: TokenBucket::new(limits.max_ops_per_second, now),
+            limits,
+            sessions: RwLock::new(Registry::default()),
+            metrics: Metrics::default(),
+            events: EventBus::default(),
+            clock: system_clock,
+            context_blocks: AtomicUsize::new(0),
+        }
+    }
+
+    /// Uses `provider` for SEARCH.
+    pub fn set_search(&mut self, provider: Arc<dyn RagProvider>) {
+        self.search = Some(provider);
+    }
+
+    /// Uses `summarizer` for CTX COMPRESS METHOD=SUMMARIZE.
+    pub fn set_summarizer(&mut self, summarizer: Arc<dyn Summarizer>) {
+        self.summarizer = summarizer;
+    }
+
+    /// Uses `clock` (ms since the Unix epoch) for expiry, recency, breakers
+    /// and the rate limit.
+    pub fn set_clock(&mut self, clock: fn() -> i64) {
+        self.clock = clock;
+        self.rate = TokenBucket::new(self.limits.max_ops_per_second, clock());
+    }
+
+    /// The global limits.
+    pub fn limits(&self) -> &GlobalLimits {
+        &self.limits
+    }
+
+    /// Read access to the engine (document and snapshots).
+    pub fn engine(&self) -> RwLockReadGuard<'_, Engine> {
+        self.engine.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The engine, consuming the traversal (to save its document).
+    pub fn into_engine(self) -> Engine {
+        self.engine.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Indexes of the current document version, built on first use.
+    pub(crate) fn indexes(&self, doc: &Document) -> Arc<Indexes> {
+        let mut cached = lock(&self.indexes);
+        match &*cached {
+            Some((version, indexes)) if *version == doc.version() => Arc::clone(indexes),
+            _ => {
+                let indexes = Arc::new(Indexes::build(doc));
+                *cached = Some((doc.version(), Arc::clone(&indexes)));
+                indexes
+            }
+        }
+    }
+
+    fn registry(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
+        self.sessions.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn registry_mut(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
+        self.sessions.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Opens a session. Expired sessions are reaped first.
+    pub fn create_session(&self, config: SessionConfig) -> Result<SessionId, AgentError> {
+        let session = Session::new(config, (self.clock)());
+        self.insert(session)
+    }
+
+    /// Opens a stored session again, exactly as it was saved.
+    pub fn restore_session(&self, record: SessionRecord) -> Result<SessionId, AgentError> {
+        let mut session = Session::from_record(record);
+        if matches!(session.state, SessionState::Expired | SessionState::Closed) {
+            session.state = SessionState::Active;
+        }
+        session.last_active_ms = (self.clock)();
+        self.insert(session)
+    }
+
+    fn insert(&self, session: Session) -> Result<SessionId, AgentError> {
+        self.reap_expired();
+        let mut registry = self.registry_mut();
+        if registry.by_id.len() >= self.limits.max_sessions {
+            return Err(AgentError::MaxSessionsReached(self.limits.max_sessions));
+        }
+        if let Some(name) = &session.name {
+            if registry.by_name.contains_key(name) {
+                return Err(AgentError::SessionExists(name.clone()));
+            }
+            registry.by_name.insert(name.clone(), session.id);
+        }
+        let id = session.id;
+        self.context_blocks.fetch_add(session.window.len(), Ordering::Relaxed);
+        registry.by_id.insert(id, Arc::new(Mutex::new(session)));
+        Ok(id)
+    }
+
+    /// The id of the session with this name.
+    pub fn find_session(&self, name: &str) -> Option<SessionId> {
+        self.registry().by_name.get(name).copied()
+    }
+
+    /// Calls `f` with a session.
+    pub fn with_session<T>(&self, id: SessionId, f: impl FnOnce(&Session) -> T) -> Result<T, AgentError> {
+        let session = self.session(id)?;
+        let session = lock(&session);
+        Ok(f(&session))
+    }
+
+    fn session(&self, id: SessionId) -> Result<Arc<Mutex<Session>>, AgentError> {
+        self.registry().by_id.get(&id).cloned().ok_or_else(|| AgentError::SessionNotFound(id.to_string()))
+    }
+
+    /// Closes and forgets a session, returning its final record.
+    pub fn close_session(&self, id: SessionId) -> Result<SessionRecord, AgentError> {
+        let mut registry = self.registry_mut();
+        let session = registry.by_id.remove(&id).ok_or_else(|| AgentError::SessionNotFound(id.to_string()))?;
+        let mut session = lock(&session);
+        if let Some(name) = &session.name {
+            registry.by_name.remove(name);
+        }
+        session.state = SessionState::Closed;
+        self.context_blocks.fetch_sub(session.window.len(), Ordering::Relaxed);
+        Ok(session.record())
+    }
+
+    /// Sessions, oldest first.
+    pub fn list_sessions(&self) -> Vec<SessionInfo> {
+        let mut list: Vec<SessionInfo> = self.registry().by_id.values().map(|s| lock(s).info()).collect();
+        list.sort_by_key(|s| (s.created_ms, s.id));
+        list
+    }
+
+    /// Drops sessions idle past their timeout; returns how many.
+    pub fn reap_expired(&self) -> usize {
+        let now = (self.clock)();
+        let mut registry = self.registry_mut();
+        let expired: Vec<SessionId> = registry
+            .by_id
+            .iter()
+            .filter(|(_, s)| {
+                let s = lock(s);
+                now - s.last_active_ms > s.limits.session_timeout_ms
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &expired {
+            if let Some(session) = registry.by_id.remove(id) {
+                let mut session = lock(&session);
+                session.state = SessionState::Expired;
+                self.context_blocks.fetch_sub(session.window.len(), Ordering::Relaxed);
+                if let Some(name) = &session.name {
+                    registry.by_name.remove(name);
+                }
+            }
+        }
+        expired.len()
+    }
+
+    /// A new subscription to every command's [`Event`].
+    pub fn subscribe(&self) -> std::sync::mpsc::Receiver<Event> {
+        self.events.subscribe()
+    }
+
+    /// Engine-wide counters (all sessions).
+    pub fn metrics(&self) -> MetricsSnapshot {
+        self.metrics.snapshot()
+    }
+
+    /// Runs one command in a session. A failed command changes nothing.
+    pub fn execute(&self, id: SessionId, command: &Command) -> Result<Step, AgentError> {
+        let now = (self.clock)();
+        self.rate.take(now)?;
+        let session = self.session(id)?;
+        let mut session = lock(&session);
+        match session.state {
+            SessionState::Closed => return Err(AgentError::SessionClosed(id.to_string())),
+            SessionState::Expired => return Err(AgentError::SessionExpired(id.to_string())),
+            _ if now - session.last_active_ms > session.limits.session_timeout_ms => {
+                session.state = SessionState::Expired;
+                return Err(AgentError::SessionExpired(id.to_string()));
+            }
+            _ => {}
+        }
+        session.breaker.allow(&self.limits, now)?;
+        let started = Instant::now();
+        let blocks_before = session.window.len();
+        let before = session.metrics.snapshot();
+        let result = self.dispatch(&mut session, command, now);
+        let elapsed = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        session.breaker.record(result.is_ok(), &self.limits, now);
+        session.last_active_ms = now;
+        Metrics::bump(&session.metrics.commands, 1);
+        Metrics::bump(&session.metrics.execution_us, elapsed);
+        if result.is_err() {
+            Metrics::bump(&session.metrics.errors, 1);
+        }
+        let after = session.window.len();
+        if after >= blocks_before {
+            self.context_blocks.fetch_add(after - blocks_before, Ordering::Relaxed);
+        } else {
+            self.context_blocks.fetch_sub(blocks_before - after, Ordering::Relaxed);
+        }
+        let delta = session.metrics.snapshot().minus(&before);
+        self.metrics.add(&delta);
+        if self.events.wanted() {
+            self.events.emit(event(&session, command, &result, now, elapsed));
+        }
+        result
+    }
+
+    /// Parses and runs a script in a session, stopping at the first failed
+    /// command (each command before it has taken effect).
+    pub fn run_script(&self, id: SessionId, source: &str) -> Result<crate::ScriptReport, AgentError> {
+        let script = parse_script(source).map_err(|errors| AgentError::Parse(errors.render(source)))?;
+        let mut report = crate::ScriptReport::default();
+        for (command, span) in script.document.commands.iter().zip(&script.spans) {
+            let (line, column) = ucl_parser::line_column(source, span.start);
+            let text = source[span.clone()].trim().to_owned();
+            let result = self.execute(id, command);
+            let failed = result.is_err();
+            report.steps.push(crate::ScriptStep { line, column, text, result });
+            if failed {
+                break;
+            }
+        }
+        Ok(report)
+    }
+}
+
+fn event(session: &Session, command: &Command, result: &Result<Step, AgentError>, now: i64, elapsed: u64) -> Event {
+    let (added, removed) = match result {
+        Ok(Step { reply: crate::Reply::Context { added, removed, .. }, .. }) => {
+            (added.iter().map(|a| a.id).collect(), removed.clone())
+        }
+        _ => (Vec::new(), Vec::new()),
+    };
+    Event {
+        session: session.id.to_string(),
+        name: session.name.clone(),
+        seq: session.metrics.commands.load(Ordering::Relaxed),
+        command: crate::executor::command_name(command).to_owned(),
+        at_ms: now,
+        duration_us: elapsed,
+        error: result.as_ref().err().map(AgentError::code),
+        cursor: session.cursor.position(),
+        context_added: added,
+        context_removed: removed,
+        context_tokens: session.window.tokens(),
+    }
+}
