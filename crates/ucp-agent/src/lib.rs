@@ -44,7 +44,7 @@ pub use safety::{
 };
 pub use session::{Capabilities, Session, SessionConfig, SessionId, SessionInfo, SessionRecord, SessionState};
 pub use traversal::AgentTraversal;
-pub use view::{BlockView, PREVIEW_CHARS};
+pub use view::{plain_text, BlockView, PREVIEW_CHARS};
 
 /// The result of one command.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -1,0 +1,126 @@
+//! Shared fixtures: the Node.js excerpt behind a traversal, a test clock and
+//! a small lexical search provider (the real providers live in their own crate).
+
+#![allow(dead_code)]
+
+use std::cell::Cell;
+use std::path::Path;
+use std::sync::Arc;
+
+use ucm_core::{BlockId, Document, Role};
+use ucm_engine::Engine;
+use ucp_agent::{
+    AgentError, AgentTraversal, GlobalLimits, RagCapabilities, RagProvider, SearchHit, SearchOptions, SessionConfig,
+    SessionId, Step,
+};
+
+thread_local! {
+    static NOW: Cell<i64> = const { Cell::new(1_700_000_000_000) };
+}
+
+/// The test clock (per test thread).
+pub fn clock() -> i64 {
+    NOW.with(Cell::get)
+}
+
+/// Moves the test clock forward.
+pub fn advance(ms: i64) {
+    NOW.with(|now| now.set(now.get() + ms));
+}
+
+/// The Node.js documentation excerpt shipped with the repository.
+pub fn node_excerpt() -> Document {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/node-excerpt");
+    ucp_ingest::ingest(&[dir], "node", &ucp_ingest::IngestOptions::default(), &()).unwrap().document
+}
+
+/// A traversal over the excerpt with the test clock.
+pub fn traversal() -> AgentTraversal {
+    traversal_with(GlobalLimits::default())
+}
+
+/// A traversal over the excerpt with limits and the test clock.
+pub fn traversal_with(limits: GlobalLimits) -> AgentTraversal {
+    let mut traversal = AgentTraversal::with_limits(Engine::new(node_excerpt()), limits);
+    traversal.set_clock(clock);
+    traversal
+}
+
+/// A session with default settings.
+pub fn session(traversal: &AgentTraversal) -> SessionId {
+    traversal.create_session(SessionConfig::default()).unwrap()
+}
+
+/// Runs one UCL command, panicking on parse errors.
+pub fn exec(traversal: &AgentTraversal, session: SessionId, ucl: &str) -> Result<Step, AgentError> {
+    let commands = ucl_parser::parse_commands(ucl).unwrap_or_else(|e| panic!("{}", e.render(ucl)));
+    assert_eq!(commands.len(), 1, "{ucl}");
+    traversal.execute(session, &commands[0])
+}
+
+/// Runs one command that must succeed.
+pub fn ok(traversal: &AgentTraversal, session: SessionId, ucl: &str) -> Step {
+    exec(traversal, session, ucl).unwrap_or_else(|e| panic!("{ucl}: {e}"))
+}
+
+/// Runs one command that must fail, checking the session did not change.
+pub fn fails(traversal: &AgentTraversal, session: SessionId, ucl: &str) -> AgentError {
+    let before = record_json(traversal, session);
+    let error = exec(traversal, session, ucl).expect_err(ucl);
+    assert_eq!(record_json(traversal, session), before, "{ucl} failed but changed the session");
+    error
+}
+
+/// The session's persistent form without counters and times.
+pub fn record_json(traversal: &AgentTraversal, session: SessionId) -> String {
+    let mut record = traversal.with_session(session, |s| s.record()).unwrap();
+    record.metrics = Default::default();
+    record.breaker = Default::default();
+    record.last_active_ms = 0;
+    serde_json::to_string(&record).unwrap()
+}
+
+/// The first block with this role, in document order.
+pub fn first(doc: &Document, role: Role) -> BlockId {
+    doc.document_order().find(|id| doc.get(*id).unwrap().role() == Some(&role)).unwrap()
+}
+
+/// Ranks blocks by how many query words their text contains.
+pub struct WordSearch(pub Document);
+
+impl RagProvider for WordSearch {
+    fn name(&self) -> &str {
+        "words"
+    }
+
+    fn capabilities(&self) -> RagCapabilities {
+        RagCapabilities { lexical: true, semantic: false }
+    }
+
+    fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>, String> {
+        let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+        let mut hits: Vec<SearchHit> = self
+            .0
+            .blocks()
+            .filter(|b| {
+                options.roles.is_empty() || b.role().is_some_and(|r| options.roles.iter().any(|x| x == r.as_str()))
+            })
+            .filter_map(|b| {
+                let text = b.to_markdown().to_lowercase();
+                let found = words.iter().filter(|w| text.contains(w.as_str())).count();
+                (found > 0).then(|| SearchHit { id: b.id, score: found as f64 / words.len() as f64 })
+            })
+            .filter(|h| h.score >= options.min_similarity)
+            .collect();
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+        hits.truncate(options.limit);
+        Ok(hits)
+    }
+}
+
+/// A traversal with [`WordSearch`] as its search provider.
+pub fn searchable() -> AgentTraversal {
+    let mut traversal = traversal();
+    traversal.set_search(Arc::new(WordSearch(node_excerpt())));
+    traversal
+}
