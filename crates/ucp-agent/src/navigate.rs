@@ -24,6 +24,11 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// Whether every block passes.
+    pub fn is_empty(&self) -> bool {
+        self.roles.is_empty() && self.tags.is_empty()
+    }
+
     /// Whether the block passes.
     pub fn accepts(&self, doc: &Document, id: BlockId) -> bool {
         let Some(block) = doc.get(id) else { return false };
@@ -66,14 +71,17 @@ impl DownWalk<'_> {
             return Ok(());
         }
         let _level = self.guard.enter()?;
+        let last = level + 1 == self.depth;
         for child in self.doc.children(at) {
-            if self.filter.accepts(self.doc, *child) {
+            if self.filter.is_empty() || self.filter.accepts(self.doc, *child) {
                 self.total += 1;
                 if self.found.len() < self.cap {
                     self.found.push((*child, level + 1));
                 }
             }
-            self.visit(*child, level + 1)?;
+            if !last {
+                self.visit(*child, level + 1)?;
+            }
         }
         Ok(())
     }

@@ -239,6 +239,33 @@ impl AgentTraversal {
         expired.len()
     }
 
+    /// Changes a session's context token budget, shrinking its window at
+    /// once if it no longer fits.
+    pub fn set_budget(&self, id: SessionId, max_tokens: usize) -> Result<(), AgentError> {
+        let session = self.session(id)?;
+        let mut session = lock(&session);
+        let engine = self.engine();
+        let env = ucp_context::Env {
+            doc: engine.document(),
+            tokenizer: &*self.tokenizer,
+            summarizer: &*self.summarizer,
+            now_ms: (self.clock)(),
+        };
+        session.limits.max_context_tokens = max_tokens;
+        let blocks = session.limits.max_context_blocks;
+        let before = session.window.len();
+        session.window.set_limits(&env, max_tokens, blocks);
+        self.context_blocks.fetch_sub(before - session.window.len(), Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Sets (or clears) the task a session's relevance is measured against.
+    pub fn set_task(&self, id: SessionId, task: Option<&str>) -> Result<(), AgentError> {
+        let session = self.session(id)?;
+        lock(&session).window.set_task_text(task);
+        Ok(())
+    }
+
     /// A new subscription to every command's [`Event`].
     pub fn subscribe(&self) -> std::sync::mpsc::Receiver<Event> {
         self.events.subscribe()

@@ -7,7 +7,7 @@ use std::fmt::{self, Write as _};
 
 use serde::Serialize;
 use ucl_parser::ViewMode;
-use ucm_core::{Block, BlockId, Content, Document, Role};
+use ucm_core::{Block, BlockId, Content, Document};
 use ucp_context::{segment, Task};
 
 /// Characters a preview shows.
@@ -141,7 +141,12 @@ impl fmt::Display for BlockView {
         for _ in 0..self.depth.unsigned_abs() {
             line.push_str("  ");
         }
-        let _ = write!(line, "{} {}", self.id, self.role.as_deref().unwrap_or(Role::Paragraph.as_str()));
+        let role = match &self.role {
+            Some(role) => role.as_str(),
+            None if self.id.is_root() => "root",
+            None => "block",
+        };
+        let _ = write!(line, "{} {role}", self.id);
         if self.mode != ViewMode::Ids {
             if let Some(label) = &self.label {
                 let _ = write!(line, " @{label}");

@@ -3,6 +3,7 @@
 
 mod index;
 mod inspect;
+mod session;
 mod ucl;
 
 use std::io::Write as _;
@@ -62,11 +63,38 @@ enum Command {
         #[arg(long)]
         canonical: bool,
     },
-    /// Run a UCL script against a stored document. Edits are saved only if
-    /// the whole script succeeds (or up to its last COMMIT).
+    /// Run a UCL script against a stored document. Without --session, edits
+    /// are saved only if the whole script succeeds (or up to its last
+    /// COMMIT). With --session, it runs in that named agent session
+    /// (traversal and CTX commands too); each command takes effect in turn
+    /// and the session persists, so the next run continues where this one
+    /// stopped.
     Run {
         /// The script; `-` reads standard input.
         script: PathBuf,
+        /// Run in this named session (created on first use).
+        #[arg(long, value_name = "NAME")]
+        session: Option<String>,
+        /// Context window budget in tokens (sets it for a new session,
+        /// changes it for an existing one).
+        #[arg(long, value_name = "TOKENS", requires = "session")]
+        budget: Option<usize>,
+        /// The task the session's relevance is measured against.
+        #[arg(long, value_name = "TEXT", requires = "session")]
+        task: Option<String>,
+    },
+    /// An interactive UCL prompt in a named session, with history and line
+    /// editing.
+    Shell {
+        /// The session (created on first use).
+        #[arg(long, value_name = "NAME", default_value = "shell")]
+        session: String,
+        /// Context window budget in tokens.
+        #[arg(long, value_name = "TOKENS")]
+        budget: Option<usize>,
+        /// The task the session's relevance is measured against.
+        #[arg(long, value_name = "TEXT")]
+        task: Option<String>,
     },
     /// Import a document written in the UCL document form.
     ImportUcl {
@@ -127,7 +155,13 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::View { id, mode } => inspect::view(cli, id, *mode),
         Command::Export { format, out } => inspect::export(cli, *format, out.as_deref()),
         Command::Parse { file, canonical } => ucl::parse(file, *canonical),
-        Command::Run { script } => ucl::run(cli, script),
+        Command::Run { script, session: None, .. } => ucl::run(cli, script),
+        Command::Run { script, session: Some(name), budget, task } => {
+            session::run(cli, script, &session::SessionArgs { name, budget: *budget, task: task.as_deref() })
+        }
+        Command::Shell { session: name, budget, task } => {
+            session::shell(cli, &session::SessionArgs { name, budget: *budget, task: task.as_deref() })
+        }
         Command::ImportUcl { file, name } => ucl::import(cli, file, name.as_deref()),
     }
 }

@@ -13,7 +13,7 @@ use ucp_store::Store;
 use crate::{print, print_json, Cli};
 
 /// Reads a script from a file, or standard input for `-`.
-fn read_source(path: &Path) -> anyhow::Result<String> {
+pub(crate) fn read_source(path: &Path) -> anyhow::Result<String> {
     if path == Path::new("-") {
         let mut text = String::new();
         std::io::stdin().read_to_string(&mut text).context("cannot read standard input")?;
@@ -24,7 +24,7 @@ fn read_source(path: &Path) -> anyhow::Result<String> {
 }
 
 /// Parses, printing every diagnostic with its caret snippet on stderr.
-fn parse_or_report(source: &str) -> anyhow::Result<Script> {
+pub(crate) fn parse_or_report(source: &str) -> anyhow::Result<Script> {
     parse_script(source).map_err(|errors| {
         eprint!("{}", errors.render(source));
         anyhow!("{} parse error{}", errors.0.len(), if errors.0.len() == 1 { "" } else { "s" })

@@ -266,3 +266,72 @@ fn export_and_import_of_the_document_form_is_lossless() {
     let out = ucp_stdin(&store, &["import-ucl", "-"], "BLOCKS\ntext #blk_a :: 5\n");
     assert_user_error(&out, "must be a string");
 }
+
+#[test]
+fn sessions_persist_between_runs() {
+    let (_dir, store) = indexed();
+    let first = ucp_stdin(
+        &store,
+        &["run", "--session", "work", "--budget", "400", "-"],
+        "FIND ROLE=heading1\nCTX ADD RESULTS\nCTX RENDER FORMAT=SHORT_IDS\nGOTO 1\n",
+    );
+    let text = String::from_utf8_lossy(&first.stdout);
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    assert!(text.contains("[1]\n# Corepack"), "{text}");
+    assert!(text.contains("4: at blk_f5a8b5badf0ccd1d5fa84d02 heading1"), "{text}");
+    // The second run continues: short ids, history and window are back.
+    let second = ucp_stdin(&store, &["--json", "run", "--session", "work", "-"], "CTX REMOVE 1\nBACK\nCTX STATS\n");
+    let report = stdout_json(&second);
+    assert_eq!(report["ok"], true, "{report}");
+    let stats = &report["steps"][2]["result"]["reply"]["stats"];
+    assert_eq!(stats["blocks"], 4);
+    assert_eq!(stats["max_tokens"], 400);
+    assert!(stats["tokens"].as_u64().unwrap() <= 400);
+    // --budget changes an existing session's budget at once.
+    let third = ucp_stdin(&store, &["--json", "run", "--session", "work", "--budget", "30", "-"], "CTX STATS\n");
+    let stats = &stdout_json(&third)["steps"][0]["result"]["reply"]["stats"];
+    assert_eq!(stats["max_tokens"], 30);
+    assert!(stats["tokens"].as_u64().unwrap() <= 30, "{stats}");
+}
+
+#[test]
+fn a_failed_session_command_reports_its_code_and_keeps_earlier_effects() {
+    let (_dir, store) = indexed();
+    let out = ucp_stdin(&store, &["run", "--session", "s", "-"], "CTX ADD blk_000000000000000000000000\nBACK 3\n");
+    assert_user_error(&out, "[empty_history]");
+    let again = ucp_stdin(&store, &["--json", "run", "--session", "s", "-"], "CTX STATS\n");
+    assert_eq!(stdout_json(&again)["steps"][0]["result"]["reply"]["stats"]["blocks"], 1);
+    let parse = ucp_stdin(&store, &["run", "--session", "s", "-"], "GOTO\n");
+    assert_eq!(parse.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&parse.stderr).contains('^'));
+}
+
+#[test]
+fn session_edits_are_saved_with_the_session() {
+    let (_dir, store) = indexed();
+    let out = ucp_stdin(
+        &store,
+        &["run", "--session", "e", "-"],
+        "APPEND blk_000000000000000000000000 text WITH label=\"memo\" :: \"Remember this\"\nCTX ADD @memo\n",
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let view = ucp(&store, &["view", "@memo"]);
+    assert!(String::from_utf8_lossy(&view.stdout).contains("Remember this"));
+}
+
+#[test]
+fn the_shell_runs_commands_from_its_input() {
+    let (_dir, store) = indexed();
+    let out = ucp_stdin(
+        &store,
+        &["shell", "--session", "sh"],
+        "GOTO blk_000000000000000000000000\nBACK\nATOMIC {\n}\n.quit\n",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("at blk_000000000000000000000000 root"), "{stdout}");
+    assert!(stderr.contains("[empty_history]"), "{stderr}");
+    let again = ucp_stdin(&store, &["--json", "run", "--session", "sh", "-"], "CTX STATS\n");
+    assert_eq!(stdout_json(&again)["session"], "sh");
+}

@@ -25,12 +25,16 @@ fn layout<'a>(doc: &Document, entries: &'a [Entry]) -> Vec<Item<'a>> {
     let mut items = Vec::with_capacity(entries.len() * 2);
     let mut under: Vec<BlockId> = Vec::new();
     for entry in entries {
-        if entry.path != under {
+        let titled = doc.get(entry.id).and_then(segment::title).is_some();
+        // A titled block (heading, file) opens its own section, so stepping
+        // back up to one of its ancestors' paths needs no header.
+        let returns_to_ancestor = titled && under.starts_with(&entry.path);
+        if entry.path != under && !returns_to_ancestor {
             items.push(Item::Header(&entry.path));
-            under.clone_from(&entry.path);
         }
+        under.clone_from(&entry.path);
         items.push(Item::Entry(entry));
-        if doc.get(entry.id).and_then(segment::title).is_some() {
+        if titled {
             under.push(entry.id);
         }
     }

@@ -215,42 +215,110 @@ impl Store {
     /// stored unchanged are not rewritten.
     pub fn save_with_snapshots(&mut self, document: &Document, snapshots: &[Snapshot]) -> Result<(), StoreError> {
         let tx = self.conn.transaction().map_err(db("starting a transaction"))?;
-        codec::write_document(&tx, document)?;
-        let stored: Vec<(String, i64)> = {
-            let mut query = tx
-                .prepare("SELECT name, created_ms FROM snapshots WHERE document = ?1")
-                .map_err(db("listing snapshots"))?;
-            let rows = query
-                .query_map(params![document.name()], |r| Ok((r.get(0)?, r.get(1)?)))
-                .map_err(db("listing snapshots"))?;
-            rows.collect::<Result<_, _>>().map_err(db("listing snapshots"))?
-        };
-        for (name, created_ms) in &stored {
-            if !snapshots.iter().any(|s| s.name == *name && s.created_ms == *created_ms) {
-                tx.execute("DELETE FROM snapshots WHERE document = ?1 AND name = ?2", params![document.name(), name])
-                    .map_err(db("deleting a snapshot"))?;
-            }
-        }
-        for snapshot in snapshots {
-            if !stored.iter().any(|(name, created)| *name == snapshot.name && *created == snapshot.created_ms) {
-                tx.execute(
-                    "INSERT INTO snapshots (document, name, description, created_ms, block_count, body)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    params![
-                        document.name(),
-                        snapshot.name,
-                        snapshot.description,
-                        snapshot.created_ms,
-                        snapshot.blocks as i64,
-                        &*snapshot.json
-                    ],
-                )
-                .map_err(db("writing a snapshot"))?;
-            }
-        }
+        write_with_snapshots(&tx, document, snapshots)?;
         tx.commit().map_err(db("committing the document"))
     }
 
+    /// Saves a session's JSON record under `(document, name)`, and, when
+    /// given, the document and its snapshots, all in one transaction.
+    pub fn save_session(
+        &mut self,
+        document: &str,
+        name: &str,
+        record: &str,
+        changed: Option<(&Document, &[Snapshot])>,
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction().map_err(db("starting a transaction"))?;
+        if let Some((doc, snapshots)) = changed {
+            write_with_snapshots(&tx, doc, snapshots)?;
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        tx.execute(
+            "INSERT INTO sessions (document, name, body, updated_ms) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (document, name) DO UPDATE SET body = excluded.body, updated_ms = excluded.updated_ms",
+            params![document, name, record, now],
+        )
+        .map_err(db("writing a session"))?;
+        tx.commit().map_err(db("committing the session"))
+    }
+
+    /// The JSON record of a named session of a document, if stored.
+    pub fn load_session(&self, document: &str, name: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row("SELECT body FROM sessions WHERE document = ?1 AND name = ?2", params![document, name], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(db("reading a session"))
+    }
+
+    /// Names of a document's stored sessions with their last save time.
+    pub fn sessions(&self, document: &str) -> Result<Vec<(String, i64)>, StoreError> {
+        let mut query = self
+            .conn
+            .prepare("SELECT name, updated_ms FROM sessions WHERE document = ?1 ORDER BY name")
+            .map_err(db("listing sessions"))?;
+        let rows =
+            query.query_map(params![document], |r| Ok((r.get(0)?, r.get(1)?))).map_err(db("listing sessions"))?;
+        rows.collect::<Result<_, _>>().map_err(db("listing sessions"))
+    }
+
+    /// Deletes a stored session; false when there was none.
+    pub fn delete_session(&mut self, document: &str, name: &str) -> Result<bool, StoreError> {
+        let n = self
+            .conn
+            .execute("DELETE FROM sessions WHERE document = ?1 AND name = ?2", params![document, name])
+            .map_err(db("deleting a session"))?;
+        Ok(n > 0)
+    }
+}
+
+/// Writes a document and sets its snapshots to exactly `snapshots` inside
+/// `tx`; snapshots already stored unchanged are not rewritten.
+fn write_with_snapshots(
+    tx: &rusqlite::Transaction,
+    document: &Document,
+    snapshots: &[Snapshot],
+) -> Result<(), StoreError> {
+    codec::write_document(tx, document)?;
+    let stored: Vec<(String, i64)> = {
+        let mut query = tx
+            .prepare("SELECT name, created_ms FROM snapshots WHERE document = ?1")
+            .map_err(db("listing snapshots"))?;
+        let rows = query
+            .query_map(params![document.name()], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(db("listing snapshots"))?;
+        rows.collect::<Result<_, _>>().map_err(db("listing snapshots"))?
+    };
+    for (name, created_ms) in &stored {
+        if !snapshots.iter().any(|s| s.name == *name && s.created_ms == *created_ms) {
+            tx.execute("DELETE FROM snapshots WHERE document = ?1 AND name = ?2", params![document.name(), name])
+                .map_err(db("deleting a snapshot"))?;
+        }
+    }
+    for snapshot in snapshots {
+        if !stored.iter().any(|(name, created)| *name == snapshot.name && *created == snapshot.created_ms) {
+            tx.execute(
+                "INSERT INTO snapshots (document, name, description, created_ms, block_count, body)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    document.name(),
+                    snapshot.name,
+                    snapshot.description,
+                    snapshot.created_ms,
+                    snapshot.blocks as i64,
+                    &*snapshot.json
+                ],
+            )
+            .map_err(db("writing a snapshot"))?;
+        }
+    }
+    Ok(())
+}
+
+impl Store {
     /// The snapshots of a document, by name.
     pub fn load_snapshots(&self, document: &str) -> Result<Vec<Snapshot>, StoreError> {
         let mut query = self
@@ -280,6 +348,7 @@ impl Store {
         let tx = self.conn.transaction().map_err(db("starting a transaction"))?;
         let n = tx.execute("DELETE FROM documents WHERE name = ?1", params![name]).map_err(db("deleting"))?;
         tx.execute("DELETE FROM snapshots WHERE document = ?1", params![name]).map_err(db("deleting snapshots"))?;
+        tx.execute("DELETE FROM sessions WHERE document = ?1", params![name]).map_err(db("deleting sessions"))?;
         tx.commit().map_err(db("committing the deletion"))?;
         Ok(n > 0)
     }

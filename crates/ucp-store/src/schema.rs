@@ -5,7 +5,7 @@ use rusqlite::Connection;
 use crate::{db, StoreError};
 
 /// Schema version this build writes.
-pub(crate) const SCHEMA_VERSION: i64 = 2;
+pub(crate) const SCHEMA_VERSION: i64 = 3;
 
 const V1: &str = "
 CREATE TABLE documents (
@@ -67,6 +67,18 @@ CREATE TABLE snapshots (
 );
 ";
 
+/// Named agent sessions (cursor, history, context window, id map) keyed by
+/// document name, stored as the session's JSON record.
+const V3: &str = "
+CREATE TABLE sessions (
+    document     TEXT NOT NULL,
+    name         TEXT NOT NULL,
+    body         TEXT NOT NULL,
+    updated_ms   INTEGER NOT NULL,
+    PRIMARY KEY (document, name)
+);
+";
+
 /// Brings the database to [`SCHEMA_VERSION`].
 pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
     let version = || -> Result<i64, StoreError> {
@@ -81,10 +93,11 @@ pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
         // a new store at once must not both create the tables.
         conn.execute_batch("BEGIN IMMEDIATE").map_err(db("locking the database for migration"))?;
         let migrated = match version() {
-            Ok(0) => {
-                conn.execute_batch(&format!("{V1} {V2} PRAGMA user_version = 2;")).map_err(db("creating the schema"))
-            }
-            Ok(1) => conn.execute_batch(&format!("{V2} PRAGMA user_version = 2;")).map_err(db("adding snapshots")),
+            Ok(0) => conn
+                .execute_batch(&format!("{V1} {V2} {V3} PRAGMA user_version = 3;"))
+                .map_err(db("creating the schema")),
+            Ok(1) => conn.execute_batch(&format!("{V2} {V3} PRAGMA user_version = 3;")).map_err(db("adding snapshots")),
+            Ok(2) => conn.execute_batch(&format!("{V3} PRAGMA user_version = 3;")).map_err(db("adding sessions")),
             Ok(_) => Ok(()),
             Err(err) => Err(err),
         };
@@ -107,5 +120,6 @@ mod tests {
         let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
         assert_eq!(version, SCHEMA_VERSION);
         conn.execute("INSERT INTO snapshots VALUES ('d', 's', NULL, 1, 1, '{}')", []).unwrap();
+        conn.execute("INSERT INTO sessions VALUES ('d', 's', '{}', 1)", []).unwrap();
     }
 }

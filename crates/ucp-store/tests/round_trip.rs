@@ -128,3 +128,22 @@ fn a_newer_schema_is_refused() {
     let err = Store::open(dir.path()).err().expect("refused");
     assert!(err.to_string().contains("newer than this ucp supports"), "{err}");
 }
+
+#[test]
+fn sessions_are_saved_listed_and_deleted_with_their_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = ucp_store::Store::open(dir.path().join(".ucp")).unwrap();
+    let doc = ucm_core::Document::new("d");
+    store.save_session("d", "a", "{\"v\":1}", Some((&doc, &[]))).unwrap();
+    store.save_session("d", "a", "{\"v\":2}", None).unwrap();
+    store.save_session("d", "b", "{}", None).unwrap();
+    assert_eq!(store.load_session("d", "a").unwrap().as_deref(), Some("{\"v\":2}"));
+    assert_eq!(store.load_session("d", "zz").unwrap(), None);
+    let names: Vec<String> = store.sessions("d").unwrap().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert!(store.delete_session("d", "b").unwrap());
+    assert!(!store.delete_session("d", "b").unwrap());
+    assert_eq!(store.load_document("d").unwrap().len(), 1, "the document was saved with the session");
+    store.delete_document("d").unwrap();
+    assert!(store.sessions("d").unwrap().is_empty());
+}
