@@ -52,21 +52,7 @@ impl ContextWindow {
         let mut children: IdMap<Vec<BlockId>> = IdMap::default();
         let mut roots = Vec::new();
         for (id, reason, parent) in &candidates {
-            let mut entry = Entry {
-                id: *id,
-                reason: *reason,
-                relevance: base_score(*reason),
-                representation: Representation::Full,
-                tokens: 0,
-                full_tokens: 0,
-                added_ms: env.now_ms,
-                accessed_ms: env.now_ms,
-                access_count: 1,
-                order: Vec::new(),
-                path: Vec::new(),
-                task_score: None,
-            };
-            refresh(&mut entry, &builder, self.task.as_ref());
+            let entry = self.new_entry(&builder, *id, *reason, base_score(*reason), Representation::Full, env.now_ms);
             let score = self.score(env, &entry);
             scored.insert(*id, (entry, score));
             match parent {

@@ -363,21 +363,7 @@ impl ContextWindow {
             return Ok(self.reopen(env, index, reason, stated, preferred));
         }
         let builder = self.builder(env);
-        let mut entry = Entry {
-            id,
-            reason,
-            relevance: stated,
-            representation: preferred,
-            tokens: 0,
-            full_tokens: 0,
-            added_ms: env.now_ms,
-            accessed_ms: env.now_ms,
-            access_count: 1,
-            order: Vec::new(),
-            path: Vec::new(),
-            task_score: None,
-        };
-        refresh(&mut entry, &builder, self.task.as_ref());
+        let entry = self.new_entry(&builder, id, reason, stated, preferred, env.now_ms);
         let smallest = entry.tokens;
         let floor = self.score(env, &entry);
         let ladder = Representation::ALL.iter().copied().filter(|r| *r >= preferred && *r != Representation::Summary);
@@ -712,6 +698,36 @@ impl ContextWindow {
             self.log.pop_front();
         }
         self.log.push_back(Change { id, action, tokens_before, tokens_after, at_ms });
+    }
+}
+
+impl ContextWindow {
+    /// A new entry with its cached facts computed.
+    pub(crate) fn new_entry(
+        &self,
+        builder: &Builder,
+        id: BlockId,
+        reason: Reason,
+        relevance: f64,
+        representation: Representation,
+        now_ms: i64,
+    ) -> Entry {
+        let mut entry = Entry {
+            id,
+            reason,
+            relevance,
+            representation,
+            tokens: 0,
+            full_tokens: 0,
+            added_ms: now_ms,
+            accessed_ms: now_ms,
+            access_count: 1,
+            order: Vec::new(),
+            path: Vec::new(),
+            task_score: None,
+        };
+        refresh(&mut entry, builder, self.task.as_ref());
+        entry
     }
 }
 
