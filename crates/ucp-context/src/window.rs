@@ -430,15 +430,17 @@ impl ContextWindow {
     /// allowed, if that brings the window within budget. On failure the
     /// window is unchanged and `None` is returned.
     fn try_insert(&mut self, env: &Env, entry: Entry, floor: f64, may_evict: bool) -> Option<Vec<BlockId>> {
-        let saved = (self.entries.clone(), self.total_tokens);
         let id = entry.id;
+        let before = self.total_tokens;
         self.insert_sorted(entry);
         self.recount(env);
         if self.within_budget() {
             return Some(Vec::new());
         }
+        // Over budget: evict in policy order, putting everything back if
+        // even that does not make room.
+        let mut evicted = Vec::new();
         if may_evict {
-            let mut evicted = Vec::new();
             for victim in self.victims(env, Some(floor), Some(id)) {
                 let index = self.index_of(victim).expect("victims are entries");
                 evicted.push(self.entries.remove(index));
@@ -452,7 +454,12 @@ impl ContextWindow {
                 }
             }
         }
-        (self.entries, self.total_tokens) = saved;
+        let index = self.index_of(id).expect("just inserted");
+        self.entries.remove(index);
+        for gone in evicted {
+            self.insert_sorted(gone);
+        }
+        self.total_tokens = before;
         None
     }
 
