@@ -212,7 +212,7 @@ impl Run<'_> {
                 }
                 ViewTarget::Neighborhood { depth } => self.neighborhood(session, depth.unwrap_or(1) as usize, v.mode),
             },
-            Command::Ctx(ctx) => self.ctx(session, ctx),
+            Command::Ctx(ctx) => self.ctx(session, ctx, command_name(command)),
             other => Err(AgentError::NotPermitted(format!("{} cannot run in a session", other.name()))),
         }
     }
@@ -421,8 +421,7 @@ impl Run<'_> {
         Ok(Reply::Neighborhood { at, ancestors, children, siblings, connections })
     }
 
-    fn ctx(&mut self, session: &mut Session, ctx: &Ctx) -> Result<Reply, AgentError> {
-        let name = command_name(&Command::Ctx(ctx.clone()));
+    fn ctx(&mut self, session: &mut Session, ctx: &Ctx, name: &'static str) -> Result<Reply, AgentError> {
         let traversal = self.traversal;
         let env = Env {
             doc: self.doc,

@@ -113,7 +113,8 @@ impl ContextWindow {
     /// Inserts all `entries` if the window then stays within `limit` tokens
     /// and its block budget; otherwise leaves the window unchanged.
     fn all_fit_within(&mut self, env: &Env, entries: Vec<Entry>, limit: usize) -> bool {
-        let saved = (self.entries.clone(), self.total_tokens);
+        let before = self.total_tokens;
+        let ids: Vec<BlockId> = entries.iter().map(|e| e.id).collect();
         for entry in entries {
             self.insert_sorted(entry);
         }
@@ -121,7 +122,8 @@ impl ContextWindow {
         if self.total_tokens <= limit && self.within_budget() {
             return true;
         }
-        (self.entries, self.total_tokens) = saved;
+        self.entries.retain(|e| !ids.contains(&e.id));
+        self.total_tokens = before;
         false
     }
 
