@@ -55,6 +55,18 @@ impl Block {
         self.role().and_then(Role::heading_level)
     }
 
+    /// The block's words without markdown framing: what FIND matches, search
+    /// indexes and previews show (a composite block gives its label).
+    pub fn plain_text(&self) -> std::borrow::Cow<'_, str> {
+        match &self.content {
+            Content::Text { text, .. } => text.into(),
+            Content::Code { source, .. } => source.into(),
+            Content::Math { expression, .. } => expression.into(),
+            Content::Composite => self.metadata.label.as_deref().unwrap_or("").into(),
+            _ => self.to_markdown().into(),
+        }
+    }
+
     /// The block as markdown: what export writes and what token counts measure.
     pub fn to_markdown(&self) -> String {
         crate::render::block_markdown(self)

@@ -13,13 +13,13 @@ use ucp_context::{segment, Admitted, Env};
 use crate::error::AgentError;
 use crate::metrics::Metrics;
 use crate::navigate::{self, Filter, FindQuery};
-use crate::rag::SearchOptions;
 use crate::reply::{Item, Reply, Stub};
 use crate::safety::{Deadline, DepthGuard};
 use crate::session::Session;
 use crate::traversal::AgentTraversal;
 use crate::view::{view, BlockView};
 use crate::Step;
+use ucp_search::SearchOptions;
 
 /// The keyword of a command, CTX subcommands included (`CTX ADD`).
 pub fn command_name(command: &Command) -> &'static str {
@@ -172,7 +172,9 @@ impl Run<'_> {
                     roles: search.roles.clone(),
                     tags: search.tags.clone(),
                 };
-                let hits = provider.search(&search.query, &options).map_err(AgentError::SearchFailed)?;
+                let failed = |e: ucp_search::SearchError| AgentError::SearchFailed(e.to_string());
+                provider.sync(self.doc).map_err(failed)?;
+                let hits = pollster::block_on(provider.search(&search.query, &options)).map_err(failed)?;
                 if session.window.task().is_none() {
                     session.window.set_task_text(Some(&search.query));
                 }
@@ -181,7 +183,14 @@ impl Run<'_> {
                 let items = hits
                     .into_iter()
                     .filter(|h| self.doc.contains(h.id))
-                    .map(|h| self.item(session, h.id, ViewMode::Preview, Some(format!("{:.2}", h.score))))
+                    .map(|h| {
+                        let path = segment::titled_path(self.doc, h.id);
+                        let note = match segment::header(self.doc, &path).trim_end() {
+                            "§ /" => format!("{:.2}", h.score),
+                            header => format!("{:.2} {header}", h.score),
+                        };
+                        self.item(session, h.id, ViewMode::Preview, Some(note))
+                    })
                     .collect();
                 Ok(self.listing(session, "SEARCH", items, Vec::new(), total, Reason::SemanticRelevance))
             }
@@ -353,7 +362,7 @@ impl Run<'_> {
             .enumerate()
             .map(|(i, (id, depth))| {
                 let block = self.doc.get(*id).expect("walked ids exist");
-                let similarity = task.map_or(0.0, |t| t.similarity(&crate::view::plain_text(block)));
+                let similarity = task.map_or(0.0, |t| t.similarity(&block.plain_text()));
                 (i, similarity - f64::from(depth.unsigned_abs()) * 1e-3)
             })
             .collect();

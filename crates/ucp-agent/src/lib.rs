@@ -19,7 +19,6 @@ mod event;
 mod executor;
 mod metrics;
 mod navigate;
-mod rag;
 mod reply;
 mod safety;
 mod session;
@@ -36,7 +35,6 @@ pub use event::{Event, EventBus};
 pub use executor::command_name;
 pub use metrics::{Metrics, MetricsSnapshot};
 pub use navigate::{Filter, Indexes};
-pub use rag::{RagCapabilities, RagProvider, SearchHit, SearchOptions};
 pub use reply::{Item, Reply, Stub};
 pub use safety::{
     BudgetUsage, CircuitBreaker, CircuitState, Deadline, DepthGuard, DepthLevel, GlobalLimits, OperationBudget,
@@ -44,7 +42,8 @@ pub use safety::{
 };
 pub use session::{Capabilities, Session, SessionConfig, SessionId, SessionInfo, SessionRecord, SessionState};
 pub use traversal::AgentTraversal;
-pub use view::{plain_text, BlockView, PREVIEW_CHARS};
+pub use ucp_search::{RagCapabilities, RagProvider, SearchError, SearchFuture, SearchHit, SearchOptions};
+pub use view::{BlockView, PREVIEW_CHARS};
 
 /// The result of one command.
 #[derive(Debug, Clone, PartialEq, Serialize)]

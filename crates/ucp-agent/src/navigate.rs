@@ -9,7 +9,6 @@ use ucm_core::{BlockId, Document, EdgeType, IdMap, IdSet};
 
 use crate::error::AgentError;
 use crate::safety::{Deadline, DepthGuard};
-use crate::view::plain_text;
 
 /// Steps between deadline checks in long walks.
 const CHECK_EVERY: usize = 4096;
@@ -299,7 +298,7 @@ impl FindQuery {
         self.role.as_ref().is_none_or(|r| block.role().is_some_and(|x| x.as_str().eq_ignore_ascii_case(r)))
             && self.tag.as_ref().is_none_or(|t| block.metadata.tags.contains(t))
             && self.label.as_ref().is_none_or(|l| block.metadata.label.as_ref() == Some(l))
-            && self.pattern.as_ref().is_none_or(|p| p.is_match(&plain_text(block)))
+            && self.pattern.as_ref().is_none_or(|p| p.is_match(&block.plain_text()))
     }
 }
 

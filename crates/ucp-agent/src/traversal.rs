@@ -15,10 +15,10 @@ use crate::error::AgentError;
 use crate::event::{Event, EventBus};
 use crate::metrics::{Metrics, MetricsSnapshot};
 use crate::navigate::Indexes;
-use crate::rag::RagProvider;
 use crate::safety::{GlobalLimits, TokenBucket};
 use crate::session::{Session, SessionConfig, SessionId, SessionInfo, SessionRecord, SessionState};
 use crate::Step;
+use ucp_search::RagProvider;
 
 /// The sessions of an engine, by id and by name.
 #[derive(Default)]

@@ -7,7 +7,7 @@ use std::fmt::{self, Write as _};
 
 use serde::Serialize;
 use ucl_parser::ViewMode;
-use ucm_core::{Block, BlockId, Content, Document};
+use ucm_core::{Block, BlockId, Document};
 use ucp_context::{segment, Task};
 
 /// Characters a preview shows.
@@ -53,17 +53,6 @@ fn is_zero(n: &i32) -> bool {
     *n == 0
 }
 
-/// Text FIND and previews read: the block's words without markdown framing.
-pub fn plain_text(block: &Block) -> std::borrow::Cow<'_, str> {
-    match &block.content {
-        Content::Text { text, .. } => text.into(),
-        Content::Code { source, .. } => source.into(),
-        Content::Math { expression, .. } => expression.into(),
-        Content::Composite => block.metadata.label.as_deref().unwrap_or("").into(),
-        _ => block.to_markdown().into(),
-    }
-}
-
 /// A view of `block` in `mode`; `adaptive` uses the task.
 pub fn view(doc: &Document, block: &Block, mode: ViewMode, task: Option<&Task>) -> BlockView {
     let mode = match mode {
@@ -102,7 +91,7 @@ pub fn view(doc: &Document, block: &Block, mode: ViewMode, task: Option<&Task>) 
 /// The mode adaptive views choose for a block.
 fn adaptive_mode(block: &Block, task: Option<&Task>) -> ViewMode {
     let Some(task) = task else { return ViewMode::Preview };
-    let similarity = task.similarity(&plain_text(block));
+    let similarity = task.similarity(&block.plain_text());
     if similarity >= ADAPTIVE_FULL {
         ViewMode::Full
     } else if similarity >= ADAPTIVE_PREVIEW {
@@ -114,7 +103,7 @@ fn adaptive_mode(block: &Block, task: Option<&Task>) -> ViewMode {
 
 /// The first [`PREVIEW_CHARS`] characters on one line.
 fn preview(block: &Block) -> String {
-    let text = plain_text(block);
+    let text = block.plain_text();
     let mut out = String::with_capacity(PREVIEW_CHARS + 4);
     let mut space = false;
     for (count, c) in text.trim().chars().enumerate() {

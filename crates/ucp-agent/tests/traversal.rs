@@ -168,8 +168,7 @@ fn find_filters_combine_with_and() {
         .document_order()
         .filter(|id| {
             let block = doc.get(*id).unwrap();
-            block.role() == Some(&Role::Heading2)
-                && ucp_agent::plain_text(block).starts_with(|c: char| c.is_ascii_uppercase())
+            block.role() == Some(&Role::Heading2) && block.plain_text().starts_with(|c: char| c.is_ascii_uppercase())
         })
         .collect();
     assert_eq!(found, expected);

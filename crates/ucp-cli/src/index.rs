@@ -76,7 +76,22 @@ pub(crate) fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<()> {
         if !cli.json {
             print_summary(&name, &ingested.report, seconds);
         }
-        reports.push(report_json(&name, &ingested.report, seconds));
+        let (index, search) = crate::search::open_index(cli, &store_dir, &ingested.document, false)?;
+        if !cli.json {
+            let vectors =
+                if index.embedder().is_some() { format!(", {} embedded", search.embedded) } else { String::new() };
+            eprintln!(
+                "  search index: {} blocks indexed, {} updated, {} removed{vectors} in {:.2}s ({:.1} MB/s)",
+                search.added,
+                search.updated,
+                search.removed,
+                search.seconds,
+                search.bytes as f64 / 1e6 / search.seconds.max(1e-9)
+            );
+        }
+        let mut report = report_json(&name, &ingested.report, seconds);
+        report["search"] = serde_json::to_value(&search)?;
+        reports.push(report);
     }
     if cli.json {
         crate::print_json(&reports)?;

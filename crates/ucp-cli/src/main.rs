@@ -3,6 +3,7 @@
 
 mod index;
 mod inspect;
+mod search;
 mod session;
 mod ucl;
 
@@ -23,6 +24,11 @@ pub(crate) struct Cli {
     /// Document to work on; may be left out when the store holds one.
     #[arg(long, global = true, value_name = "NAME")]
     doc: Option<String>,
+    /// Embedding model directory (model.safetensors, tokenizer.json,
+    /// config.json of a model2vec model; `scripts/fetch-model` gets one).
+    /// Search becomes hybrid (BM25 + vectors).
+    #[arg(long, global = true, env = "UCP_MODEL", value_name = "DIR")]
+    model: Option<PathBuf>,
     /// Print machine-readable JSON instead of text.
     #[arg(long, global = true)]
     json: bool,
@@ -34,6 +40,8 @@ pub(crate) struct Cli {
 enum Command {
     /// Index markdown, HTML, text and source files or folders into the store.
     Index(index::IndexArgs),
+    /// Search a document: BM25, or hybrid BM25 + embeddings with --model.
+    Search(search::SearchArgs),
     /// List the documents in the store.
     Docs,
     /// Show counts for a document: blocks by role, tokens, edges, depth.
@@ -149,6 +157,7 @@ impl Cli {
 fn run(cli: &Cli) -> anyhow::Result<()> {
     match &cli.command {
         Command::Index(args) => index::run(cli, args),
+        Command::Search(args) => search::run(cli, args),
         Command::Docs => inspect::docs(cli),
         Command::Stats => inspect::stats(cli),
         Command::Tree { id, depth } => inspect::tree(cli, id.as_deref(), *depth),

@@ -2,11 +2,13 @@
 //! whose cursor, history, window and short ids persist in the store.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{anyhow, Context as _};
 use serde::Serialize;
 use ucm_engine::Engine;
 use ucp_agent::{AgentTraversal, GlobalLimits, SessionConfig, SessionId, SessionLimits, Step};
+use ucp_search::SearchIndex;
 use ucp_store::Store;
 
 use crate::{print, print_json, Cli};
@@ -20,6 +22,7 @@ struct Opened {
     session: SessionId,
     version: u64,
     snapshots: Vec<ucm_engine::Snapshot>,
+    index: Arc<SearchIndex>,
 }
 
 /// Options shared by `run --session` and `shell`.
@@ -40,7 +43,10 @@ fn open(cli: &Cli, args: &SessionArgs) -> anyhow::Result<Opened> {
     let version = doc.version();
     // A command-line run is a batch, not a server: no rate limit.
     let limits = GlobalLimits { max_ops_per_second: u32::MAX, ..GlobalLimits::default() };
-    let traversal = AgentTraversal::with_limits(Engine::with_snapshots(doc, snapshots.clone()), limits);
+    let (index, _) = crate::search::open_index(cli, store.dir(), &doc, true)?;
+    let index = Arc::new(index);
+    let mut traversal = AgentTraversal::with_limits(Engine::with_snapshots(doc, snapshots.clone()), limits);
+    traversal.set_search(index.clone());
     let session = match store.load_session(&document, args.name)? {
         Some(json) => {
             let record = serde_json::from_str(&json)
@@ -67,7 +73,7 @@ fn open(cli: &Cli, args: &SessionArgs) -> anyhow::Result<Opened> {
     if let Some(task) = args.task {
         traversal.set_task(session, Some(task))?;
     }
-    Ok(Opened { store, document, name: args.name.to_owned(), traversal, session, version, snapshots })
+    Ok(Opened { store, document, name: args.name.to_owned(), traversal, session, version, snapshots, index })
 }
 
 impl Opened {
@@ -82,6 +88,7 @@ impl Opened {
         let document = changed.then(|| (engine.document(), snapshots.as_slice()));
         self.store.save_session(&self.document, &self.name, &json, document)?;
         if changed {
+            self.index.sync(engine.document())?;
             self.version = engine.document().version();
             self.snapshots.clone_from(&snapshots);
         }

@@ -99,6 +99,7 @@ pub(crate) fn run(cli: &Cli, script_path: &Path) -> anyhow::Result<()> {
             let (document, snapshots) = engine.into_parts();
             if changed {
                 store.save_with_snapshots(&document, &snapshots)?;
+                crate::search::after_save(cli, store.dir(), &document)?;
             }
             if changed {
                 "saved"
@@ -110,6 +111,7 @@ pub(crate) fn run(cli: &Cli, script_path: &Path) -> anyhow::Result<()> {
             Some((document, snapshots)) => {
                 let snapshots: Vec<_> = snapshots.cloned().collect();
                 store.save_with_snapshots(document, &snapshots)?;
+                crate::search::after_save(cli, store.dir(), document)?;
                 "kept the state of the last COMMIT"
             }
             None => "nothing saved",
@@ -159,6 +161,7 @@ pub(crate) fn import(cli: &Cli, file: &Path, name: Option<&str>) -> anyhow::Resu
     }
     let mut store = Store::open(cli.store_dir())?;
     store.save_with_snapshots(&document, &snapshots)?;
+    crate::search::after_save(cli, store.dir(), &document)?;
     let message = format!(
         "imported {} ({} blocks, {} edges) into {}\n",
         document.name(),

@@ -1,42 +1,12 @@
 //! End-to-end tests of the `ucp` binary: every command, global options in
 //! either position, exit codes, one-line errors, and a kill mid-index.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
-use serde_json::Value;
-
-fn excerpt() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/node-excerpt")
-}
-
-fn ucp(store: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ucp")).arg("--store").arg(store).args(args).output().unwrap()
-}
-
-fn stdout_json(output: &Output) -> Value {
-    assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
-    serde_json::from_slice(&output.stdout).unwrap()
-}
-
-/// A failed command: exit code 1, one line on stderr, no panic.
-fn assert_user_error(output: &Output, needle: &str) {
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "stderr: {stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "not one line: {stderr}");
-    assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
-    assert!(!stderr.contains("panicked") && !stderr.contains("internal error"), "{stderr}");
-}
-
-fn indexed() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join(".ucp");
-    let out = ucp(&store, &["index", excerpt().to_str().unwrap(), "--name", "node"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let summary = String::from_utf8_lossy(&out.stderr);
-    assert!(summary.contains("indexed node: 6 files"), "{summary}");
-    (dir, store)
-}
+use common::{assert_user_error, excerpt, indexed, stdout_json, ucp, ucp_stdin};
 
 #[test]
 fn index_then_inspect_every_command() {
@@ -184,21 +154,6 @@ fn killing_index_mid_write_leaves_the_store_as_it_was() {
     assert_eq!(after, before, "a killed index changed the store");
     let stats = stdout_json(&ucp(&store, &["stats", "--json"]));
     assert_eq!(stats["validation_issues"], 0);
-}
-
-fn ucp_stdin(store: &Path, args: &[&str], input: &str) -> Output {
-    use std::io::Write as _;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ucp"))
-        .arg("--store")
-        .arg(store)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
 }
 
 const ROOT: &str = "blk_000000000000000000000000";

@@ -10,9 +10,10 @@ use std::sync::Arc;
 use ucm_core::{BlockId, Document, Role};
 use ucm_engine::Engine;
 use ucp_agent::{
-    AgentError, AgentTraversal, GlobalLimits, RagCapabilities, RagProvider, SearchHit, SearchOptions, SessionConfig,
-    SessionId, Step,
+    AgentError, AgentTraversal, GlobalLimits, RagCapabilities, RagProvider, SearchError, SearchFuture, SearchOptions,
+    SessionConfig, SessionId, Step,
 };
+use ucp_search::{SearchConfig, SearchIndex};
 
 thread_local! {
     static NOW: Cell<i64> = const { Cell::new(1_700_000_000_000) };
@@ -85,42 +86,43 @@ pub fn first(doc: &Document, role: Role) -> BlockId {
     doc.document_order().find(|id| doc.get(*id).unwrap().role() == Some(&role)).unwrap()
 }
 
-/// Ranks blocks by how many query words their text contains.
-pub struct WordSearch(pub Document);
+/// The built-in BM25 index of a document, in a directory that lives as
+/// long as it does.
+pub struct TempIndex {
+    index: SearchIndex,
+    _dir: tempfile::TempDir,
+}
 
-impl RagProvider for WordSearch {
-    fn name(&self) -> &str {
-        "words"
-    }
-
-    fn capabilities(&self) -> RagCapabilities {
-        RagCapabilities { lexical: true, semantic: false }
-    }
-
-    fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>, String> {
-        let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
-        let mut hits: Vec<SearchHit> = self
-            .0
-            .blocks()
-            .filter(|b| {
-                options.roles.is_empty() || b.role().is_some_and(|r| options.roles.iter().any(|x| x == r.as_str()))
-            })
-            .filter_map(|b| {
-                let text = b.to_markdown().to_lowercase();
-                let found = words.iter().filter(|w| text.contains(w.as_str())).count();
-                (found > 0).then(|| SearchHit { id: b.id, score: found as f64 / words.len() as f64 })
-            })
-            .filter(|h| h.score >= options.min_similarity)
-            .collect();
-        hits.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
-        hits.truncate(options.limit);
-        Ok(hits)
+impl TempIndex {
+    /// Indexes `doc`.
+    pub fn new(doc: &Document) -> TempIndex {
+        let dir = tempfile::tempdir().unwrap();
+        let (index, _) = SearchIndex::open(&dir.path().join("index"), doc, None, SearchConfig::default(), &()).unwrap();
+        TempIndex { index, _dir: dir }
     }
 }
 
-/// A traversal with [`WordSearch`] as its search provider.
+impl RagProvider for TempIndex {
+    fn name(&self) -> &str {
+        self.index.name()
+    }
+
+    fn capabilities(&self) -> RagCapabilities {
+        self.index.capabilities()
+    }
+
+    fn search<'a>(&'a self, query: &'a str, options: &'a SearchOptions) -> SearchFuture<'a> {
+        self.index.search(query, options)
+    }
+
+    fn sync(&self, document: &Document) -> Result<(), SearchError> {
+        RagProvider::sync(&self.index, document)
+    }
+}
+
+/// A traversal with a BM25 index of its document as its search provider.
 pub fn searchable() -> AgentTraversal {
     let mut traversal = traversal();
-    traversal.set_search(Arc::new(WordSearch(node_excerpt())));
+    traversal.set_search(Arc::new(TempIndex::new(&node_excerpt())));
     traversal
 }

@@ -1,0 +1,64 @@
+//! Running the `ucp` binary from tests.
+
+#![allow(dead_code)] // each test file takes the helpers it needs
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// The six-file excerpt of the Node.js docs the tests index.
+pub fn excerpt() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/node-excerpt")
+}
+
+/// Runs `ucp --store STORE ARGS...`.
+pub fn ucp(store: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ucp")).arg("--store").arg(store).args(args).output().unwrap()
+}
+
+/// Runs `ucp --store STORE ARGS...` with `input` on stdin.
+pub fn ucp_stdin(store: &Path, args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ucp"))
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// The JSON a successful command printed.
+pub fn stdout_json(output: &Output) -> Value {
+    assert!(output.status.success(), "stderr: {}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// What a command printed on stderr.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A failed command: exit code 1, one line on stderr, no panic.
+pub fn assert_user_error(output: &Output, needle: &str) {
+    let stderr = stderr(output);
+    assert_eq!(output.status.code(), Some(1), "stderr: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "not one line: {stderr}");
+    assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("internal error"), "{stderr}");
+}
+
+/// A store with the excerpt indexed as `node`.
+pub fn indexed() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join(".ucp");
+    let out = ucp(&store, &["index", excerpt().to_str().unwrap(), "--name", "node"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("indexed node: 6 files"), "{}", stderr(&out));
+    (dir, store)
+}

@@ -1,0 +1,213 @@
+//! BM25 full-text search over blocks with tantivy: one index document per
+//! block, with its text, heading path and label as searched fields and its
+//! role and tags as filters.
+
+use std::path::Path;
+
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
+use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STRING};
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+use ucm_core::BlockId;
+
+use crate::analyzer::{self, ANALYZER};
+use crate::catalog::Indexable;
+use crate::{SearchError, SearchHit, SearchOptions};
+
+/// tantivy's BM25 `k1`; a term can add at most `idf * (1 + k1)` to a score.
+const K1: f32 = 1.2;
+
+/// How much each searched field counts.
+const FIELD_BOOSTS: [(&str, f32); 3] = [("text", 1.0), ("headings", 0.6), ("label", 0.6)];
+
+/// Memory the writer may use before it flushes a segment.
+const WRITER_MEMORY: usize = 512 << 20;
+
+struct Fields {
+    /// The id's first 8 bytes and last 4, as fast fields for reading hits;
+    /// the first 8 are also indexed, for deletes (96-bit ids are random, so
+    /// two blocks sharing their first 64 bits is a 1-in-10^7 event even at
+    /// a million blocks).
+    id_hi: Field,
+    id_lo: Field,
+    searched: [Field; 3],
+    role: Field,
+    tags: Field,
+}
+
+/// A tantivy index of a document's blocks.
+pub(crate) struct Bm25 {
+    index: Index,
+    reader: IndexReader,
+    fields: Fields,
+}
+
+fn schema() -> Schema {
+    let mut builder = Schema::builder();
+    builder.add_u64_field("id_hi", FAST | INDEXED);
+    builder.add_u64_field("id_lo", FAST);
+    let text = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default().set_tokenizer(ANALYZER).set_index_option(IndexRecordOption::WithFreqs),
+    );
+    for (name, _) in FIELD_BOOSTS {
+        builder.add_text_field(name, text.clone());
+    }
+    builder.add_text_field("role", STRING);
+    builder.add_text_field("tags", STRING);
+    builder.build()
+}
+
+fn split_id(id: BlockId) -> (u64, u64) {
+    let b = id.as_bytes();
+    let hi = u64::from_be_bytes(b[..8].try_into().expect("8 bytes"));
+    let lo = u64::from(u32::from_be_bytes(b[8..].try_into().expect("4 bytes")));
+    (hi, lo)
+}
+
+fn join_id(hi: u64, lo: u64) -> BlockId {
+    let mut bytes = [0u8; 12];
+    bytes[..8].copy_from_slice(&hi.to_be_bytes());
+    bytes[8..].copy_from_slice(&(lo as u32).to_be_bytes());
+    BlockId::from_bytes(bytes)
+}
+
+impl Bm25 {
+    /// A new, empty index in `dir` (which must exist and be empty).
+    pub fn create(dir: &Path) -> Result<Bm25, SearchError> {
+        Bm25::with_index(Index::create_in_dir(dir, schema())?)
+    }
+
+    /// The index stored in `dir`.
+    pub fn open(dir: &Path) -> Result<Bm25, SearchError> {
+        let index = Index::open_in_dir(dir)?;
+        if index.schema() != schema() {
+            return Err(SearchError::Damaged { path: dir.to_owned(), reason: "written with another schema".into() });
+        }
+        Bm25::with_index(index)
+    }
+
+    fn with_index(index: Index) -> Result<Bm25, SearchError> {
+        index.tokenizers().register(ANALYZER, analyzer::analyzer());
+        let schema = index.schema();
+        let field = |name: &str| schema.get_field(name).expect("field of our schema");
+        let fields = Fields {
+            id_hi: field("id_hi"),
+            id_lo: field("id_lo"),
+            searched: FIELD_BOOSTS.map(|(name, _)| field(name)),
+            role: field("role"),
+            tags: field("tags"),
+        };
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+        Ok(Bm25 { index, reader, fields })
+    }
+
+    /// Removes `removed` and (re)indexes `items`, then commits and makes the
+    /// change visible to searches.
+    pub fn apply(&self, items: &[&Indexable], removed: &[BlockId]) -> Result<(), SearchError> {
+        if items.is_empty() && removed.is_empty() {
+            return Ok(());
+        }
+        let mut writer: IndexWriter = self.index.writer(WRITER_MEMORY)?;
+        for id in removed.iter().copied().chain(items.iter().map(|i| i.id)) {
+            writer.delete_term(Term::from_field_u64(self.fields.id_hi, split_id(id).0));
+        }
+        for item in items {
+            let f = &self.fields;
+            let (hi, lo) = split_id(item.id);
+            let mut doc = TantivyDocument::default();
+            doc.add_u64(f.id_hi, hi);
+            doc.add_u64(f.id_lo, lo);
+            doc.add_text(f.searched[0], &item.text);
+            doc.add_text(f.searched[1], &item.headings);
+            doc.add_text(f.searched[2], item.label);
+            doc.add_text(f.role, item.role);
+            for tag in item.tags {
+                doc.add_text(f.tags, tag);
+            }
+            writer.add_document(doc)?;
+        }
+        writer.commit()?;
+        writer.wait_merging_threads()?;
+        self.reader.reload()?;
+        Ok(())
+    }
+
+    /// How many blocks are indexed.
+    pub fn len(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// The best `options.limit` blocks for `query`, scores normalized to
+    /// 0..1 by the most the query's terms could score.
+    pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>, SearchError> {
+        let mut terms = analyzer::terms(query);
+        terms.sort_unstable();
+        terms.dedup();
+        if terms.is_empty() || options.limit == 0 {
+            return Ok(Vec::new());
+        }
+        let searcher = self.reader.searcher();
+        let docs = searcher.num_docs() as f32;
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        let mut bound = 0f32;
+        for term in &terms {
+            let mut best = 0f32;
+            for (&field, (_, boost)) in self.fields.searched.iter().zip(FIELD_BOOSTS) {
+                let term = Term::from_field_text(field, term);
+                let df = searcher.doc_freq(&term)? as f32;
+                if df == 0.0 {
+                    continue;
+                }
+                let idf = (1.0 + (docs - df + 0.5) / (df + 0.5)).ln();
+                best = best.max(boost * idf * (1.0 + K1));
+                let query = TermQuery::new(term, IndexRecordOption::WithFreqs);
+                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(query), boost))));
+            }
+            bound += best;
+        }
+        if clauses.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut query: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
+        let filters = [(self.fields.role, &options.roles), (self.fields.tags, &options.tags)];
+        if filters.iter().any(|(_, values)| !values.is_empty()) {
+            let mut all = vec![(Occur::Must, query)];
+            for (field, values) in filters.into_iter().filter(|(_, v)| !v.is_empty()) {
+                let any: Vec<(Occur, Box<dyn Query>)> = values
+                    .iter()
+                    .map(|v| {
+                        let q = TermQuery::new(Term::from_field_text(field, v), IndexRecordOption::Basic);
+                        (Occur::Should, Box::new(q) as Box<dyn Query>)
+                    })
+                    .collect();
+                all.push((Occur::Must, Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(any)), 0.0))));
+            }
+            query = Box::new(BooleanQuery::new(all));
+        }
+        let top = searcher.search(&query, &TopDocs::with_limit(options.limit).order_by_score())?;
+        let mut hits = Vec::with_capacity(top.len());
+        for (score, address) in top {
+            let fast = searcher.segment_reader(address.segment_ord).fast_fields();
+            let hi = fast.u64("id_hi")?.first(address.doc_id);
+            let lo = fast.u64("id_lo")?.first(address.doc_id);
+            let (Some(hi), Some(lo)) = (hi, lo) else { continue };
+            let score = f64::from((score / bound.max(f32::MIN_POSITIVE)).clamp(0.0, 1.0));
+            if score >= options.min_similarity {
+                hits.push(SearchHit { id: join_id(hi, lo), score });
+            }
+        }
+        Ok(hits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_survive_the_split_into_fast_fields() {
+        let id = BlockId::from_bytes([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 255]);
+        let (hi, lo) = split_id(id);
+        assert_eq!(join_id(hi, lo), id);
+    }
+}

@@ -1,0 +1,284 @@
+//! What the index holds for each block, and the catalog on disk that says
+//! which version of every block it indexed, so a sync re-indexes only the
+//! blocks whose indexed fields changed.
+
+use std::borrow::Cow;
+use std::io::{BufWriter, Read, Write};
+use std::path::Path;
+
+use ucm_core::{BlockId, Content, Document, IdMap};
+
+use crate::{SearchError, SearchOptions};
+
+/// The indexed fields of one block.
+#[derive(Debug, Clone)]
+pub(crate) struct Indexable<'a> {
+    pub id: BlockId,
+    pub text: Cow<'a, str>,
+    /// Titles of the headings (and file) above the block, outermost first.
+    pub headings: String,
+    pub label: &'a str,
+    pub role: &'a str,
+    pub tags: &'a [String],
+}
+
+impl Indexable<'_> {
+    /// A digest of every indexed field.
+    pub fn fingerprint(&self) -> u64 {
+        let mut hasher = blake3::Hasher::new();
+        for part in [self.text.as_ref(), &self.headings, self.label, self.role] {
+            hasher.update(&(part.len() as u64).to_le_bytes());
+            hasher.update(part.as_bytes());
+        }
+        for tag in self.tags {
+            hasher.update(&(tag.len() as u64).to_le_bytes());
+            hasher.update(tag.as_bytes());
+        }
+        let bytes = hasher.finalize();
+        u64::from_le_bytes(bytes.as_bytes()[..8].try_into().expect("8 bytes"))
+    }
+
+    /// The text an embedding model sees: the heading path, then the body.
+    pub fn embedding_text(&self) -> String {
+        const MAX_CHARS: usize = 2000;
+        let body = match self.text.char_indices().nth(MAX_CHARS) {
+            Some((at, _)) => &self.text[..at],
+            None => &self.text,
+        };
+        if self.headings.is_empty() {
+            body.to_owned()
+        } else {
+            format!("{}\n{body}", self.headings)
+        }
+    }
+}
+
+/// Every block worth indexing, in document order: blocks with text (files
+/// and folders only lend their names to the heading paths below them).
+pub(crate) fn indexables(doc: &Document) -> Vec<Indexable<'_>> {
+    let mut out = Vec::with_capacity(doc.len());
+    // (block, depth of the titles stack when it was entered)
+    let mut stack: Vec<(BlockId, usize)> = doc.children(doc.root()).iter().rev().map(|&id| (id, 0)).collect();
+    let mut titles: Vec<String> = Vec::new();
+    while let Some((id, depth)) = stack.pop() {
+        titles.truncate(depth);
+        let Some(block) = doc.get(id) else { continue };
+        let text = block.plain_text();
+        if !matches!(block.content, Content::Composite) && !text.trim().is_empty() {
+            out.push(Indexable {
+                id,
+                text,
+                headings: titles.join(" > "),
+                label: block.metadata.label.as_deref().unwrap_or(""),
+                role: block.role().map_or("", |r| r.as_str()),
+                tags: &block.metadata.tags,
+            });
+        }
+        let children = doc.children(id);
+        if children.is_empty() {
+            continue;
+        }
+        let below = match ucp_context::segment::title(block) {
+            Some(title) => {
+                titles.push(title);
+                depth + 1
+            }
+            None => depth,
+        };
+        stack.extend(children.iter().rev().map(|&c| (c, below)));
+    }
+    out
+}
+
+/// What the catalog remembers of an indexed block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub fingerprint: u64,
+    /// Index into the catalog's strings (`u16::MAX`: none).
+    pub role: u16,
+    pub tags: Box<[u16]>,
+}
+
+/// The indexed blocks, their fingerprints, roles and tags.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct Catalog {
+    strings: Vec<String>,
+    lookup: std::collections::HashMap<String, u16>,
+    pub entries: IdMap<Entry>,
+}
+
+const MAGIC: &[u8; 8] = b"UCPCAT1\n";
+const NONE: u16 = u16::MAX;
+
+impl Catalog {
+    fn intern(&mut self, s: &str) -> u16 {
+        if s.is_empty() {
+            return NONE;
+        }
+        if let Some(&i) = self.lookup.get(s) {
+            return i;
+        }
+        let i = u16::try_from(self.strings.len()).ok().filter(|&i| i < NONE).unwrap_or(NONE);
+        if i != NONE {
+            self.strings.push(s.to_owned());
+            self.lookup.insert(s.to_owned(), i);
+        }
+        i
+    }
+
+    /// Records that `item` is indexed as it is now.
+    pub fn insert(&mut self, item: &Indexable, fingerprint: u64) {
+        let role = self.intern(item.role);
+        let tags = item.tags.iter().map(|t| self.intern(t)).collect();
+        self.entries.insert(item.id, Entry { fingerprint, role, tags });
+    }
+
+    /// Whether `id` passes the role and tag filters of `options`.
+    pub fn accepts(&self, id: BlockId, options: &SearchOptions) -> bool {
+        let Some(entry) = self.entries.get(&id) else { return false };
+        let name = |i: u16| self.strings.get(usize::from(i)).map_or("", String::as_str);
+        (options.roles.is_empty() || options.roles.iter().any(|r| r == name(entry.role)))
+            && (options.tags.is_empty() || entry.tags.iter().any(|&t| options.tags.iter().any(|w| w == name(t))))
+    }
+
+    /// Writes the catalog to `path` (atomically: a temporary file renamed).
+    pub fn save(&self, path: &Path) -> Result<(), SearchError> {
+        let tmp = path.with_extension("tmp");
+        let file = std::fs::File::create(&tmp).map_err(SearchError::io(&tmp))?;
+        let mut out = BufWriter::new(file);
+        let result = (|| {
+            let mut write = |bytes: &[u8]| out.write_all(bytes);
+            write(MAGIC)?;
+            write(&(self.strings.len() as u32).to_le_bytes())?;
+            for s in &self.strings {
+                write(&(s.len() as u32).to_le_bytes())?;
+                write(s.as_bytes())?;
+            }
+            write(&(self.entries.len() as u64).to_le_bytes())?;
+            for (id, entry) in &self.entries {
+                write(id.as_bytes())?;
+                write(&entry.fingerprint.to_le_bytes())?;
+                write(&entry.role.to_le_bytes())?;
+                write(&(entry.tags.len() as u16).to_le_bytes())?;
+                for t in entry.tags.iter() {
+                    write(&t.to_le_bytes())?;
+                }
+            }
+            out.flush()
+        })();
+        result.map_err(SearchError::io(&tmp))?;
+        std::fs::rename(&tmp, path).map_err(SearchError::io(path))
+    }
+
+    /// Reads a catalog written by [`Catalog::save`].
+    pub fn load(path: &Path) -> Result<Catalog, SearchError> {
+        let bytes = std::fs::read(path).map_err(SearchError::io(path))?;
+        let damaged = |reason: &str| SearchError::Damaged { path: path.to_owned(), reason: reason.to_owned() };
+        let mut input = bytes.as_slice();
+        let mut take = |n: usize| -> Result<&[u8], SearchError> {
+            if input.len() < n {
+                return Err(damaged("truncated"));
+            }
+            let (head, rest) = input.split_at(n);
+            input = rest;
+            Ok(head)
+        };
+        if take(8)? != MAGIC {
+            return Err(damaged("not a catalog of this version"));
+        }
+        let mut catalog = Catalog::default();
+        let strings = u32::from_le_bytes(take(4)?.try_into().expect("4 bytes"));
+        for _ in 0..strings {
+            let len = u32::from_le_bytes(take(4)?.try_into().expect("4 bytes")) as usize;
+            let s = std::str::from_utf8(take(len)?).map_err(|_| damaged("a name is not UTF-8"))?;
+            catalog.intern(s);
+        }
+        let count = u64::from_le_bytes(take(8)?.try_into().expect("8 bytes"));
+        for _ in 0..count {
+            let id = BlockId::from_bytes(take(12)?.try_into().expect("12 bytes"));
+            let fingerprint = u64::from_le_bytes(take(8)?.try_into().expect("8 bytes"));
+            let role = u16::from_le_bytes(take(2)?.try_into().expect("2 bytes"));
+            let n = u16::from_le_bytes(take(2)?.try_into().expect("2 bytes"));
+            let tags = (0..n)
+                .map(|_| Ok(u16::from_le_bytes(take(2)?.try_into().expect("2 bytes"))))
+                .collect::<Result<_, SearchError>>()?;
+            catalog.entries.insert(id, Entry { fingerprint, role, tags });
+        }
+        let mut rest = Vec::new();
+        input.read_to_end(&mut rest).map_err(SearchError::io(path))?;
+        if !rest.is_empty() {
+            return Err(damaged("trailing bytes"));
+        }
+        Ok(catalog)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ucm_core::{Block, Metadata, Role};
+
+    fn doc() -> Document {
+        let mut doc = Document::new("d");
+        let mut add = |parent: BlockId, role: Role, text: &str, n: u32| {
+            let content = Content::markdown(text);
+            let id = Block::derive_id(&content, Some(&role), "d", n);
+            doc.append_child(parent, Block::new(id, content, Metadata::with_role(role))).unwrap()
+        };
+        let h = add(BlockId::ROOT, Role::heading(1), "Streams", 0);
+        let p = add(h, Role::Paragraph, "Readable streams.", 1);
+        let h2 = add(h, Role::heading(2), "Writable", 2);
+        let q = add(h2, Role::Paragraph, "Writable streams.", 3);
+        let _ = (p, q);
+        doc
+    }
+
+    #[test]
+    fn heading_paths_follow_the_tree() {
+        let doc = doc();
+        let items = indexables(&doc);
+        let paths: Vec<(&str, &str)> = items.iter().map(|i| (i.text.as_ref(), i.headings.as_str())).collect();
+        assert_eq!(
+            paths,
+            [
+                ("Streams", ""),
+                ("Readable streams.", "Streams"),
+                ("Writable", "Streams"),
+                ("Writable streams.", "Streams > Writable")
+            ]
+        );
+    }
+
+    #[test]
+    fn catalog_round_trips_and_rejects_damage() {
+        let doc = doc();
+        let mut catalog = Catalog::default();
+        for item in indexables(&doc) {
+            catalog.insert(&item, item.fingerprint());
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.bin");
+        catalog.save(&path).unwrap();
+        assert_eq!(Catalog::load(&path).unwrap().entries, catalog.entries);
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+        assert!(matches!(Catalog::load(&path), Err(SearchError::Damaged { .. })));
+        std::fs::write(&path, b"garbage!").unwrap();
+        assert!(matches!(Catalog::load(&path), Err(SearchError::Damaged { .. })));
+    }
+
+    #[test]
+    fn filters_read_roles_and_tags() {
+        let doc = doc();
+        let mut catalog = Catalog::default();
+        let items = indexables(&doc);
+        for item in &items {
+            catalog.insert(item, 0);
+        }
+        let roles = SearchOptions { roles: vec!["paragraph".into()], ..SearchOptions::default() };
+        let kept: Vec<_> = items.iter().filter(|i| catalog.accepts(i.id, &roles)).map(|i| i.text.as_ref()).collect();
+        assert_eq!(kept, ["Readable streams.", "Writable streams."]);
+        let tags = SearchOptions { tags: vec!["x".into()], ..SearchOptions::default() };
+        assert!(items.iter().all(|i| !catalog.accepts(i.id, &tags)));
+    }
+}

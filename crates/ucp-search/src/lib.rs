@@ -1,0 +1,32 @@
+//! Search over a UCM document, offline.
+//!
+//! - **BM25** ([`Mode::Bm25`]) with tantivy: one index document per block,
+//!   its text, heading path and label searched with a code-aware analyzer
+//!   ([`analyzer`]), its role and tags filterable. Scores are normalized to
+//!   0..1 by the most the query could score.
+//! - **Vectors** ([`Mode::Vector`]): an [`Embedder`] (built in:
+//!   [`StaticEmbedder`], a model2vec model loaded from a directory) and exact
+//!   or HNSW nearest-neighbour search.
+//! - **Hybrid** ([`Mode::Hybrid`]): reciprocal rank fusion ([`fuse`]) of both;
+//!   the default whenever a model is configured.
+//!
+//! A [`SearchIndex`] lives in a directory, is brought up to date with
+//! [`SearchIndex::sync`] (only changed blocks are re-indexed) and implements
+//! the [`RagProvider`] seam that UCL's SEARCH calls.
+
+pub mod analyzer;
+mod bm25;
+mod catalog;
+mod embed;
+mod error;
+mod fusion;
+mod index;
+mod provider;
+mod vector;
+
+pub use embed::{load_embedder, Embedder, OnnxEmbedder, StaticEmbedder};
+pub use error::SearchError;
+pub use fusion::fuse;
+pub use index::{Mode, SearchConfig, SearchIndex, SyncProgress, SyncReport};
+pub use provider::{EmbedFuture, RagCapabilities, RagProvider, SearchFuture, SearchHit, SearchOptions};
+pub use vector::{hnsw_threshold, HNSW_MIN_COMPONENTS};

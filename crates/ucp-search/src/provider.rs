@@ -1,0 +1,79 @@
+//! The search seam: SEARCH asks a [`RagProvider`] (BM25, vectors, hybrid, or
+//! a host's own service) for blocks relevant to a query.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::Serialize;
+use ucm_core::{BlockId, Document};
+
+use crate::SearchError;
+
+/// What a search asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchOptions {
+    /// Most hits.
+    pub limit: usize,
+    /// Lowest normalized score (0..1) kept.
+    pub min_similarity: f64,
+    /// Only blocks with one of these roles (empty: any).
+    pub roles: Vec<String>,
+    /// Only blocks with one of these tags (empty: any).
+    pub tags: Vec<String>,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions { limit: 10, min_similarity: 0.0, roles: Vec::new(), tags: Vec::new() }
+    }
+}
+
+/// One hit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchHit {
+    /// The block.
+    pub id: BlockId,
+    /// Normalized score (0..1, higher is better).
+    pub score: f64,
+}
+
+/// What a provider can do.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct RagCapabilities {
+    /// Full-text (lexical) search.
+    pub lexical: bool,
+    /// Embedding (semantic) search.
+    pub semantic: bool,
+}
+
+/// The future a search returns.
+pub type SearchFuture<'a> = Pin<Box<dyn Future<Output = Result<Vec<SearchHit>, SearchError>> + Send + 'a>>;
+
+/// The future an embedding returns.
+pub type EmbedFuture<'a> = Pin<Box<dyn Future<Output = Result<Vec<Vec<f32>>, SearchError>> + Send + 'a>>;
+
+/// A search backend over a document.
+///
+/// Search is async so that a provider may call a service; the built-in ones
+/// compute on the calling thread and are ready at once.
+pub trait RagProvider: Send + Sync {
+    /// The provider's name (`bm25`, `vector`, `hybrid` ...).
+    fn name(&self) -> &str;
+
+    /// What it can do.
+    fn capabilities(&self) -> RagCapabilities;
+
+    /// Blocks matching `query`, best first.
+    fn search<'a>(&'a self, query: &'a str, options: &'a SearchOptions) -> SearchFuture<'a>;
+
+    /// Embeddings of `texts`, for providers with a model.
+    fn embed<'a>(&'a self, _texts: &'a [String]) -> EmbedFuture<'a> {
+        Box::pin(std::future::ready(Err(SearchError::NoModel)))
+    }
+
+    /// Brings the provider up to date with `document` before a search, after
+    /// edits; cheap when nothing changed. Providers over other data ignore it.
+    fn sync(&self, _document: &Document) -> Result<(), SearchError> {
+        Ok(())
+    }
+}
