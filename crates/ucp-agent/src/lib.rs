@@ -13,12 +13,16 @@
 //! session state, circuit breaker) → `executor` (short ids, permission,
 //! budget, dispatch) → `navigate` (walks) or the window → [`Reply`].
 
+pub mod coordination;
 mod cursor;
 mod error;
 mod event;
 mod executor;
+mod heuristic;
 mod metrics;
 mod navigate;
+mod orchestrator;
+pub mod policy;
 mod reply;
 mod safety;
 mod session;
@@ -35,6 +39,7 @@ pub use event::{Event, EventBus};
 pub use executor::command_name;
 pub use metrics::{Metrics, MetricsSnapshot};
 pub use navigate::{Filter, Indexes};
+pub use orchestrator::{BuiltContext, ContextBlock, ContextRequest, Orchestrator, OrchestratorConfig, Timings};
 pub use reply::{Item, Reply, Stub};
 pub use safety::{
     BudgetUsage, CircuitBreaker, CircuitState, Deadline, DepthGuard, DepthLevel, GlobalLimits, OperationBudget,

@@ -11,6 +11,7 @@ use ucm_core::{BpeTokenizer, Document, Tokenizer};
 use ucm_engine::Engine;
 use ucp_context::{ExtractiveSummarizer, Summarizer};
 
+use crate::coordination::AgentCoordinator;
 use crate::error::AgentError;
 use crate::event::{Event, EventBus};
 use crate::metrics::{Metrics, MetricsSnapshot};
@@ -53,6 +54,7 @@ pub struct AgentTraversal {
     events: EventBus,
     pub(crate) clock: fn() -> i64,
     pub(crate) context_blocks: AtomicUsize,
+    coordinator: AgentCoordinator,
 }
 
 fn system_clock() -> i64 {
@@ -87,6 +89,7 @@ impl AgentTraversal {
             events: EventBus::default(),
             clock: system_clock,
             context_blocks: AtomicUsize::new(0),
+            coordinator: AgentCoordinator::new(system_clock),
         }
     }
 
@@ -105,6 +108,18 @@ impl AgentTraversal {
     pub fn set_clock(&mut self, clock: fn() -> i64) {
         self.clock = clock;
         self.rate = TokenBucket::new(self.limits.max_ops_per_second, clock());
+        self.coordinator = AgentCoordinator::new(clock);
+    }
+
+    /// The coordinator all sessions of this engine share: discoveries,
+    /// claims, who looks at what, and the work queue.
+    pub fn coordinator(&self) -> &AgentCoordinator {
+        &self.coordinator
+    }
+
+    /// The search provider, if one is configured.
+    pub fn search_provider(&self) -> Option<&Arc<dyn RagProvider>> {
+        self.search.as_ref()
     }
 
     /// The global limits.
@@ -203,6 +218,7 @@ impl AgentTraversal {
         }
         session.state = SessionState::Closed;
         self.context_blocks.fetch_sub(session.window.len(), Ordering::Relaxed);
+        self.coordinator.forget_session(id);
         Ok(session.record())
     }
 
@@ -235,6 +251,7 @@ impl AgentTraversal {
                     registry.by_name.remove(name);
                 }
             }
+            self.coordinator.forget_session(*id);
         }
         expired.len()
     }
@@ -310,6 +327,9 @@ impl AgentTraversal {
         } else {
             self.context_blocks.fetch_sub(blocks_before - after, Ordering::Relaxed);
         }
+        if let Ok(step) = &result {
+            self.coordinator.access.record(id, &looked_at(&step.reply));
+        }
         let delta = session.metrics.snapshot().minus(&before);
         self.metrics.add(&delta);
         if self.events.wanted() {
@@ -334,6 +354,17 @@ impl AgentTraversal {
             }
         }
         Ok(report)
+    }
+}
+
+/// The blocks a reply shows a session looking at: where its cursor went,
+/// what it viewed, what it took into its window.
+fn looked_at(reply: &crate::Reply) -> Vec<ucm_core::BlockId> {
+    match reply {
+        crate::Reply::Moved { at, .. } => vec![at.id],
+        crate::Reply::View { view } => vec![view.id],
+        crate::Reply::Context { added, .. } => added.iter().map(|a| a.id).collect(),
+        _ => Vec::new(),
     }
 }
 

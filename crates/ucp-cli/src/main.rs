@@ -1,6 +1,7 @@
 //! `ucp`: the command line. It parses arguments, calls the library crates,
 //! and prints; nothing here is needed to use UCP from Rust.
 
+mod context;
 mod index;
 mod inspect;
 mod search;
@@ -40,6 +41,12 @@ pub(crate) struct Cli {
 enum Command {
     /// Index markdown, HTML, text and source files or folders into the store.
     Index(index::IndexArgs),
+    /// The best context for a question within a token budget: search, then
+    /// sub-agents exploring the sections around the hits, then one window.
+    Context(context::ContextArgs),
+    /// Answer recall of `ucp context` on a question file, next to flat
+    /// chunk baselines, at several budgets.
+    Eval(context::EvalArgs),
     /// Search a document: BM25, or hybrid BM25 + embeddings with --model.
     Search(search::SearchArgs),
     /// List the documents in the store.
@@ -157,6 +164,8 @@ impl Cli {
 fn run(cli: &Cli) -> anyhow::Result<()> {
     match &cli.command {
         Command::Index(args) => index::run(cli, args),
+        Command::Context(args) => context::context(cli, args),
+        Command::Eval(args) => context::eval(cli, args),
         Command::Search(args) => search::run(cli, args),
         Command::Docs => inspect::docs(cli),
         Command::Stats => inspect::stats(cli),

@@ -98,7 +98,9 @@ impl ContextWindow {
             .filter(|e| e.representation == Representation::StructureOnly && scored.contains_key(&e.id))
             .map(|e| e.id)
             .collect();
-        expansion.tokens = self.total_tokens - start;
+        // A heading can stand in for the header of the blocks below it, so
+        // the total may even shrink.
+        expansion.tokens = self.total_tokens.saturating_sub(start);
         expansion
     }
 

@@ -42,5 +42,6 @@ pub use error::WindowError;
 pub use expand::Expansion;
 pub use relevance::{terms, tree_distance, Task};
 pub use render::Stats;
+pub use segment::BudgetFormat;
 pub use summarize::{ExtractiveSummarizer, Summarizer};
 pub use window::{Action, Admitted, Change, ContextWindow, Env, PruningPolicy, WindowConfig, LOG_LEN};

@@ -7,6 +7,7 @@
 //! never merges across segments and the window's token count is exactly the
 //! sum of its segments' counts (checked by a property test).
 
+use serde::{Deserialize, Serialize};
 use ucm_core::{Block, BlockId, Content, Document, Role, Tokenizer};
 
 use crate::entry::Representation;
@@ -131,9 +132,20 @@ pub struct Builder<'a> {
     pub truncate_tokens: usize,
     /// Tokens a summary may use.
     pub summary_tokens: usize,
+    /// The format whose segments the budget counts.
+    pub counted: BudgetFormat,
 }
 
 impl Builder<'_> {
+    /// Tokens of `id` shown as `shown`, in the counted format.
+    pub fn count(&self, id: BlockId, shown: &Shown) -> usize {
+        let segment = match self.counted {
+            BudgetFormat::Ids => entry_segment(&id.to_string(), shown),
+            BudgetFormat::Markdown => markdown_segment(shown),
+        };
+        self.tokenizer.count(&segment)
+    }
+
     /// The block shown as `representation`; `None` when that representation
     /// would not be smaller than the full block (or the block is gone).
     pub fn show(&self, id: BlockId, representation: Representation) -> Option<Shown> {
@@ -186,6 +198,19 @@ impl Builder<'_> {
         };
         Some(shown)
     }
+}
+
+/// The rendering a window's token budget bounds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetFormat {
+    /// The default rendering, with full ids (short ids are never longer, so
+    /// it bounds that rendering too).
+    #[default]
+    Ids,
+    /// The markdown rendering (no id lines): for a context that will only
+    /// be read, every token goes to text.
+    Markdown,
 }
 
 /// An entry's segment text with `id` written as given.

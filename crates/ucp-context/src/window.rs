@@ -2,7 +2,8 @@
 //! compaction, pruning, focus and task, and resynchronisation after the
 //! document changes.
 //!
-//! Invariant: after every public method returns, the default rendering has
+//! Invariant: after every public method returns, the rendering the budget
+//! counts ([`WindowConfig::budget_format`], by default the one with ids) has
 //! at most `max_tokens` tokens and at most `max_blocks` entries.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -14,7 +15,7 @@ use ucm_core::{BlockId, Document, IdSet, Tokenizer};
 use crate::entry::{base_score, Entry, Representation};
 use crate::error::WindowError;
 use crate::relevance::{self, jaccard, terms, Signals, Task};
-use crate::segment::{self, Builder};
+use crate::segment::{self, BudgetFormat, Builder};
 use crate::summarize::Summarizer;
 
 /// Which entries leave first when the window is over budget.
@@ -50,6 +51,8 @@ pub struct WindowConfig {
     pub recency_half_life_ms: i64,
     /// Threshold of CTX PRUNE without parameters.
     pub min_relevance: f64,
+    /// The rendering the token budget bounds (default: with ids).
+    pub budget_format: BudgetFormat,
 }
 
 impl Default for WindowConfig {
@@ -62,6 +65,7 @@ impl Default for WindowConfig {
             summary_tokens: 48,
             recency_half_life_ms: 5 * 60 * 1000,
             min_relevance: 0.3,
+            budget_format: BudgetFormat::Ids,
         }
     }
 }
@@ -341,6 +345,39 @@ impl ContextWindow {
         relevance: Option<f64>,
     ) -> Result<Admitted, WindowError> {
         self.admit(env, id, reason, relevance, Representation::Full, true)
+    }
+
+    /// Adds a block shown exactly as `representation` when that fits
+    /// without evicting anything; `Ok(None)` (and the window unchanged) when
+    /// it does not, or when that representation would not be smaller than
+    /// the block in full. A block already present is left as it is.
+    pub fn add_if_fits(
+        &mut self,
+        env: &Env,
+        id: BlockId,
+        reason: Reason,
+        relevance: f64,
+        representation: Representation,
+    ) -> Result<Option<Admitted>, WindowError> {
+        if !env.doc.contains(id) {
+            return Err(WindowError::BlockNotFound(id));
+        }
+        self.sync(env);
+        if let Some(index) = self.index_of(id) {
+            let representation = self.entries[index].representation;
+            return Ok(Some(Admitted { id, representation, already_present: true, evicted: Vec::new() }));
+        }
+        let builder = self.builder(env);
+        if builder.show(id, representation).is_none() {
+            return Ok(None);
+        }
+        let entry = self.new_entry(&builder, id, reason, relevance.clamp(0.0, 1.0), representation, env.now_ms);
+        Ok(self.try_insert(env, entry, 0.0, false).map(|evicted| Admitted {
+            id,
+            representation,
+            already_present: false,
+            evicted,
+        }))
     }
 
     /// [`ContextWindow::add`] with control over the fullest representation
@@ -664,9 +701,7 @@ impl ContextWindow {
 
     fn stub_tokens(&self, env: &Env, id: BlockId) -> usize {
         let builder = self.builder(env);
-        builder
-            .show(id, Representation::StructureOnly)
-            .map_or(0, |s| env.tokenizer.count(&segment::entry_segment(&id.to_string(), &s)))
+        builder.show(id, Representation::StructureOnly).map_or(0, |s| builder.count(id, &s))
     }
 
     pub(crate) fn within_budget(&self) -> bool {
@@ -689,6 +724,7 @@ impl ContextWindow {
             summarizer: env.summarizer,
             truncate_tokens: self.config.truncate_tokens,
             summary_tokens: self.config.summary_tokens,
+            counted: self.config.budget_format,
         }
     }
 
@@ -745,9 +781,7 @@ pub(crate) fn refresh(entry: &mut Entry, builder: &Builder, task: Option<&Task>)
     entry.path = segment::titled_path(doc, entry.id);
     entry.task_score = task_score(builder, entry.id, &entry.path, task);
     entry.full_tokens = doc.get(entry.id).map_or(0, |b| segment::block_tokens(b, builder.tokenizer));
-    entry.tokens = builder
-        .show(entry.id, entry.representation)
-        .map_or(0, |shown| builder.tokenizer.count(&segment::entry_segment(&entry.id.to_string(), &shown)));
+    entry.tokens = builder.show(entry.id, entry.representation).map_or(0, |shown| builder.count(entry.id, &shown));
 }
 
 fn task_score(builder: &Builder, id: BlockId, path: &[BlockId], task: Option<&Task>) -> Option<f64> {

@@ -1,7 +1,8 @@
 //! The window's hard budget, over random command sequences on the Node.js
-//! documentation excerpt: after every operation the rendered window (exact
-//! tokenizer, every format) fits `max_tokens`, holds at most `max_blocks`
-//! entries, and the window's own count equals the rendered count.
+//! documentation excerpt: after every operation the rendering the budget
+//! counts (exact tokenizer) fits `max_tokens` and equals the window's own
+//! count, the window holds at most `max_blocks` entries, and with the ids
+//! format counted every other format fits too.
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -9,7 +10,9 @@ use std::sync::OnceLock;
 use proptest::prelude::*;
 use ucl_parser::{CompressMethod, CtxDirection, IdMapper, Reason, RenderFormat};
 use ucm_core::{BlockId, BpeTokenizer, Document, Tokenizer};
-use ucp_context::{ContextWindow, Env, ExtractiveSummarizer, PruningPolicy, WindowConfig};
+use ucp_context::{
+    BudgetFormat, ContextWindow, Env, ExtractiveSummarizer, PruningPolicy, Representation, WindowConfig,
+};
 
 fn corpus() -> &'static (Document, Vec<BlockId>) {
     static CORPUS: OnceLock<(Document, Vec<BlockId>)> = OnceLock::new();
@@ -24,6 +27,7 @@ fn corpus() -> &'static (Document, Vec<BlockId>) {
 #[derive(Debug, Clone)]
 enum Op {
     Add(usize, Reason),
+    AddIfFits(usize, Representation),
     Remove(usize),
     Clear,
     Expand(CtxDirection, usize, Option<usize>),
@@ -59,6 +63,12 @@ fn op() -> impl Strategy<Value = Op> {
     ];
     prop_oneof![
         6 => (index.clone(), reason()).prop_map(|(i, r)| Op::Add(i, r)),
+        2 => (index.clone(), prop_oneof![
+            Just(Representation::Full),
+            Just(Representation::Truncated),
+            Just(Representation::StructureOnly)
+        ])
+        .prop_map(|(i, r)| Op::AddIfFits(i, r)),
         1 => index.clone().prop_map(Op::Remove),
         1 => Just(Op::Clear),
         3 => (direction, 1usize..4, proptest::option::of(50usize..3000)).prop_map(|(d, n, t)| Op::Expand(d, n, t)),
@@ -82,20 +92,22 @@ fn policy() -> impl Strategy<Value = PruningPolicy> {
 
 fn check(window: &ContextWindow, env: &Env, tokenizer: &BpeTokenizer) {
     let max = window.config().max_tokens;
-    let default = window.render(env, RenderFormat::Default, &mut IdMapper::new());
-    let rendered = tokenizer.count(&default);
-    assert_eq!(rendered, window.tokens(), "the window's count differs from its rendering:\n{default}");
+    let counted = match window.config().budget_format {
+        BudgetFormat::Ids => RenderFormat::Default,
+        BudgetFormat::Markdown => RenderFormat::Markdown,
+    };
+    let text = window.render(env, counted, &mut IdMapper::new());
+    let rendered = tokenizer.count(&text);
+    assert_eq!(rendered, window.tokens(), "the window's count differs from its rendering:\n{text}");
     assert!(rendered <= max, "{rendered} tokens > {max}");
     assert!(window.len() <= window.config().max_blocks);
-    for format in [RenderFormat::ShortIds, RenderFormat::Markdown] {
-        let text = window.render(env, format, &mut IdMapper::new());
-        assert!(tokenizer.count(&text) <= max, "{format:?} over budget");
+    if counted == RenderFormat::Default {
+        for format in [RenderFormat::ShortIds, RenderFormat::Markdown] {
+            let text = window.render(env, format, &mut IdMapper::new());
+            assert!(tokenizer.count(&text) <= max, "{format:?} over budget");
+        }
     }
-    assert_eq!(
-        default,
-        window.render(env, RenderFormat::Default, &mut IdMapper::new()),
-        "rendering is not deterministic"
-    );
+    assert_eq!(text, window.render(env, counted, &mut IdMapper::new()), "rendering is not deterministic");
 }
 
 proptest! {
@@ -107,11 +119,13 @@ proptest! {
         policy in policy(),
         max_tokens in 60usize..4000,
         max_blocks in 1usize..80,
+        markdown in any::<bool>(),
     ) {
         let (doc, ids) = corpus();
         let tokenizer = BpeTokenizer::default();
         let mut now = 1_700_000_000_000;
-        let config = WindowConfig { max_tokens, max_blocks, policy, ..WindowConfig::default() };
+        let budget_format = if markdown { BudgetFormat::Markdown } else { BudgetFormat::Ids };
+        let config = WindowConfig { max_tokens, max_blocks, policy, budget_format, ..WindowConfig::default() };
         let mut window = ContextWindow::new(config);
         let pick = |i: usize| ids[i % ids.len()];
         for op in ops {
@@ -121,6 +135,14 @@ proptest! {
                     let before = (window.tokens(), window.len());
                     if window.add(&env, pick(i), reason, None).is_err() {
                         prop_assert_eq!(before, (window.tokens(), window.len()));
+                    }
+                }
+                Op::AddIfFits(i, representation) => {
+                    let before = (window.tokens(), window.len(), window.entries().to_vec());
+                    match window.add_if_fits(&env, pick(i), Reason::AgentDecision, 0.5, representation) {
+                        Ok(Some(admitted)) => prop_assert!(admitted.evicted.is_empty()),
+                        Ok(None) => prop_assert_eq!(before, (window.tokens(), window.len(), window.entries().to_vec())),
+                        Err(e) => panic!("{e}"),
                     }
                 }
                 Op::Remove(i) => {
@@ -133,9 +155,9 @@ proptest! {
                     let before = window.tokens();
                     let expansion = window.expand(&env, direction, depth, tokens);
                     if let Some(limit) = tokens {
-                        prop_assert!(window.tokens() - before <= limit);
+                        prop_assert!(window.tokens().saturating_sub(before) <= limit);
                     }
-                    prop_assert_eq!(expansion.tokens, window.tokens() - before);
+                    prop_assert_eq!(expansion.tokens, window.tokens().saturating_sub(before));
                 }
                 Op::Compress(method) => {
                     let before = window.tokens();

@@ -137,6 +137,24 @@ impl Bm25 {
         self.reader.searcher().num_docs()
     }
 
+    /// The distinct analyzed terms of `text` with their idf in the text
+    /// field (terms no block holds are left out).
+    pub fn term_weights(&self, text: &str) -> Result<Vec<(String, f64)>, SearchError> {
+        let mut terms = analyzer::terms(text);
+        terms.sort_unstable();
+        terms.dedup();
+        let searcher = self.reader.searcher();
+        let docs = searcher.num_docs() as f64;
+        let mut weights = Vec::with_capacity(terms.len());
+        for term in terms {
+            let df = searcher.doc_freq(&Term::from_field_text(self.fields.searched[0], &term))? as f64;
+            if df > 0.0 {
+                weights.push((term, (1.0 + (docs - df + 0.5) / (df + 0.5)).ln()));
+            }
+        }
+        Ok(weights)
+    }
+
     /// The best `options.limit` blocks for `query`, scores normalized to
     /// 0..1 by the most the query's terms could score.
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>, SearchError> {

@@ -429,6 +429,11 @@ impl RagProvider for SearchIndex {
         Box::pin(std::future::ready(result))
     }
 
+    fn term_weights(&self, text: &str) -> Vec<(String, f64)> {
+        // A failed read only costs the caller its weights.
+        self.bm25.term_weights(text).unwrap_or_default()
+    }
+
     fn sync(&self, document: &Document) -> Result<(), SearchError> {
         self.sync_with(document, &()).map(drop)
     }

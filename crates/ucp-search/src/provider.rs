@@ -71,6 +71,14 @@ pub trait RagProvider: Send + Sync {
         Box::pin(std::future::ready(Err(SearchError::NoModel)))
     }
 
+    /// The distinct terms of `text` as the provider analyzes them, each
+    /// with how informative it is (BM25's idf over the indexed blocks), for
+    /// scoring text against a query the way search would. Providers that
+    /// cannot tell return nothing.
+    fn term_weights(&self, _text: &str) -> Vec<(String, f64)> {
+        Vec::new()
+    }
+
     /// Brings the provider up to date with `document` before a search, after
     /// edits; cheap when nothing changed. Providers over other data ignore it.
     fn sync(&self, _document: &Document) -> Result<(), SearchError> {

@@ -119,6 +119,19 @@ fn role_and_tag_filters_apply() {
 }
 
 #[test]
+fn rare_terms_weigh_more_than_common_ones() {
+    use ucp_search::RagProvider;
+    let doc = guide();
+    let dir = tempfile::tempdir().unwrap();
+    let (index, _) = open(dir.path(), &doc, None);
+    let weights = index.term_weights("the files of highWaterMark zzzabsent");
+    let weight = |t: &str| weights.iter().find(|(term, _)| term == t).map(|(_, w)| *w);
+    assert!(weight("highwatermark").unwrap() > weight("file").unwrap());
+    assert_eq!(weight("zzzabsent"), None, "terms no block holds are left out");
+    assert_eq!(weight("the"), None, "stop words are not terms");
+}
+
+#[test]
 fn queries_without_terms_find_nothing() {
     let doc = guide();
     let dir = tempfile::tempdir().unwrap();

@@ -1,0 +1,80 @@
+//! Coordination between the sessions of one engine: what they found (the
+//! discovery pool), what they are exploring (claims), what they are looking
+//! at (the access tracker), and work waiting for a free agent (the work
+//! queue). The orchestrator uses all four; any host may too.
+//!
+//! Every part is thread-safe behind its own lock, so sub-agents on several
+//! threads share discoveries without blocking each other's claims.
+
+mod access;
+mod claims;
+mod pool;
+mod queue;
+
+use std::time::Duration;
+
+pub use access::AccessTracker;
+pub use claims::{ClaimResult, Claims};
+pub use pool::{Discovery, DiscoveryFilter, DiscoveryPool, DiscoveryRelevance, NewDiscovery};
+pub use queue::{JobId, WorkQueue};
+
+use ucm_core::BlockId;
+
+use crate::policy::ExplorationTask;
+use crate::session::SessionId;
+
+/// The coordinator an engine's sessions share.
+pub struct AgentCoordinator {
+    /// Shared discoveries, expiring by TTL.
+    pub discoveries: DiscoveryPool,
+    /// Exploration claims (soft locks with expiry).
+    pub claims: Claims,
+    /// Who is looking at what.
+    pub access: AccessTracker,
+    /// Work waiting for an agent, per job.
+    pub queue: WorkQueue<ExplorationTask>,
+}
+
+impl AgentCoordinator {
+    /// A coordinator reading time (ms since the Unix epoch) from `clock`.
+    pub fn new(clock: fn() -> i64) -> Self {
+        AgentCoordinator {
+            discoveries: DiscoveryPool::new(clock),
+            claims: Claims::new(clock),
+            access: AccessTracker::default(),
+            queue: WorkQueue::default(),
+        }
+    }
+
+    /// Shares a discovery from `session` (see [`DiscoveryPool::share`]).
+    pub fn share_discovery(&self, session: SessionId, discovery: NewDiscovery) -> u64 {
+        self.discoveries.share(session, discovery)
+    }
+
+    /// Live discoveries passing `filter` (see [`DiscoveryPool::get`]).
+    pub fn get_discoveries(&self, filter: &DiscoveryFilter) -> Vec<Discovery> {
+        self.discoveries.get(filter)
+    }
+
+    /// Claims `blocks` for exploration by `session` for `ttl`.
+    pub fn claim_exploration(&self, session: SessionId, blocks: &[BlockId], ttl: Duration) -> ClaimResult {
+        self.claims.claim(session, blocks, ttl)
+    }
+
+    /// Releases `session`'s claims on `blocks`.
+    pub fn release_claim(&self, session: SessionId, blocks: &[BlockId]) {
+        self.claims.release(session, blocks);
+    }
+
+    /// The session exploring `block`, if any.
+    pub fn is_being_explored(&self, block: BlockId) -> Option<SessionId> {
+        self.claims.holder(block)
+    }
+
+    /// Forgets everything `session` holds: claims and tracked accesses
+    /// (its discoveries stay until they expire).
+    pub fn forget_session(&self, session: SessionId) {
+        self.claims.release_all(session);
+        self.access.forget(session);
+    }
+}

@@ -1,0 +1,325 @@
+//! The orchestrator: the best context for a question within a token budget.
+//!
+//! 1. **Search** the engine's provider (hybrid with a model, BM25 without).
+//! 2. **Plan**: group the hits by the section they lie in; each section is an
+//!    [`ExplorationTask`] whose priority is its best hit.
+//! 3. **Explore**: sub-agents on as many threads as there are cores take
+//!    tasks from the coordinator's work queue, each in a session of its own:
+//!    it claims the section, runs the [`Policy`]'s commands, shares what it
+//!    finds in the discovery pool and queues further sections (subsections,
+//!    link targets) for any agent.
+//! 4. **Assemble** one window from the pool within the budget
+//!    ([`assemble`]) and render it.
+
+mod assemble;
+mod subagent;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use ucl_parser::RenderFormat;
+use ucm_core::{BlockId, Document, IdMap, IdSet, Role};
+use ucp_context::{segment, Representation};
+use ucp_search::SearchOptions;
+
+use crate::coordination::DiscoveryFilter;
+use crate::error::AgentError;
+use crate::policy::{ExplorationTask, Policy, QueryTerms, TaskOrigin};
+use crate::session::SessionId;
+use crate::traversal::AgentTraversal;
+
+/// Tuning of the orchestrator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrchestratorConfig {
+    /// Sub-agents running at once (default: the number of cores).
+    pub agents: usize,
+    /// Search hits planned from.
+    pub search_limit: usize,
+    /// Sections explored at most, spawned ones included.
+    pub max_tasks: usize,
+    /// Spawned tasks below this priority are not queued.
+    pub min_priority: f64,
+    /// A section up to this many tokens goes into the context whole when it
+    /// fits; a larger one contributes its best blocks.
+    pub section_tokens: usize,
+    /// Blocks of a partly taken section need at least this score.
+    pub min_block_score: f64,
+    /// Share of the budget that stubs of unopened sections may use.
+    pub stub_share: f64,
+    /// How long a sub-agent's claim on its section lasts.
+    pub claim_ttl: Duration,
+}
+
+impl Default for OrchestratorConfig {
+    fn default() -> Self {
+        OrchestratorConfig {
+            agents: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            search_limit: 100,
+            max_tasks: 32,
+            min_priority: 0.05,
+            section_tokens: 400,
+            min_block_score: 0.2,
+            stub_share: 0.05,
+            claim_ttl: Duration::from_secs(60),
+        }
+    }
+}
+
+/// What to build a context for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextRequest {
+    /// The question.
+    pub question: String,
+    /// The most tokens the rendered context may hold (exact tokenizer).
+    pub budget: usize,
+    /// How it is rendered (and counted).
+    pub format: RenderFormat,
+}
+
+/// One block of a built context.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContextBlock {
+    /// The block.
+    pub id: BlockId,
+    /// Its role.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// The source file (its path inside the indexed corpus).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// First and last source line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<[u32; 2]>,
+    /// Titles of the headings (and file) above it, outermost first.
+    pub heading_path: Vec<String>,
+    /// How relevant the agents judged it (0..1).
+    pub relevance: f64,
+    /// How it is shown.
+    pub representation: Representation,
+    /// Tokens of its segment in the rendering.
+    pub tokens: usize,
+}
+
+/// Where the time went, in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Timings {
+    /// Searching and planning.
+    pub search_ms: f64,
+    /// Sub-agents exploring.
+    pub explore_ms: f64,
+    /// Assembling and rendering.
+    pub assemble_ms: f64,
+    /// All of it.
+    pub total_ms: f64,
+}
+
+/// A context built for a question.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BuiltContext {
+    /// The rendered context.
+    pub text: String,
+    /// Its tokens (exact; never more than the budget).
+    pub tokens: usize,
+    /// The budget asked for.
+    pub budget: usize,
+    /// The blocks in it, in document order.
+    pub blocks: Vec<ContextBlock>,
+    /// Search hits planned from.
+    pub hits: usize,
+    /// Sections explored.
+    pub tasks: usize,
+    /// Sub-agents that ran.
+    pub agents: usize,
+    /// Discoveries the agents shared.
+    pub discoveries: usize,
+    /// Where the time went.
+    pub timings: Timings,
+}
+
+/// Builds contexts for questions with sub-agents running a policy.
+pub struct Orchestrator {
+    policy: Arc<dyn Policy>,
+    config: OrchestratorConfig,
+}
+
+fn millis(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1000.0
+}
+
+impl Orchestrator {
+    /// An orchestrator running `policy` in its sub-agents.
+    pub fn new(policy: Arc<dyn Policy>, config: OrchestratorConfig) -> Self {
+        Orchestrator { policy, config }
+    }
+
+    /// Its settings.
+    pub fn config(&self) -> &OrchestratorConfig {
+        &self.config
+    }
+
+    /// The best context for `request` from `traversal`'s document. Needs a
+    /// search provider; fails only when searching fails.
+    pub fn context(&self, traversal: &AgentTraversal, request: &ContextRequest) -> Result<BuiltContext, AgentError> {
+        let started = Instant::now();
+        let provider = traversal.search_provider().ok_or(AgentError::SearchNotConfigured)?;
+        let (tasks, hits, terms) = {
+            let engine = traversal.engine();
+            let doc = engine.document();
+            let failed = |e: ucp_search::SearchError| AgentError::SearchFailed(e.to_string());
+            provider.sync(doc).map_err(failed)?;
+            let options = SearchOptions { limit: self.config.search_limit, ..SearchOptions::default() };
+            let hits = pollster::block_on(provider.search(&request.question, &options)).map_err(failed)?;
+            let terms = QueryTerms::new(&request.question, provider.term_weights(&request.question));
+            let hit_count = hits.len();
+            (plan(doc, &hits.into_iter().map(|h| (h.id, h.score)).collect::<Vec<_>>()), hit_count, terms)
+        };
+        let search_ms = millis(started);
+
+        let explored = Instant::now();
+        let run = Exploration::new(traversal, self, request, terms);
+        let tasks_run = run.explore(tasks);
+        let explore_ms = millis(explored);
+
+        let assembled = Instant::now();
+        let coordinator = traversal.coordinator();
+        let sessions = run.sessions.into_inner().unwrap_or_else(|e| e.into_inner());
+        let discoveries =
+            coordinator.get_discoveries(&DiscoveryFilter { sources: sessions.clone(), ..DiscoveryFilter::default() });
+        for session in &sessions {
+            coordinator.forget_session(*session);
+        }
+        let priorities = run.priorities.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut built = assemble::assemble(traversal, &self.config, request, &discoveries, &priorities)?;
+        built.hits = hits;
+        built.tasks = tasks_run;
+        built.agents = sessions.len();
+        built.discoveries = discoveries.len();
+        built.timings = Timings { search_ms, explore_ms, assemble_ms: millis(assembled), total_ms: millis(started) };
+        Ok(built)
+    }
+}
+
+/// The section a block belongs to: itself when it is a heading or a file,
+/// else its nearest such ancestor (the block itself when it has none).
+pub(crate) fn section_of(doc: &Document, id: BlockId) -> BlockId {
+    let is_section = |b: BlockId| {
+        doc.get(b).is_some_and(|block| block.heading_level().is_some() || block.role() == Some(&Role::File))
+    };
+    std::iter::once(id).chain(doc.ancestors(id)).find(|b| !b.is_root() && is_section(*b)).unwrap_or(id)
+}
+
+/// Titles of a section and the headings above it, outermost first.
+fn heading_path(doc: &Document, root: BlockId) -> Vec<String> {
+    segment::titled_path(doc, root)
+        .into_iter()
+        .chain(std::iter::once(root))
+        .filter_map(|b| doc.get(b).and_then(segment::title))
+        .collect()
+}
+
+/// One exploration task per section the hits fall in, best first; hit
+/// scores are made relative to the best hit.
+fn plan(doc: &Document, hits: &[(BlockId, f64)]) -> Vec<ExplorationTask> {
+    let best = hits.iter().map(|(_, s)| *s).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+    let mut tasks: Vec<ExplorationTask> = Vec::new();
+    let mut index: IdMap<usize> = IdMap::default();
+    for (id, score) in hits {
+        if !doc.contains(*id) {
+            continue;
+        }
+        let root = section_of(doc, *id);
+        let relative = score / best;
+        let at = *index.entry(root).or_insert_with(|| {
+            tasks.push(ExplorationTask {
+                root,
+                heading_path: heading_path(doc, root),
+                hits: Vec::new(),
+                priority: 0.0,
+                origin: TaskOrigin::Search,
+            });
+            tasks.len() - 1
+        });
+        let task = &mut tasks[at];
+        task.hits.push((*id, relative));
+        task.priority = task.priority.max(relative);
+    }
+    tasks.sort_by(|a, b| b.priority.total_cmp(&a.priority));
+    tasks
+}
+
+/// The shared state of one orchestration's sub-agents.
+struct Exploration<'a> {
+    traversal: &'a AgentTraversal,
+    orchestrator: &'a Orchestrator,
+    request: &'a ContextRequest,
+    terms: QueryTerms,
+    /// Sections queued so far (never twice).
+    queued: Mutex<IdSet>,
+    /// Every section's priority, for the assembler.
+    priorities: Mutex<IdMap<f64>>,
+    /// The sub-agents' sessions.
+    sessions: Mutex<Vec<SessionId>>,
+    started: AtomicUsize,
+}
+
+impl<'a> Exploration<'a> {
+    fn new(
+        traversal: &'a AgentTraversal,
+        orchestrator: &'a Orchestrator,
+        request: &'a ContextRequest,
+        terms: QueryTerms,
+    ) -> Self {
+        Exploration {
+            traversal,
+            orchestrator,
+            request,
+            terms,
+            queued: Mutex::new(IdSet::default()),
+            priorities: Mutex::new(IdMap::default()),
+            sessions: Mutex::new(Vec::new()),
+            started: AtomicUsize::new(0),
+        }
+    }
+
+    /// Queues `task` unless its section was queued already or it is too
+    /// weak to bother; records its priority.
+    fn offer(&self, job: crate::coordination::JobId, task: ExplorationTask) {
+        if task.priority < self.orchestrator.config.min_priority {
+            return;
+        }
+        if !self.queued.lock().unwrap_or_else(|e| e.into_inner()).insert(task.root) {
+            return;
+        }
+        self.priorities.lock().unwrap_or_else(|e| e.into_inner()).insert(task.root, task.priority);
+        let priority = task.priority;
+        self.traversal.coordinator().queue.push(job, task, priority);
+    }
+
+    /// Runs the sub-agents until no task is left; returns how many ran.
+    fn explore(&self, tasks: Vec<ExplorationTask>) -> usize {
+        let queue = &self.traversal.coordinator().queue;
+        let job = queue.open_job();
+        for task in tasks.into_iter().take(self.orchestrator.config.max_tasks) {
+            self.offer(job, task);
+        }
+        let agents = self.orchestrator.config.agents.max(1);
+        std::thread::scope(|scope| {
+            for _ in 0..agents {
+                scope.spawn(|| {
+                    while let Some(task) = queue.take(job) {
+                        if self.started.fetch_add(1, Ordering::SeqCst) < self.orchestrator.config.max_tasks {
+                            for spawned in subagent::run(self, &task) {
+                                self.offer(job, spawned);
+                            }
+                        }
+                        queue.done(job);
+                    }
+                });
+            }
+        });
+        queue.remove(job);
+        self.started.load(Ordering::SeqCst).min(self.orchestrator.config.max_tasks)
+    }
+}

@@ -1,0 +1,179 @@
+//! Traversal policies: what a sub-agent does with an exploration task. A
+//! [`Policy`] sees the task and the replies to the commands it issued so
+//! far, and decides the next UCL commands, what to share with the other
+//! agents and which further tasks to queue. The orchestrator runs whichever
+//! policy it is given: the built-in [`HeuristicPolicy`] needs no model; an
+//! LLM-driven one plugs in through the same trait.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+use ucl_parser::Command;
+use ucm_core::BlockId;
+
+use crate::coordination::NewDiscovery;
+use crate::error::AgentError;
+use crate::Step;
+
+pub use crate::heuristic::HeuristicPolicy;
+
+/// A part of the document for one sub-agent to explore: a section (a
+/// heading or file block and what it holds), with the search hits that led
+/// there.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExplorationTask {
+    /// The section's block.
+    pub root: BlockId,
+    /// Titles of the section and the headings above it, outermost first.
+    pub heading_path: Vec<String>,
+    /// Search hits inside the section with their scores relative to the
+    /// best hit of the search (0..1).
+    pub hits: Vec<(BlockId, f64)>,
+    /// How promising the section is (0..1); the queue serves the most
+    /// promising first.
+    pub priority: f64,
+    /// How the task came about.
+    pub origin: TaskOrigin,
+}
+
+/// Why a section is explored.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TaskOrigin {
+    /// Search hits fell in it.
+    Search,
+    /// A block of an explored section links to it.
+    Link {
+        /// The linking block.
+        from: BlockId,
+    },
+    /// It lies inside an explored section and matches the question.
+    Subsection {
+        /// The section it lies in.
+        of: BlockId,
+    },
+}
+
+/// A question's terms with weights: how an agent judges text without a
+/// model.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QueryTerms {
+    terms: Vec<(String, f64)>,
+    total: f64,
+}
+
+impl QueryTerms {
+    /// The terms of `question` weighted by `weights` (term, idf), as a
+    /// search provider reports them; without weights every term of the
+    /// search analyzer counts the same.
+    pub fn new(question: &str, weights: Vec<(String, f64)>) -> Self {
+        let terms = if weights.is_empty() {
+            let mut terms = ucp_search::analyzer::terms(question);
+            terms.sort_unstable();
+            terms.dedup();
+            terms.into_iter().map(|t| (t, 1.0)).collect()
+        } else {
+            weights
+        };
+        let total = terms.iter().map(|(_, w)| w).sum();
+        QueryTerms { terms, total }
+    }
+
+    /// The weighted share of the question's terms that occur in `text`
+    /// (0..1), analyzed the way search analyzes.
+    pub fn coverage(&self, text: &str) -> f64 {
+        if self.total <= 0.0 {
+            return 0.0;
+        }
+        let mut found = ucp_search::analyzer::terms(text);
+        found.sort_unstable();
+        found.dedup();
+        let matched: f64 = self.terms.iter().filter(|(t, _)| found.binary_search(t).is_ok()).map(|(_, w)| w).sum();
+        matched / self.total
+    }
+
+    /// Whether the question has any term at all.
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty()
+    }
+}
+
+/// One command a sub-agent ran and what came of it.
+#[derive(Debug)]
+pub struct Observed {
+    /// The command.
+    pub command: Command,
+    /// Its reply or error.
+    pub result: Result<Step, AgentError>,
+}
+
+/// What a policy sees.
+pub struct Exploration<'a> {
+    /// The question the context is for.
+    pub question: &'a str,
+    /// Its weighted terms.
+    pub terms: &'a QueryTerms,
+    /// The section to explore.
+    pub task: &'a ExplorationTask,
+    /// Commands run so far for this task, in order, round by round.
+    pub rounds: &'a [Vec<Observed>],
+    /// The sub-agent's window budget.
+    pub budget: usize,
+}
+
+/// What a policy decides.
+#[derive(Debug, Default)]
+pub struct Decision {
+    /// Commands to run next, in order.
+    pub commands: Vec<Command>,
+    /// Findings to share in the discovery pool.
+    pub share: Vec<NewDiscovery>,
+    /// Further sections to queue for any agent.
+    pub spawn: Vec<ExplorationTask>,
+    /// Whether the task is finished (after sharing and spawning).
+    pub done: bool,
+}
+
+/// Decides a sub-agent's commands.
+pub trait Policy: Send + Sync {
+    /// The policy's name, for reports.
+    fn name(&self) -> &str;
+
+    /// The next step of an exploration.
+    fn decide(&self, exploration: &Exploration<'_>) -> Decision;
+}
+
+/// A discovery about one block with facts the assembler reads back.
+pub(crate) fn block_discovery(id: BlockId, score: f64, section: BlockId, reason: &str, ttl: Duration) -> NewDiscovery {
+    use crate::coordination::DiscoveryRelevance;
+    let relevance = match score {
+        s if s >= 0.5 => DiscoveryRelevance::High,
+        s if s >= 0.25 => DiscoveryRelevance::Medium,
+        _ => DiscoveryRelevance::Low,
+    };
+    NewDiscovery {
+        block_ids: vec![id],
+        relevance,
+        score,
+        reason: reason.to_owned(),
+        metadata: BTreeMap::from([("section".to_owned(), section.to_string())]),
+        ttl,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coverage_weighs_rare_terms_and_reads_identifiers() {
+        let terms = QueryTerms::new("", vec![("highwatermark".into(), 4.0), ("stream".into(), 1.0)]);
+        assert!((terms.coverage("Set `highWaterMark` here") - 0.8).abs() < 1e-9);
+        assert!((terms.coverage("Readable streams") - 0.2).abs() < 1e-9);
+        assert_eq!(terms.coverage("nothing related"), 0.0);
+        let plain = QueryTerms::new("Streams buffer?", Vec::new());
+        assert!((plain.coverage("a buffer") - 0.5).abs() < 1e-9);
+        assert_eq!(QueryTerms::new("the of", Vec::new()).coverage("the of"), 0.0);
+    }
+}

@@ -1,0 +1,246 @@
+//! `ucp context` (the main job) and `ucp eval` (its evaluation harness).
+
+use std::io::IsTerminal as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::ValueEnum;
+use ucl_parser::RenderFormat;
+use ucm_core::{Document, Tokenizer as _};
+use ucm_engine::Engine;
+use ucp_agent::policy::HeuristicPolicy;
+use ucp_agent::{AgentTraversal, ContextRequest, GlobalLimits, Orchestrator, OrchestratorConfig};
+use ucp_eval::{FlatChunks, Orchestrated, Outcome, Ranking};
+use ucp_search::{load_embedder, Mode};
+use ucp_store::Store;
+
+use crate::search::{index_dir, open_index};
+use crate::{print, print_json, Cli};
+
+/// How `ucp context` renders.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ContextFormat {
+    /// Markdown under `§ file > heading` lines: every token goes to text.
+    Markdown,
+    /// Every block under its full id.
+    Default,
+    /// Every block under a short id (`1`, `2` ...).
+    ShortIds,
+}
+
+impl From<ContextFormat> for RenderFormat {
+    fn from(format: ContextFormat) -> RenderFormat {
+        match format {
+            ContextFormat::Markdown => RenderFormat::Markdown,
+            ContextFormat::Default => RenderFormat::Default,
+            ContextFormat::ShortIds => RenderFormat::ShortIds,
+        }
+    }
+}
+
+/// Arguments of `ucp context`.
+#[derive(clap::Args)]
+pub(crate) struct ContextArgs {
+    /// The question.
+    question: String,
+    /// Index this file or folder first (into the store, under --doc or the
+    /// folder's name; an unchanged corpus is not indexed again).
+    #[arg(long, value_name = "PATH")]
+    corpus: Option<PathBuf>,
+    /// Most tokens of the context (counted exactly, o200k).
+    #[arg(long, default_value_t = 4000, value_name = "TOKENS")]
+    budget: usize,
+    /// How the context is rendered.
+    #[arg(long, value_enum, default_value_t = ContextFormat::Markdown)]
+    format: ContextFormat,
+    /// Sub-agents exploring at once (default: the number of cores).
+    #[arg(long, value_name = "N")]
+    agents: Option<usize>,
+}
+
+/// Arguments of `ucp eval`.
+#[derive(clap::Args)]
+pub(crate) struct EvalArgs {
+    /// The question file (JSON lines: id, question, answers, gold, kind).
+    questions: PathBuf,
+    /// Budgets to evaluate at (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1000,2000,4000", value_name = "TOKENS")]
+    budget: Vec<usize>,
+    /// How contexts are rendered (and counted).
+    #[arg(long, value_enum, default_value_t = ContextFormat::Markdown)]
+    format: ContextFormat,
+    /// Sub-agents exploring at once (default: the number of cores).
+    #[arg(long, value_name = "N")]
+    agents: Option<usize>,
+    /// Run only the engine, not the baselines.
+    #[arg(long)]
+    no_baselines: bool,
+    /// Print every question's result too.
+    #[arg(long)]
+    per_question: bool,
+}
+
+/// The document `--corpus` names, ingested and saved to the store unless
+/// the stored one is the same.
+fn corpus_document(cli: &Cli, store_dir: &Path, path: &Path) -> anyhow::Result<Document> {
+    let name = cli.doc.clone().unwrap_or_else(|| ucp_ingest::default_name(path));
+    let mut store = Store::open(store_dir)?;
+    let ingested = ucp_ingest::ingest(&[path.to_path_buf()], &name, &ucp_ingest::IngestOptions::default(), &())?;
+    let stored = store.documents()?.iter().any(|d| d.name == name).then(|| store.load_document(&name)).transpose()?;
+    if !stored.is_some_and(|stored| same_document(&stored, &ingested.document)) {
+        if !cli.json {
+            eprintln!(
+                "ucp: indexing {} as {name} ({} files, {} blocks)",
+                path.display(),
+                ingested.report.files,
+                ingested.document.len()
+            );
+        }
+        store.save_document(&ingested.document).with_context(|| format!("saving {name}"))?;
+    }
+    Ok(ingested.document)
+}
+
+/// Whether two documents hold the same blocks in the same tree (ingest
+/// times aside).
+fn same_document(a: &Document, b: &Document) -> bool {
+    let timeless = |block: Option<&ucm_core::Block>| {
+        block.cloned().map(|mut block| {
+            block.metadata.timestamps = ucm_core::Timestamps::default();
+            block
+        })
+    };
+    a.len() == b.len()
+        && a.document_order().all(|id| timeless(a.get(id)) == timeless(b.get(id)) && a.children(id) == b.children(id))
+}
+
+/// A traversal over `doc` with its search index, for one command-line run.
+fn traversal(cli: &Cli, store_dir: &Path, doc: Document) -> anyhow::Result<AgentTraversal> {
+    let (index, _) = open_index(cli, store_dir, &doc, true)?;
+    // A command-line run is a batch, not a server: no rate limit.
+    let limits = GlobalLimits { max_ops_per_second: u32::MAX, ..GlobalLimits::default() };
+    let mut traversal = AgentTraversal::with_limits(Engine::new(doc), limits);
+    traversal.set_search(Arc::new(index));
+    Ok(traversal)
+}
+
+fn orchestrator(agents: Option<usize>) -> Orchestrator {
+    let mut config = OrchestratorConfig::default();
+    if let Some(agents) = agents {
+        config.agents = agents.max(1);
+    }
+    Orchestrator::new(Arc::new(HeuristicPolicy::default()), config)
+}
+
+pub(crate) fn context(cli: &Cli, args: &ContextArgs) -> anyhow::Result<()> {
+    let store_dir = cli.store_dir();
+    let doc = match &args.corpus {
+        Some(path) => corpus_document(cli, &store_dir, path)?,
+        None => {
+            let store = Store::open_existing(&store_dir)?;
+            let name = store.resolve_name(cli.doc.as_deref())?;
+            store.load_document(&name)?
+        }
+    };
+    let name = doc.name().to_owned();
+    let traversal = traversal(cli, &store_dir, doc)?;
+    let request = ContextRequest { question: args.question.clone(), budget: args.budget, format: args.format.into() };
+    let built = orchestrator(args.agents).context(&traversal, &request)?;
+    if cli.json {
+        return print_json(&serde_json::json!({
+            "document": name,
+            "question": args.question,
+            "context": built,
+        }));
+    }
+    if built.blocks.is_empty() {
+        eprintln!("ucp: nothing in {name} matches {:?}", args.question);
+        return Ok(());
+    }
+    let mut text = built.text;
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    print(&text)?;
+    eprintln!(
+        "ucp: {} blocks, {} of {} tokens, from {} sections explored by {} agents in {:.0} ms",
+        built.blocks.len(),
+        built.tokens,
+        built.budget,
+        built.tasks,
+        built.agents,
+        built.timings.total_ms
+    );
+    Ok(())
+}
+
+pub(crate) fn eval(cli: &Cli, args: &EvalArgs) -> anyhow::Result<()> {
+    if args.budget.is_empty() || args.budget.contains(&0) {
+        anyhow::bail!("--budget needs one or more budgets above 0");
+    }
+    let questions = ucp_eval::load_questions(&args.questions)?;
+    let store_dir = cli.store_dir();
+    let store = Store::open_existing(&store_dir)?;
+    let name = store.resolve_name(cli.doc.as_deref())?;
+    let doc = store.load_document(&name)?;
+    let tokenizer = ucm_core::BpeTokenizer::default();
+    let chunks = if args.no_baselines {
+        None
+    } else {
+        let embedder = cli.model.as_deref().map(load_embedder).transpose()?;
+        if embedder.is_some() && !cli.json {
+            eprintln!("ucp: indexing the baseline's chunks (embedding them once; later runs reuse them)");
+        }
+        let dir = index_dir(&store_dir, &format!("{name}#chunks{}", ucp_eval::CHUNK_TOKENS));
+        Some(FlatChunks::open(&doc, &dir, embedder, Box::new(tokenizer), &())?)
+    };
+    let traversal = traversal(cli, &store_dir, doc)?;
+    let orchestrator = orchestrator(args.agents);
+    let ours = Orchestrated { traversal: &traversal, orchestrator: &orchestrator, format: args.format.into() };
+    let mut systems: Vec<Box<dyn ucp_eval::ContextSystem + '_>> = vec![Box::new(ours)];
+    if let Some(chunks) = &chunks {
+        systems.push(Box::new(chunks.system(Ranking::Reference)));
+        systems.push(Box::new(chunks.system(Ranking::Engine(Mode::Bm25))));
+        if chunks.has_vectors() {
+            systems.push(Box::new(chunks.system(Ranking::Engine(Mode::Vector))));
+        }
+    }
+    let systems: Vec<&dyn ucp_eval::ContextSystem> = systems.iter().map(|s| s.as_ref()).collect();
+    let total = systems.len() * args.budget.len() * questions.len();
+    let interactive = std::io::stderr().is_terminal() && !cli.json;
+    let mut done = 0;
+    let mut progress = |outcome: &Outcome| {
+        done += 1;
+        if interactive {
+            eprint!("\r{done}/{total} {} at {} tokens   ", outcome.system, outcome.budget);
+        }
+    };
+    let report = ucp_eval::evaluate(&systems, &questions, &args.budget, tokenizer.name(), &mut progress)?;
+    if interactive {
+        eprint!("\r{}\r", " ".repeat(60));
+    }
+    if cli.json {
+        return print_json(&report);
+    }
+    let mut out = String::new();
+    if args.per_question {
+        for outcome in &report.outcomes {
+            out.push_str(&format!(
+                "{} {:<8} {:>5} {:<22} all={} any={} tokens={} {:.1} ms\n",
+                outcome.question,
+                outcome.kind,
+                outcome.budget,
+                outcome.system,
+                u8::from(outcome.all),
+                u8::from(outcome.any),
+                outcome.tokens,
+                outcome.ms
+            ));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("{name}: answer recall under token budgets\n\n"));
+    out.push_str(&report.table());
+    print(&out)
+}
