@@ -26,6 +26,7 @@ pub(crate) enum ContextFormat {
     /// Every block under its full id.
     Default,
     /// Every block under a short id (`1`, `2` ...).
+    #[value(name = "short_ids")]
     ShortIds,
 }
 

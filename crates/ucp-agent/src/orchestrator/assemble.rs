@@ -1,9 +1,11 @@
 //! Assembling one context window from what the sub-agents shared.
 //!
-//! Every block keeps the best score any agent gave it. Sections go in by
-//! priority: a small section whole (its text reads best in one piece), a
-//! large one by its blocks that scored, best first; whatever does not fit is
-//! skipped, never cut. Sections that were explored but got no room are
+//! Every block keeps the best score any agent gave it. A first pass spreads
+//! part of the budget over the best block of each section in turn, so the
+//! second half of an answer that lies in another section is not crowded out
+//! by the first. Then sections go in by rank: a small section whole (its text
+//! reads best in one piece), a large one by its blocks that scored, best
+//! first; whatever does not fit is skipped, never cut. Sections that were explored but got no room are
 //! listed as stubs (SPEC §6) in a small reserve of the budget, so the reader
 //! knows what else exists and can open it. The window bounds the rendering
 //! the request asks for, so the returned text never exceeds the budget.
@@ -28,8 +30,9 @@ struct Section {
     blocks: Vec<(BlockId, f64)>,
 }
 
-/// Groups the discoveries by section, most promising section first.
-fn sections(doc: &Document, discoveries: &[Discovery], priorities: &IdMap<f64>) -> Vec<Section> {
+/// Groups the discoveries by section, most promising section first: by its
+/// best block's score plus `priority_weight` times its search priority.
+fn sections(doc: &Document, discoveries: &[Discovery], priorities: &IdMap<f64>, priority_weight: f64) -> Vec<Section> {
     let mut scores: IdMap<(f64, BlockId)> = IdMap::default();
     for discovery in discoveries {
         let section = discovery.metadata.get("section").and_then(|s| s.parse::<BlockId>().ok());
@@ -56,7 +59,8 @@ fn sections(doc: &Document, discoveries: &[Discovery], priorities: &IdMap<f64>) 
             Section { root, priority, best, blocks }
         })
         .collect();
-    out.sort_by(|a, b| b.priority.total_cmp(&a.priority).then(b.best.total_cmp(&a.best)));
+    let key = |s: &Section| s.best + priority_weight * s.priority;
+    out.sort_by(|a, b| key(b).total_cmp(&key(a)).then(b.best.total_cmp(&a.best)));
     out
 }
 
@@ -92,8 +96,32 @@ pub(super) fn assemble(
         ..WindowConfig::default()
     });
     let mut relevance: IdMap<f64> = IdMap::default();
+    let mut admit = |window: &mut ContextWindow, block: BlockId, score: f64| -> Result<bool, AgentError> {
+        let fitted = window.add_if_fits(&env, block, Reason::SemanticRelevance, score, Representation::Full)?;
+        if fitted.is_some_and(|f| !f.already_present) {
+            relevance.insert(block, score);
+        }
+        Ok(window.get(block).is_some())
+    };
+    let sections = sections(doc, discoveries, priorities, config.priority_weight);
+    // Spread: the best block of each section in turn, so that the second
+    // half of an answer in another section is not crowded out by the first.
+    let spread = (request.budget as f64 * config.spread_share) as usize;
+    for section in &sections {
+        if window.tokens() >= spread {
+            break;
+        }
+        let content = section.blocks.iter().filter(|(b, _)| !is_title(doc, *b));
+        if let Some(&(block, score)) = content.max_by(|a, b| a.1.total_cmp(&b.1)) {
+            if score >= config.min_block_score {
+                admit(&mut window, block, score)?;
+            }
+        }
+    }
+    // Depth: sections in order, small ones whole, large ones by their
+    // blocks that scored, best first.
     let mut unopened = Vec::new();
-    for section in sections(doc, discoveries, priorities) {
+    for section in &sections {
         let content: Vec<(BlockId, f64)> = section.blocks.iter().copied().filter(|(b, _)| !is_title(doc, *b)).collect();
         let whole: usize =
             content.iter().filter_map(|(b, _)| doc.get(*b)).map(|b| segment::block_tokens(b, env.tokenizer)).sum();
@@ -111,11 +139,7 @@ pub(super) fn assemble(
         }
         let mut opened = false;
         for (block, score) in chosen {
-            let fitted = window.add_if_fits(&env, block, Reason::SemanticRelevance, score, Representation::Full)?;
-            if fitted.is_some() {
-                relevance.insert(block, score);
-                opened = true;
-            }
+            opened |= admit(&mut window, block, score)?;
         }
         if !opened {
             unopened.push((section.root, section.best));

@@ -48,6 +48,12 @@ pub struct OrchestratorConfig {
     pub min_block_score: f64,
     /// Share of the budget that stubs of unopened sections may use.
     pub stub_share: f64,
+    /// Share of the budget first spread over the best block of each section
+    /// in turn, before sections are taken whole.
+    pub spread_share: f64,
+    /// Weight of a section's search priority next to its best block score
+    /// when sections are ranked.
+    pub priority_weight: f64,
     /// How long a sub-agent's claim on its section lasts.
     pub claim_ttl: Duration,
 }
@@ -62,6 +68,8 @@ impl Default for OrchestratorConfig {
             section_tokens: 400,
             min_block_score: 0.2,
             stub_share: 0.05,
+            spread_share: 0.4,
+            priority_weight: 0.5,
             claim_ttl: Duration::from_secs(60),
         }
     }

@@ -118,6 +118,10 @@ impl RagProvider for TempIndex {
     fn sync(&self, document: &Document) -> Result<(), SearchError> {
         RagProvider::sync(&self.index, document)
     }
+
+    fn term_weights(&self, text: &str) -> Vec<(String, f64)> {
+        self.index.term_weights(text)
+    }
 }
 
 /// A traversal with a BM25 index of its document as its search provider.

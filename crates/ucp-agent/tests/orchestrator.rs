@@ -1,0 +1,148 @@
+//! The orchestrator end to end over the Node.js excerpt: search, sub-agents
+//! running a policy in parallel, one window within the budget.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::searchable;
+use proptest::prelude::*;
+use ucl_parser::RenderFormat;
+use ucm_core::{BpeTokenizer, Tokenizer};
+use ucp_agent::coordination::{DiscoveryRelevance, NewDiscovery};
+use ucp_agent::policy::{Decision, Exploration, HeuristicPolicy, Policy};
+use ucp_agent::{AgentError, ContextRequest, Orchestrator, OrchestratorConfig};
+
+fn heuristic() -> Orchestrator {
+    Orchestrator::new(Arc::new(HeuristicPolicy::default()), OrchestratorConfig { agents: 4, ..Default::default() })
+}
+
+fn request(question: &str, budget: usize, format: RenderFormat) -> ContextRequest {
+    ContextRequest { question: question.to_owned(), budget, format }
+}
+
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn the_context_holds_the_answers_with_their_sources() {
+    let traversal = searchable();
+    let question = "In the node inspect debugger, how do I step out of the current function?";
+    let built = heuristic().context(&traversal, &request(question, 1000, RenderFormat::Markdown)).unwrap();
+    assert!(collapse(&built.text).contains("`out`, `o`: Step out"), "{}", built.text);
+    assert!(built.tokens <= 1000 && built.tokens > 0);
+    assert_eq!(built.tokens, BpeTokenizer::default().count(&built.text), "tokens are the exact count");
+    assert!(built.hits > 0 && built.tasks > 0 && built.agents > 0 && built.discoveries > 0);
+    let stepping = built
+        .blocks
+        .iter()
+        .find(|b| b.heading_path.last().is_some_and(|h| h == "Stepping"))
+        .expect("a block of the Stepping section");
+    assert_eq!(stepping.file.as_deref(), Some("debugger.md"));
+    let [first, last] = stepping.lines.unwrap();
+    assert!(first >= 106 && last >= first, "lines {first}-{last} lie in the Stepping section");
+    assert_eq!(stepping.heading_path[..2], ["debugger.md".to_owned(), "Debugger".to_owned()]);
+    // Sub-agents leave nothing behind: their claims and sessions are gone.
+    assert!(traversal.list_sessions().is_empty());
+    assert_eq!(traversal.coordinator().is_being_explored(stepping.id), None);
+}
+
+#[test]
+fn every_format_stays_within_its_budget() {
+    let traversal = searchable();
+    let tokenizer = BpeTokenizer::default();
+    for format in [RenderFormat::Default, RenderFormat::ShortIds, RenderFormat::Markdown] {
+        for budget in [60, 300, 1500] {
+            let built = heuristic().context(&traversal, &request("punycode encode domain", budget, format)).unwrap();
+            assert!(built.tokens <= budget, "{format:?} at {budget}: {}", built.tokens);
+            assert_eq!(built.tokens, tokenizer.count(&built.text));
+            assert!(!built.blocks.is_empty(), "{format:?} at {budget}: something fits");
+        }
+    }
+    let ids = heuristic().context(&traversal, &request("punycode encode", 600, RenderFormat::Default)).unwrap();
+    assert!(ids.text.contains("[blk_"), "the default format shows ids");
+}
+
+#[test]
+fn a_question_nothing_matches_gives_an_empty_context() {
+    let traversal = searchable();
+    let built = heuristic().context(&traversal, &request("xylophone marmalade", 500, RenderFormat::Markdown)).unwrap();
+    assert!(built.blocks.is_empty() && built.text.is_empty() && built.tokens == 0);
+}
+
+#[test]
+fn without_a_search_provider_it_says_so() {
+    let traversal = common::traversal();
+    let failed = heuristic().context(&traversal, &request("anything", 500, RenderFormat::Markdown));
+    assert!(matches!(failed, Err(AgentError::SearchNotConfigured)), "{failed:?}");
+}
+
+/// A policy that shares the first block of each section it is given and
+/// stops: the orchestrator runs it like any other.
+struct FirstBlockOnly {
+    decided: AtomicUsize,
+}
+
+impl Policy for FirstBlockOnly {
+    fn name(&self) -> &str {
+        "first block only"
+    }
+
+    fn decide(&self, exploration: &Exploration<'_>) -> Decision {
+        self.decided.fetch_add(1, Ordering::SeqCst);
+        let Some(&(hit, _)) = exploration.task.hits.first() else {
+            return Decision { done: true, ..Default::default() };
+        };
+        Decision {
+            share: vec![NewDiscovery {
+                block_ids: vec![hit],
+                relevance: DiscoveryRelevance::High,
+                score: 1.0,
+                reason: "first hit".into(),
+                metadata: BTreeMap::from([("section".to_owned(), exploration.task.root.to_string())]),
+                ttl: Duration::from_secs(60),
+            }],
+            done: true,
+            ..Default::default()
+        }
+    }
+}
+
+#[test]
+fn any_policy_plugs_in() {
+    let traversal = searchable();
+    let policy = Arc::new(FirstBlockOnly { decided: AtomicUsize::new(0) });
+    let orchestrator = Orchestrator::new(policy.clone(), OrchestratorConfig { agents: 3, ..Default::default() });
+    let built = orchestrator.context(&traversal, &request("punycode encode", 4000, RenderFormat::Markdown)).unwrap();
+    assert_eq!(policy.decided.load(Ordering::SeqCst), built.tasks, "one decision per task");
+    assert!(!built.blocks.is_empty());
+    assert!(built.blocks.iter().all(|b| b.relevance == 1.0), "only what the policy shared: {:?}", built.blocks);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn never_over_budget(
+        budget in 1usize..2500,
+        question in prop::sample::select(vec![
+            "How do I enable corepack?",
+            "querystring parse options maxKeys",
+            "debugger breakpoints setBreakpoint",
+            "stability index deprecated",
+            "punycode ucs2 decode",
+        ]),
+        format in prop::sample::select(vec![RenderFormat::Default, RenderFormat::ShortIds, RenderFormat::Markdown]),
+    ) {
+        let traversal = searchable();
+        let built = heuristic().context(&traversal, &request(question, budget, format)).unwrap();
+        prop_assert!(built.tokens <= budget);
+        prop_assert_eq!(built.tokens, BpeTokenizer::default().count(&built.text));
+        let total: usize = built.blocks.iter().map(|b| b.tokens).sum();
+        prop_assert!(total <= budget);
+    }
+}
