@@ -165,7 +165,7 @@ pub(crate) fn context(cli: &Cli, args: &ContextArgs) -> anyhow::Result<()> {
     }
     print(&text)?;
     eprintln!(
-        "ucp: {} blocks, {} of {} tokens, from {} sections explored by {} agents in {:.0} ms",
+        "ucp: {} blocks, {} of {} tokens, from {} sections explored by {} sub-agents in {:.0} ms",
         built.blocks.len(),
         built.tokens,
         built.budget,

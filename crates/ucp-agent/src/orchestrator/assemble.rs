@@ -5,9 +5,10 @@
 //! second half of an answer that lies in another section is not crowded out
 //! by the first. Then sections go in by rank: a small section whole (its text
 //! reads best in one piece), a large one by its blocks that scored, best
-//! first; whatever does not fit is skipped, never cut. Sections that were explored but got no room are
-//! listed as stubs (SPEC §6) in a small reserve of the budget, so the reader
-//! knows what else exists and can open it. The window bounds the rendering
+//! first; whatever does not fit is skipped, never cut. In the formats with
+//! ids, sections that were explored but got no room are listed as stubs
+//! (SPEC §6) in a small reserve of the budget, so the agent knows what else
+//! exists and can open it by id. The window bounds the rendering
 //! the request asks for, so the returned text never exceeds the budget.
 
 use std::collections::BTreeMap;
@@ -88,7 +89,10 @@ pub(super) fn assemble(
     };
     let budget_format =
         if request.format == RenderFormat::Markdown { BudgetFormat::Markdown } else { BudgetFormat::Ids };
-    let stub_reserve = (request.budget as f64 * config.stub_share) as usize;
+    // Stubs point at what can be opened by id; a markdown context shows no
+    // ids, so it spends the whole budget on text.
+    let stubs = request.format != RenderFormat::Markdown;
+    let stub_reserve = if stubs { (request.budget as f64 * config.stub_share) as usize } else { 0 };
     let mut window = ContextWindow::new(WindowConfig {
         max_tokens: request.budget.saturating_sub(stub_reserve),
         max_blocks: usize::MAX,
@@ -147,7 +151,7 @@ pub(super) fn assemble(
     }
     // Stubs of the sections left out, in what the budget keeps for them.
     window.set_limits(&env, request.budget, usize::MAX);
-    for (root, score) in unopened {
+    for (root, score) in unopened.into_iter().filter(|_| stubs) {
         if window.add_if_fits(&env, root, Reason::StructuralContext, score, Representation::StructureOnly)?.is_some() {
             relevance.insert(root, score);
         }

@@ -46,7 +46,8 @@ pub struct OrchestratorConfig {
     pub section_tokens: usize,
     /// Blocks of a partly taken section need at least this score.
     pub min_block_score: f64,
-    /// Share of the budget that stubs of unopened sections may use.
+    /// Share of the budget that stubs of unopened sections may use (in the
+    /// formats with ids; a markdown context has no stubs).
     pub stub_share: f64,
     /// Share of the budget first spread over the best block of each section
     /// in turn, before sections are taken whole.
@@ -138,7 +139,8 @@ pub struct BuiltContext {
     pub hits: usize,
     /// Sections explored.
     pub tasks: usize,
-    /// Sub-agents that ran.
+    /// Sub-agents that ran at once (each explores one section at a time,
+    /// in a session of its own).
     pub agents: usize,
     /// Discoveries the agents shared.
     pub discoveries: usize,
@@ -202,7 +204,7 @@ impl Orchestrator {
         let mut built = assemble::assemble(traversal, &self.config, request, &discoveries, &priorities)?;
         built.hits = hits;
         built.tasks = tasks_run;
-        built.agents = sessions.len();
+        built.agents = self.config.agents.max(1).min(tasks_run);
         built.discoveries = discoveries.len();
         built.timings = Timings { search_ms, explore_ms, assemble_ms: millis(assembled), total_ms: millis(started) };
         Ok(built)
