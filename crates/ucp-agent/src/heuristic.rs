@@ -14,9 +14,9 @@
 use std::time::Duration;
 
 use ucl_parser::{BlockRef, Command, Ctx, Direction, Expand, Follow, Reason, View, ViewMode, ViewTarget};
-use ucm_core::{BlockId, EdgeType};
+use ucm_core::{BlockId, EdgeType, IdMap};
 
-use crate::policy::{block_discovery, Decision, Exploration, ExplorationTask, Policy, TaskOrigin};
+use crate::policy::{block_discovery, Decision, Exploration, ExplorationTask, Policy, QueryTerms, TaskOrigin};
 use crate::reply::{Item, Reply};
 use crate::view::BlockView;
 
@@ -114,10 +114,12 @@ impl HeuristicPolicy {
         out
     }
 
-    fn score(&self, exploration: &Exploration<'_>, view: &BlockView) -> f64 {
+    /// A block's score: its search hit, and the question's terms its text
+    /// and the section's heading path (`heading`, analyzed) hold.
+    fn score(&self, exploration: &Exploration<'_>, heading: &[String], view: &BlockView) -> f64 {
         let hit = exploration.task.hits.iter().find(|(b, _)| *b == view.id).map_or(0.0, |(_, s)| *s);
-        let text = format!("{} {}", exploration.task.heading_path.join(" "), view.text.as_deref().unwrap_or(""));
-        let coverage = exploration.terms.coverage(&text);
+        let text = QueryTerms::analyze(view.text.as_deref().unwrap_or(""));
+        let coverage = exploration.terms.coverage_of(&[heading, &text]);
         self.hit_weight * hit + (1.0 - self.hit_weight) * coverage
     }
 
@@ -125,16 +127,17 @@ impl HeuristicPolicy {
     fn judge_section(&self, exploration: &Exploration<'_>, items: &[Item]) -> Decision {
         let task = exploration.task;
         let seen = Self::seen(items);
+        let heading = QueryTerms::analyze(&task.heading_path.join(" "));
         let mut decision = Decision::default();
         let mut own: Vec<(BlockId, f64, usize)> = seen
             .iter()
             .filter(|s| s.under.is_none())
-            .map(|s| (s.view.id, self.score(exploration, s.view), s.view.edges))
+            .map(|s| (s.view.id, self.score(exploration, &heading, s.view), s.view.edges))
             .collect();
         let best = own.iter().map(|(_, s, _)| *s).fold(0.0, f64::max);
         // The section's heading speaks for the whole section.
         let heading_score = self.hit_weight * task.hits.iter().find(|(b, _)| *b == task.root).map_or(0.0, |h| h.1)
-            + (1.0 - self.hit_weight) * exploration.terms.coverage(&task.heading_path.join(" "));
+            + (1.0 - self.hit_weight) * exploration.terms.coverage_of(&[&heading]);
         decision.share.push(block_discovery(task.root, heading_score.max(best), task.root, "section", self.ttl));
         for (block, score, _) in &own {
             decision.share.push(block_discovery(*block, *score, task.root, "section block", self.ttl));
@@ -158,13 +161,14 @@ impl HeuristicPolicy {
             }
         }
         // Subsections that match the question on their own.
+        let mut texts: IdMap<Vec<&str>> = IdMap::default();
+        for s in &seen {
+            if let (Some(under), Some(text)) = (s.under, s.view.text.as_deref()) {
+                texts.entry(under).or_default().push(text);
+            }
+        }
         for heading in seen.iter().filter(|s| s.under == Some(s.view.id)) {
-            let text: String = seen
-                .iter()
-                .filter(|s| s.under == Some(heading.view.id))
-                .filter_map(|s| s.view.text.as_deref())
-                .collect::<Vec<_>>()
-                .join("\n");
+            let text = texts.get(&heading.view.id).map_or(String::new(), |t| t.join("\n"));
             let coverage = exploration.terms.coverage(&text);
             if coverage >= self.subsection_coverage {
                 let title = heading.view.text.as_deref().unwrap_or("").trim_start_matches('#').trim().to_owned();

@@ -83,13 +83,31 @@ impl QueryTerms {
     /// The weighted share of the question's terms that occur in `text`
     /// (0..1), analyzed the way search analyzes.
     pub fn coverage(&self, text: &str) -> f64 {
-        if self.total <= 0.0 {
-            return 0.0;
-        }
+        self.coverage_of(&[&Self::analyze(text)])
+    }
+
+    /// The terms of `text` as [`QueryTerms::coverage_of`] reads them: the
+    /// search analyzer's, sorted and deduplicated.
+    pub fn analyze(text: &str) -> Vec<String> {
         let mut found = ucp_search::analyzer::terms(text);
         found.sort_unstable();
         found.dedup();
-        let matched: f64 = self.terms.iter().filter(|(t, _)| found.binary_search(t).is_ok()).map(|(_, w)| w).sum();
+        found
+    }
+
+    /// The weighted share of the question's terms found in any of the
+    /// analyzed texts (see [`QueryTerms::analyze`]), so a text shared by
+    /// many judgements (a heading path) is analyzed once.
+    pub fn coverage_of(&self, analyzed: &[&[String]]) -> f64 {
+        if self.total <= 0.0 {
+            return 0.0;
+        }
+        let matched: f64 = self
+            .terms
+            .iter()
+            .filter(|(t, _)| analyzed.iter().any(|found| found.binary_search(t).is_ok()))
+            .map(|(_, w)| w)
+            .sum();
         matched / self.total
     }
 

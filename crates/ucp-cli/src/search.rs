@@ -199,10 +199,7 @@ pub(crate) fn run(cli: &Cli, args: &SearchArgs) -> anyhow::Result<()> {
                 role: block.role().map(|r| r.as_str().to_owned()),
                 file: source.map(|s| s.file.to_string()),
                 lines: source.map(|s| [s.start_line, s.end_line]),
-                heading_path: segment::titled_path(&document, hit.id)
-                    .iter()
-                    .filter_map(|a| document.get(*a).and_then(segment::title))
-                    .collect(),
+                heading_path: segment::path_titles(&document, hit.id),
                 preview,
                 tokens: tokenizer.count(&block.to_markdown()),
             })

@@ -39,6 +39,11 @@ pub fn titled_path(doc: &Document, id: BlockId) -> Vec<BlockId> {
     path
 }
 
+/// Titles of the titled ancestors of a block, outermost first.
+pub fn path_titles(doc: &Document, id: BlockId) -> Vec<String> {
+    titled_path(doc, id).into_iter().filter_map(|a| doc.get(a).and_then(title)).collect()
+}
+
 /// The `§ a > b > c` header line for a heading path (with its blank line).
 pub fn header(doc: &Document, path: &[BlockId]) -> String {
     let titles: Vec<String> = path.iter().filter_map(|id| doc.get(*id).and_then(title)).collect();

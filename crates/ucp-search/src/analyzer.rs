@@ -66,7 +66,11 @@ pub fn analyzer() -> TextAnalyzer {
 
 /// The terms `text` is indexed (or queried) as, in order, repeats kept.
 pub fn terms(text: &str) -> Vec<String> {
-    let mut tokenizer = CodeTokenizer::analyzing();
+    collect(&mut CodeTokenizer::analyzing(), text)
+}
+
+/// Every token `tokenizer` makes of `text`, in order.
+fn collect(tokenizer: &mut CodeTokenizer, text: &str) -> Vec<String> {
     let mut stream = tokenizer.token_stream(text);
     let mut out = Vec::new();
     while stream.advance() {
@@ -299,13 +303,7 @@ mod tests {
     use super::*;
 
     fn raw(text: &str) -> Vec<String> {
-        let mut tokenizer = CodeTokenizer::default();
-        let mut stream = tokenizer.token_stream(text);
-        let mut out = Vec::new();
-        while stream.advance() {
-            out.push(stream.token().text.clone());
-        }
-        out
+        collect(&mut CodeTokenizer::default(), text)
     }
 
     #[test]

@@ -222,11 +222,9 @@ pub(crate) fn section_of(doc: &Document, id: BlockId) -> BlockId {
 
 /// Titles of a section and the headings above it, outermost first.
 fn heading_path(doc: &Document, root: BlockId) -> Vec<String> {
-    segment::titled_path(doc, root)
-        .into_iter()
-        .chain(std::iter::once(root))
-        .filter_map(|b| doc.get(b).and_then(segment::title))
-        .collect()
+    let mut titles = segment::path_titles(doc, root);
+    titles.extend(doc.get(root).and_then(segment::title));
+    titles
 }
 
 /// One exploration task per section the hits fall in, best first; hit
