@@ -219,6 +219,21 @@ impl Document {
         std::iter::once(BlockId::ROOT).chain(self.descendants(BlockId::ROOT))
     }
 
+    /// Whether `other` holds the same blocks in the same tree, ingest and
+    /// edit times aside (a re-ingested, unchanged corpus is the same).
+    pub fn same_content(&self, other: &Document) -> bool {
+        let timeless = |block: Option<&Block>| {
+            block.cloned().map(|mut block| {
+                block.metadata.timestamps = crate::Timestamps::default();
+                block
+            })
+        };
+        self.len() == other.len()
+            && self
+                .document_order()
+                .all(|id| timeless(self.get(id)) == timeless(other.get(id)) && self.children(id) == other.children(id))
+    }
+
     /// Every block in no particular order, orphans included.
     pub fn blocks(&self) -> impl Iterator<Item = &Block> {
         self.nodes.values().map(|n| &n.block)

@@ -15,7 +15,7 @@ use ucp_eval::{FlatChunks, Orchestrated, Outcome, Ranking};
 use ucp_search::{load_embedder, Mode};
 use ucp_store::Store;
 
-use crate::search::{index_dir, open_index};
+use crate::search::open_index;
 use crate::{print, print_json, Cli};
 
 /// How `ucp context` renders.
@@ -89,7 +89,7 @@ fn corpus_document(cli: &Cli, store_dir: &Path, path: &Path) -> anyhow::Result<D
     let mut store = Store::open(store_dir)?;
     let ingested = ucp_ingest::ingest(&[path.to_path_buf()], &name, &ucp_ingest::IngestOptions::default(), &())?;
     let stored = store.documents()?.iter().any(|d| d.name == name).then(|| store.load_document(&name)).transpose()?;
-    if !stored.is_some_and(|stored| same_document(&stored, &ingested.document)) {
+    if !stored.is_some_and(|stored| stored.same_content(&ingested.document)) {
         if !cli.json {
             eprintln!(
                 "ucp: indexing {} as {name} ({} files, {} blocks)",
@@ -101,19 +101,6 @@ fn corpus_document(cli: &Cli, store_dir: &Path, path: &Path) -> anyhow::Result<D
         store.save_document(&ingested.document).with_context(|| format!("saving {name}"))?;
     }
     Ok(ingested.document)
-}
-
-/// Whether two documents hold the same blocks in the same tree (ingest
-/// times aside).
-fn same_document(a: &Document, b: &Document) -> bool {
-    let timeless = |block: Option<&ucm_core::Block>| {
-        block.cloned().map(|mut block| {
-            block.metadata.timestamps = ucm_core::Timestamps::default();
-            block
-        })
-    };
-    a.len() == b.len()
-        && a.document_order().all(|id| timeless(a.get(id)) == timeless(b.get(id)) && a.children(id) == b.children(id))
 }
 
 /// A traversal over `doc` with its search index, for one command-line run.
@@ -193,7 +180,7 @@ pub(crate) fn eval(cli: &Cli, args: &EvalArgs) -> anyhow::Result<()> {
         if embedder.is_some() && !cli.json {
             eprintln!("ucp: indexing the baseline's chunks (embedding them once; later runs reuse them)");
         }
-        let dir = index_dir(&store_dir, &format!("{name}#chunks{}", ucp_eval::CHUNK_TOKENS));
+        let dir = ucp_search::index_dir(&store_dir, &format!("{name}#chunks{}", ucp_eval::CHUNK_TOKENS));
         Some(FlatChunks::open(&doc, &dir, embedder, Box::new(tokenizer), &())?)
     };
     let traversal = traversal(cli, &store_dir, doc)?;

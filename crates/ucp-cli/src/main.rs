@@ -4,6 +4,7 @@
 mod context;
 mod index;
 mod inspect;
+mod mcp;
 mod search;
 mod session;
 mod ucl;
@@ -49,6 +50,9 @@ enum Command {
     Eval(context::EvalArgs),
     /// Search a document: BM25, or hybrid BM25 + embeddings with --model.
     Search(search::SearchArgs),
+    /// Serve the store to MCP clients (Claude Code, Cursor, Zed ...): over
+    /// stdio, or streamable HTTP at /mcp with --http.
+    Mcp(mcp::McpArgs),
     /// List the documents in the store.
     Docs,
     /// Show counts for a document: blocks by role, tokens, edges, depth.
@@ -167,6 +171,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Context(args) => context::context(cli, args),
         Command::Eval(args) => context::eval(cli, args),
         Command::Search(args) => search::run(cli, args),
+        Command::Mcp(args) => mcp::run(cli, args),
         Command::Docs => inspect::docs(cli),
         Command::Stats => inspect::stats(cli),
         Command::Tree { id, depth } => inspect::tree(cli, id.as_deref(), *depth),

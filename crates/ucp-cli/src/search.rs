@@ -2,7 +2,7 @@
 //! keeps up to date (`<store>/search/<document>/`).
 
 use std::io::IsTerminal as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Context as _;
@@ -11,7 +11,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use ucm_core::{Document, Tokenizer as _};
 use ucp_context::segment;
-use ucp_search::{load_embedder, Embedder, Mode, SearchConfig, SearchIndex, SearchOptions, SyncProgress, SyncReport};
+use ucp_search::{
+    index_dir, load_embedder, Embedder, Mode, SearchConfig, SearchIndex, SearchOptions, SyncProgress, SyncReport,
+};
 use ucp_store::Store;
 
 use crate::{print, print_json, Cli};
@@ -57,15 +59,6 @@ impl From<SearchMode> for Mode {
             SearchMode::Hybrid => Mode::Hybrid,
         }
     }
-}
-
-/// The directory of `document`'s index: its name made safe for a file
-/// name, with a digest so that different names never share one.
-pub(crate) fn index_dir(store_dir: &Path, document: &str) -> PathBuf {
-    let safe: String =
-        document.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
-    let digest = blake3::hash(document.as_bytes()).to_hex();
-    store_dir.join("search").join(format!("{safe}-{}", &digest[..8]))
 }
 
 /// The embedding model `--model` / `UCP_MODEL` names, loaded.

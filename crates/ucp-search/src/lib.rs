@@ -30,3 +30,15 @@ pub use fusion::fuse;
 pub use index::{Mode, SearchConfig, SearchIndex, SyncProgress, SyncReport};
 pub use provider::{EmbedFuture, RagCapabilities, RagProvider, SearchFuture, SearchHit, SearchOptions};
 pub use vector::{hnsw_threshold, HNSW_MIN_COMPONENTS};
+
+use std::path::{Path, PathBuf};
+
+/// Where the index of the document `name` lives in a store directory:
+/// `<store>/search/<name made safe for a file name>-<digest of the name>`,
+/// so that different names never share one.
+pub fn index_dir(store_dir: &Path, name: &str) -> PathBuf {
+    let safe: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    let digest = blake3::hash(name.as_bytes()).to_hex();
+    store_dir.join("search").join(format!("{safe}-{}", &digest[..8]))
+}

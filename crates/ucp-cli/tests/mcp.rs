@@ -1,0 +1,387 @@
+//! `ucp mcp` end to end: raw JSON-RPC over stdio and HTTP (faults
+//! included), and the official Python SDK when `UCP_MCP_PYTHON` names a
+//! Python that has it (scripts/test sets one up).
+
+mod common;
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Duration;
+
+use common::{excerpt, indexed, stderr, ucp};
+use serde_json::{json, Value};
+
+const TOKEN: &str = "s3cret-token";
+
+fn docs() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs")
+}
+
+/// `ucp mcp --http 127.0.0.1:0` with a token, killed on drop.
+struct HttpServer {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl HttpServer {
+    fn start(store: &Path, extra: &[&str]) -> HttpServer {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ucp"))
+            .arg("--store")
+            .arg(store)
+            .args(["mcp", "--http", "127.0.0.1:0", "--token", TOKEN])
+            .args(extra)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
+        let addr = line.split("http://").nth(1).and_then(|rest| rest.split('/').next()).unwrap_or_else(|| {
+            panic!("no address in {line:?}");
+        });
+        HttpServer { child, addr: addr.parse().unwrap() }
+    }
+
+    /// One request on a fresh connection: status, headers (lowercase), body.
+    fn request(&self, method: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String, String) {
+        let mut stream = TcpStream::connect(self.addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let mut head = format!(
+            "{method} /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
+             accept: application/json, text/event-stream\r\nconnection: close\r\ncontent-length: {}\r\n",
+            body.len()
+        );
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).unwrap();
+        // A large body is written beside the read: the server may answer
+        // before it has taken all of it.
+        let writer = {
+            let mut stream = stream.try_clone().unwrap();
+            let body = body.to_vec();
+            std::thread::spawn(move || {
+                let _ = stream.write_all(&body);
+            })
+        };
+        let mut raw = Vec::new();
+        let _ = stream.read_to_end(&mut raw);
+        writer.join().unwrap();
+        let raw = String::from_utf8_lossy(&raw).into_owned();
+        let (head, body) = raw.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no response: {raw:?}"));
+        let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+        let head = head.to_ascii_lowercase();
+        let body = if head.contains("transfer-encoding: chunked") { dechunk(body) } else { body.to_owned() };
+        (status, head, body)
+    }
+
+    fn auth(&self) -> String {
+        format!("Bearer {TOKEN}")
+    }
+
+    /// Opens an MCP session; returns its id.
+    fn initialize(&self) -> String {
+        let auth = self.auth();
+        let (status, head, body) =
+            self.request("POST", &[("authorization", &auth)], &initialize(1).to_string().into_bytes());
+        assert_eq!(status, 200, "{body}");
+        let id = head.lines().find_map(|l| l.strip_prefix("mcp-session-id: ")).unwrap().trim().to_owned();
+        self.post(&id, &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        id
+    }
+
+    /// A message in a session; the reply's JSON-RPC message, if any.
+    fn post(&self, session: &str, message: &Value) -> Option<Value> {
+        let auth = self.auth();
+        let headers =
+            [("authorization", auth.as_str()), ("mcp-session-id", session), ("mcp-protocol-version", "2025-06-18")];
+        let (status, _, body) = self.request("POST", &headers, message.to_string().as_bytes());
+        assert!(status == 200 || status == 202, "{status}: {body}");
+        rpc_message(&body)
+    }
+
+    fn ucl(&self, session: &str, commands: &str) -> Value {
+        let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                          "params": {"name": "ucl", "arguments": {"commands": commands}}});
+        self.post(session, &call).unwrap()
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else { break };
+        if size == 0 || rest.len() < size {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = rest[size..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// The JSON-RPC message in a response body: JSON, or an SSE event's data.
+fn rpc_message(body: &str) -> Option<Value> {
+    if let Ok(value) = serde_json::from_str(body) {
+        return Some(value);
+    }
+    body.lines().filter_map(|l| l.strip_prefix("data: ")).find_map(|data| serde_json::from_str(data).ok())
+}
+
+fn initialize(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})
+}
+
+fn result_text(reply: &Value) -> String {
+    reply["result"]["content"].as_array().unwrap().iter().filter_map(|c| c["text"].as_str()).collect()
+}
+
+#[test]
+fn http_faults_get_json_rpc_errors_and_the_server_keeps_serving() {
+    let (_dir, store) = indexed();
+    let server = HttpServer::start(&store, &[]);
+
+    for auth in [None, Some("Bearer wrong"), Some(TOKEN)] {
+        let headers: Vec<(&str, &str)> = auth.map(|a| vec![("authorization", a)]).unwrap_or_default();
+        let (status, head, body) = server.request("POST", &headers, initialize(1).to_string().as_bytes());
+        assert_eq!(status, 401, "{auth:?}: {body}");
+        assert!(head.contains("www-authenticate: bearer"));
+        assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["error"]["code"], -32001);
+    }
+
+    let one = server.initialize();
+    let two = server.initialize();
+    assert_ne!(one, two);
+    let found = result_text(&server.ucl(&one, "FIND ROLE=heading1"));
+    let ids: Vec<&str> = found.split_whitespace().filter(|w| w.starts_with("blk_")).collect();
+    assert!(ids.len() >= 2, "{found}");
+    assert!(result_text(&server.ucl(&one, &format!("CTX ADD {}", ids[0]))).contains("→ 1 blocks"));
+
+    let auth = server.auth();
+    let headers = [("authorization", auth.as_str()), ("mcp-session-id", one.as_str())];
+    // Malformed JSON.
+    let (status, _, body) = server.request("POST", &headers, b"{\"jsonrpc\": \"2.0\", \"id\": ");
+    assert_eq!(status, 400);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["error"]["code"], -32700);
+    // JSON, but not JSON-RPC.
+    let (status, _, body) = server.request("POST", &headers, br#"{"id": 4, "hello": "world"}"#);
+    assert_eq!(status, 400);
+    let error: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((error["error"]["code"].as_i64(), error["id"].as_i64()), (Some(-32600), Some(4)));
+    // Over 10 MB.
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{{"name":"ucl","arguments":{{"commands":"{}"}}}}}}"#,
+        "x".repeat(11 << 20)
+    );
+    let (status, _, body) = server.request("POST", &headers, huge.as_bytes());
+    assert_eq!(status, 413);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["error"]["code"], -32600);
+    // An unknown tool.
+    let unknown =
+        json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "rm_rf", "arguments": {}}});
+    let reply = server.post(&one, &unknown).unwrap();
+    assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    // A client that goes away mid-call.
+    let mut stream = TcpStream::connect(server.addr).unwrap();
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": "context", "arguments": {"question": "how do I parse a query string", "budget": 2000}}})
+    .to_string();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\n\
+         authorization: {auth}\r\nmcp-session-id: {one}\r\ncontent-length: {}\r\n\r\n{call}",
+        call.len()
+    )
+    .unwrap();
+    drop(stream);
+    // A request cut off inside its body.
+    let mut stream = TcpStream::connect(server.addr).unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: {auth}\r\ncontent-length: 500\r\n\r\n{{\"jsonrpc\""
+    )
+    .unwrap();
+    drop(stream);
+
+    // Both sessions go on, each with its own window.
+    let stats = result_text(&server.ucl(&one, "CTX STATS"));
+    assert!(stats.starts_with("1: 1 blocks"), "{stats}");
+    let added = result_text(&server.ucl(&two, &format!("CTX ADD {}\nCTX ADD {}\nCTX STATS", ids[0], ids[1])));
+    assert!(added.contains("3: 2 blocks"), "{added}");
+    let stats = result_text(&server.ucl(&one, "CTX STATS"));
+    assert!(stats.starts_with("1: 1 blocks"), "{stats}");
+    // Closing a session answers 204; the session is gone.
+    let (status, _, _) = server.request("DELETE", &[("authorization", &auth), ("mcp-session-id", &one)], b"");
+    assert_eq!(status, 204);
+}
+
+/// `ucp mcp` over stdio with its pipes.
+struct StdioServer {
+    child: Child,
+    input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl StdioServer {
+    fn start(store: &Path, extra: &[&str]) -> StdioServer {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ucp"))
+            .arg("--store")
+            .arg(store)
+            .arg("mcp")
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::new(child.stdout.take().unwrap());
+        StdioServer { child, input, output }
+    }
+
+    fn send(&mut self, line: &str) {
+        writeln!(self.input, "{line}").unwrap();
+    }
+
+    /// Reads messages until the reply to `id`.
+    fn reply(&mut self, id: u64) -> Value {
+        loop {
+            let mut line = String::new();
+            assert!(self.output.read_line(&mut line).unwrap() > 0, "the server closed stdout");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                          "params": {"name": tool, "arguments": arguments}})
+            .to_string(),
+        );
+        self.reply(id)
+    }
+}
+
+#[test]
+fn stdio_serves_tools_keeps_edits_and_survives_bad_lines() {
+    let (dir, store) = indexed();
+    let mut server = StdioServer::start(&store, &["--allow", excerpt().to_str().unwrap()]);
+    server.send(&initialize(1).to_string());
+    assert_eq!(server.reply(1)["result"]["serverInfo"]["name"], "ucp");
+    server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    server.send("{this is not json");
+    server.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+    let tools = server.reply(2);
+    let names: Vec<&str> =
+        tools["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["ucl", "context", "search", "open"]);
+
+    let unknown = server.call(3, "nope", json!({}));
+    assert_eq!(unknown["error"]["code"], -32602);
+    let bad_args = server.call(4, "search", json!({"query": 7}));
+    assert_eq!(bad_args["result"]["isError"], true);
+    assert!(result_text(&bad_args).contains("query must be a string"));
+
+    // An edit through MCP is saved in the store and searchable.
+    let found = result_text(&server.call(5, "ucl", json!({"commands": "FIND ROLE=heading1"})));
+    let heading = found.split_whitespace().find(|w| w.starts_with("blk_")).unwrap().to_owned();
+    let edit = format!(r#"APPEND {heading} text :: "Zorblax tuning lives here.""#);
+    let appended = server.call(6, "ucl", json!({"commands": edit}));
+    assert_eq!(appended["result"]["isError"], false, "{appended}");
+    let hits = result_text(&server.call(7, "search", json!({"query": "zorblax"})));
+    assert!(hits.contains("Zorblax tuning"), "{hits}");
+
+    // Indexing is limited to the allowed folders.
+    let outside = server.call(8, "open", json!({"path": docs().to_str().unwrap()}));
+    assert_eq!(outside["result"]["isError"], true);
+    assert!(result_text(&outside).contains("outside the folders"), "{outside}");
+    let opened = server.call(9, "open", json!({"path": excerpt().to_str().unwrap(), "name": "excerpt"}));
+    assert!(result_text(&opened).starts_with("indexed and opened excerpt"), "{opened}");
+    let listed = result_text(&server.call(10, "open", json!({})));
+    assert!(listed.contains("excerpt: ") && listed.contains("(open)") && listed.contains("node: "), "{listed}");
+    let again = server.call(11, "open", json!({"path": excerpt().to_str().unwrap(), "name": "excerpt"}));
+    assert!(result_text(&again).starts_with("unchanged"), "{again}");
+
+    drop(server.input);
+    let status = server.child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    let search = ucp(&store, &["--doc", "node", "search", "zorblax"]);
+    assert!(String::from_utf8_lossy(&search.stdout).contains("Zorblax"), "{}", stderr(&search));
+    drop(dir);
+}
+
+#[test]
+fn http_refuses_to_start_off_loopback_without_a_token() {
+    let (_dir, store) = indexed();
+    let out = ucp(&store, &["mcp", "--http", "0.0.0.0:0"]);
+    common::assert_user_error(&out, "not a loopback address");
+}
+
+/// The Python SDK's clients (stdio and HTTP) and a short load run.
+#[test]
+fn official_python_sdk_and_load() {
+    let Some(python) = std::env::var_os("UCP_MCP_PYTHON") else {
+        eprintln!("UCP_MCP_PYTHON is not set: the Python MCP SDK tests are skipped");
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_clients.py");
+    let out = Command::new(&python)
+        .arg(&script)
+        .env("UCP_BIN", env!("CARGO_BIN_EXE_ucp"))
+        .env("UCP_CORPUS", docs())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join(".ucp");
+    assert!(ucp(&store, &["index", docs().to_str().unwrap()]).status.success());
+    let load = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/mcp-load");
+    let out = Command::new(&python)
+        .arg(load)
+        .args(["--ucp", env!("CARGO_BIN_EXE_ucp"), "--store", store.to_str().unwrap()])
+        .args(["--clients", "8", "--commands", "100", "--timeout", "120", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!((report["errors"].as_u64(), report["commands"].as_u64()), (Some(0), Some(800)), "{report}");
+}
+
+/// A second, independent client: the MCP Inspector's command line, when
+/// `UCP_MCP_INSPECTOR` names it (scripts/test installs it from npm).
+#[test]
+fn mcp_inspector_cli_lists_tools_and_calls_one() {
+    let Some(inspector) = std::env::var_os("UCP_MCP_INSPECTOR") else {
+        eprintln!("UCP_MCP_INSPECTOR is not set: the MCP Inspector test is skipped");
+        return;
+    };
+    let (_dir, store) = indexed();
+    let inspect = |args: &[&str]| {
+        let out = Command::new(&inspector)
+            .args(["--cli", env!("CARGO_BIN_EXE_ucp"), "--store", store.to_str().unwrap(), "mcp"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let tools = inspect(&["--method", "tools/list"]);
+    assert_eq!(tools["tools"].as_array().unwrap().len(), 4, "{tools}");
+    let called = inspect(&["--method", "tools/call", "--tool-name", "search", "--tool-arg", "query=querystring"]);
+    assert_eq!(called["isError"], false, "{called}");
+    assert!(result_text(&json!({ "result": called })).contains("SEARCH:"), "{called}");
+}

@@ -1,0 +1,142 @@
+//! Tool results bounded by a token cap: a long result is cut into pages at
+//! block boundaries (blank lines), each page with a note saying how to get
+//! the rest.
+
+use ucm_core::Tokenizer;
+use ucp_context::segment;
+
+/// Tokens kept free on every cut page for the note that ends it.
+const NOTE_RESERVE: usize = 80;
+
+/// A result cut to the cap: the pages, the first one to show now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pages {
+    /// Page texts, each at most the cap in tokens once its note is added.
+    pub pages: Vec<String>,
+    /// Tokens of the whole result.
+    pub total_tokens: usize,
+}
+
+impl Pages {
+    /// Page `n` (1-based) with its note, when the result had to be cut.
+    pub fn page(&self, n: usize, next_hint: &str) -> Option<String> {
+        let text = self.pages.get(n.checked_sub(1)?)?;
+        if self.pages.len() == 1 {
+            return Some(text.clone());
+        }
+        let mut page = text.trim_end().to_owned();
+        page.push_str(&format!(
+            "\n\n[cut at a block boundary: page {n} of {} ({} tokens in all)",
+            self.pages.len(),
+            self.total_tokens
+        ));
+        if n < self.pages.len() {
+            page.push_str(&format!("; next: {next_hint} page={}", n + 1));
+        }
+        page.push_str("; or narrow the request, e.g. VIEW <id> or EXPAND with TOKENS=n]");
+        Some(page)
+    }
+}
+
+/// Cuts `text` into pages of at most `cap` tokens (notes included): whole
+/// blocks (paragraphs between blank lines) while they fit, a block longer
+/// than a page by lines, a line longer than a page by words.
+pub fn paginate(text: &str, cap: usize, tokenizer: &dyn Tokenizer) -> Pages {
+    let total_tokens = tokenizer.count(text);
+    if total_tokens <= cap {
+        return Pages { pages: vec![text.to_owned()], total_tokens };
+    }
+    let room = cap.saturating_sub(NOTE_RESERVE).max(1);
+    let mut pages = Vec::new();
+    let mut page = String::new();
+    for piece in pieces(text, room, tokenizer) {
+        let mut candidate = page.clone();
+        candidate.push_str(&piece);
+        if page.is_empty() || tokenizer.count(&candidate) <= room {
+            page = candidate;
+        } else {
+            pages.push(std::mem::take(&mut page));
+            page = piece;
+        }
+    }
+    if !page.trim().is_empty() {
+        pages.push(page);
+    }
+    Pages { pages, total_tokens }
+}
+
+/// The blocks of `text` (each with its trailing blank line), a block longer
+/// than `room` split by lines, a line longer than `room` by words.
+fn pieces(text: &str, room: usize, tokenizer: &dyn Tokenizer) -> Vec<String> {
+    let mut out = Vec::new();
+    for block in text.split_inclusive("\n\n") {
+        if tokenizer.count(block) <= room {
+            out.push(block.to_owned());
+            continue;
+        }
+        for line in block.split_inclusive('\n') {
+            let mut rest = line;
+            while tokenizer.count(rest) > room {
+                let head = segment::head(rest, room, tokenizer);
+                if head.is_empty() {
+                    break;
+                }
+                rest = rest[head.len()..].trim_start();
+                out.push(format!("{head}\n"));
+            }
+            if !rest.is_empty() {
+                out.push(rest.to_owned());
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ucm_core::BpeTokenizer;
+
+    #[test]
+    fn short_results_are_one_page_without_a_note() {
+        let tokenizer = BpeTokenizer::default();
+        let pages = paginate("one\n\ntwo", 100, &tokenizer);
+        assert_eq!(pages.pages, vec!["one\n\ntwo".to_owned()]);
+        assert_eq!(pages.page(1, "x").unwrap(), "one\n\ntwo");
+        assert_eq!(pages.page(2, "x"), None);
+    }
+
+    #[test]
+    fn long_results_are_cut_between_blocks_and_every_page_fits() {
+        let tokenizer = BpeTokenizer::default();
+        let blocks: Vec<String> = (0..200).map(|i| format!("block {i}: {}", "word ".repeat(i % 37 + 3))).collect();
+        let text = blocks.join("\n\n");
+        let cap = 300;
+        let pages = paginate(&text, cap, &tokenizer);
+        assert!(pages.pages.len() > 1);
+        for n in 1..=pages.pages.len() {
+            let page = pages.page(n, "call ucl with").unwrap();
+            assert!(tokenizer.count(&page) <= cap, "page {n} has {} tokens", tokenizer.count(&page));
+            assert!(page.contains(&format!("page {n} of {}", pages.pages.len())));
+        }
+        // Nothing lost, nothing cut inside a block.
+        let joined: String = pages.pages.concat();
+        assert_eq!(joined, text);
+        for page in &pages.pages {
+            assert!(page.starts_with("block "), "page starts mid-block: {:?}", &page[..20]);
+        }
+        assert!(pages.page(1, "call ucl with").unwrap().contains("next: call ucl with page=2"));
+    }
+
+    #[test]
+    fn a_block_longer_than_a_page_is_split_and_still_fits() {
+        let tokenizer = BpeTokenizer::default();
+        let text = format!("{}\n\nshort", "lorem ipsum ".repeat(2000));
+        let cap = 200;
+        let pages = paginate(&text, cap, &tokenizer);
+        for n in 1..=pages.pages.len() {
+            assert!(tokenizer.count(&pages.page(n, "x").unwrap()) <= cap);
+        }
+        assert!(pages.pages.last().unwrap().contains("short"));
+    }
+}

@@ -1,0 +1,311 @@
+//! One client's connection: its agent session in a loaded document, the
+//! pages of its last cut result, and what each tool does in it.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use ucl_parser::{Command, RenderFormat, Search};
+use ucp_agent::policy::HeuristicPolicy;
+use ucp_agent::{AgentError, ContextRequest, Orchestrator, OrchestratorConfig, SessionId};
+
+use crate::bound::{paginate, Pages};
+use crate::library::{Library, Workspace};
+use crate::McpError;
+
+/// Tokens a `context` result keeps for its closing summary line.
+const CONTEXT_FOOTER_TOKENS: usize = 40;
+
+/// What a tool returns: text, and whether it reports a failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutput {
+    /// The result, at most the cap in tokens.
+    pub text: String,
+    /// A command failed (MCP `isError`).
+    pub is_error: bool,
+}
+
+#[derive(Default)]
+struct State {
+    workspace: Option<Arc<Workspace>>,
+    session: Option<SessionId>,
+    /// The session has a name: it is saved, not dropped, when the client goes.
+    named: bool,
+    /// The last result that had to be cut.
+    pages: Option<Pages>,
+}
+
+/// One client: created when it connects, its session closed (or, when
+/// named, saved) when it goes.
+pub struct Connection {
+    library: Arc<Library>,
+    cap: usize,
+    state: Mutex<State>,
+}
+
+impl Connection {
+    /// A connection whose results hold at most `cap` tokens.
+    pub fn new(library: Arc<Library>, cap: usize) -> Self {
+        Connection { library, cap, state: Mutex::new(State::default()) }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Opens the client's session in the default document (on initialize).
+    pub fn start(&self) -> Result<(), McpError> {
+        self.ensure(&mut self.state()).map(|_| ())
+    }
+
+    /// The client's workspace and session, opened in the default document
+    /// when it has none yet.
+    fn ensure(&self, state: &mut State) -> Result<(Arc<Workspace>, SessionId), McpError> {
+        if let (Some(workspace), Some(session)) = (&state.workspace, state.session) {
+            return Ok((Arc::clone(workspace), session));
+        }
+        let workspace = match &state.workspace {
+            Some(workspace) => Arc::clone(workspace),
+            None => self.library.workspace(&self.library.default_document()?)?,
+        };
+        let session = self.library.create_session(&workspace, None)?;
+        state.workspace = Some(Arc::clone(&workspace));
+        state.session = Some(session);
+        state.named = false;
+        Ok((workspace, session))
+    }
+
+    /// Ends the current session: a named one is saved, then closed.
+    fn leave(&self, state: &mut State) {
+        if let (Some(workspace), Some(session)) = (&state.workspace, state.session.take()) {
+            if state.named {
+                if let Err(e) = self.library.save_session(workspace, session) {
+                    tracing::warn!("saving session {session} failed: {e}");
+                }
+            }
+            let _ = workspace.traversal().close_session(session);
+        }
+        state.named = false;
+    }
+
+    /// Bounds `text` by the cap; a cut result's pages are kept for `ucl`
+    /// with `page`.
+    fn bounded(&self, state: &mut State, text: String, is_error: bool) -> ToolOutput {
+        let pages = paginate(&text, self.cap, self.library.tokenizer());
+        if pages.pages.len() == 1 {
+            return ToolOutput { text, is_error };
+        }
+        let text = pages.page(1, "call ucl with").unwrap_or_default();
+        state.pages = Some(pages);
+        ToolOutput { text, is_error }
+    }
+
+    /// Runs UCL lines in the client's session; or returns page `page` of
+    /// the last cut result; `session` names the session to run in (kept
+    /// across connections).
+    pub fn ucl(
+        &self,
+        commands: Option<&str>,
+        page: Option<usize>,
+        session: Option<&str>,
+    ) -> Result<ToolOutput, McpError> {
+        let mut state = self.state();
+        if let Some(n) = page {
+            if commands.is_some_and(|c| !c.trim().is_empty()) {
+                return Err(McpError::Arguments("give commands or page, not both".into()));
+            }
+            let pages = state.pages.as_ref().ok_or_else(|| McpError::NoPage("no earlier result was cut".into()))?;
+            let count = pages.pages.len();
+            let text = pages
+                .page(n, "call ucl with")
+                .ok_or_else(|| McpError::NoPage(format!("page {n} does not exist; the last cut result has {count}")))?;
+            return Ok(ToolOutput { text, is_error: false });
+        }
+        let Some(commands) = commands.filter(|c| !c.trim().is_empty()) else {
+            return Err(McpError::Arguments("commands is missing: give UCL lines (or page)".into()));
+        };
+        if let Some(name) = session {
+            self.use_named(&mut state, name)?;
+        }
+        let (workspace, session) = self.ensure(&mut state)?;
+        let traversal = workspace.traversal();
+        let (text, failed) = match traversal.run_script(session, commands) {
+            Err(AgentError::Parse(rendered)) => (format!("nothing ran: {}", rendered.trim_end()), true),
+            Err(e) => return Err(e.into()),
+            Ok(report) => {
+                let mut text = String::new();
+                for step in &report.steps {
+                    match &step.result {
+                        Ok(done) => text.push_str(&format!("{}: {done}\n", step.line)),
+                        Err(error) => text.push_str(&format!(
+                            "{}:{}: {} failed [{}]: {error}\n(the commands before it took effect; the rest did not run)\n",
+                            step.line,
+                            step.column,
+                            step.text,
+                            error.code()
+                        )),
+                    }
+                }
+                (text, !report.ok())
+            }
+        };
+        self.library.persist(&workspace)?;
+        if state.named {
+            self.library.save_session(&workspace, session)?;
+        }
+        Ok(self.bounded(&mut state, text, failed))
+    }
+
+    /// Switches to the named session, opening it as it was last saved.
+    fn use_named(&self, state: &mut State, name: &str) -> Result<(), McpError> {
+        if name.trim().is_empty() {
+            return Err(McpError::Arguments("session names cannot be empty".into()));
+        }
+        let workspace = match &state.workspace {
+            Some(workspace) => Arc::clone(workspace),
+            None => self.library.workspace(&self.library.default_document()?)?,
+        };
+        if let (true, Some(current)) = (state.named, state.session) {
+            let current = workspace.traversal().with_session(current, |s| s.name().map(str::to_owned));
+            if current.ok().flatten().as_deref() == Some(name) {
+                return Ok(());
+            }
+        }
+        let opened = self.library.open_named(&workspace, name)?;
+        self.leave(state);
+        state.workspace = Some(workspace);
+        state.session = Some(opened);
+        state.named = true;
+        Ok(())
+    }
+
+    /// Builds a context for `question` within `budget` tokens (the
+    /// one-shot `ucp context`), in the client's document.
+    pub fn context(&self, question: &str, budget: Option<usize>, format: Option<&str>) -> Result<ToolOutput, McpError> {
+        let format = match format.unwrap_or("markdown") {
+            "markdown" => RenderFormat::Markdown,
+            "default" => RenderFormat::Default,
+            "short_ids" => RenderFormat::ShortIds,
+            other => return Err(McpError::Arguments(format!("format {other:?}: use markdown, default or short_ids"))),
+        };
+        if question.trim().is_empty() {
+            return Err(McpError::Arguments("question is empty".into()));
+        }
+        let most = self.cap.saturating_sub(CONTEXT_FOOTER_TOKENS).max(1);
+        let asked = budget.unwrap_or(4000);
+        if asked == 0 {
+            return Err(McpError::Arguments("budget must be above 0".into()));
+        }
+        let budget = asked.min(most);
+        let mut state = self.state();
+        let (workspace, _) = self.ensure(&mut state)?;
+        let orchestrator = Orchestrator::new(Arc::new(HeuristicPolicy::default()), OrchestratorConfig::default());
+        let request = ContextRequest { question: question.to_owned(), budget, format };
+        let built = orchestrator.context(workspace.traversal(), &request)?;
+        if built.blocks.is_empty() {
+            return Ok(ToolOutput {
+                text: format!("nothing in {} matches {question:?}", workspace.name()),
+                is_error: false,
+            });
+        }
+        let mut text = built.text;
+        text.push_str(&format!(
+            "\n\n[{} blocks, {} of {} tokens, from {} sections of {}{}]",
+            built.blocks.len(),
+            built.tokens,
+            built.budget,
+            built.tasks,
+            workspace.name(),
+            if budget < asked {
+                format!("; budget lowered from {asked} to this server's result cap")
+            } else {
+                String::new()
+            }
+        ));
+        Ok(self.bounded(&mut state, text, false))
+    }
+
+    /// SEARCH in the client's session: the hits become its last results,
+    /// so `CTX ADD RESULTS` takes them.
+    pub fn search(&self, query: &str, limit: Option<u32>) -> Result<ToolOutput, McpError> {
+        if query.trim().is_empty() {
+            return Err(McpError::Arguments("query is empty".into()));
+        }
+        let mut state = self.state();
+        let (workspace, session) = self.ensure(&mut state)?;
+        let command = Command::Search(Search {
+            query: query.to_owned(),
+            limit: Some(limit.unwrap_or(10).clamp(1, 100)),
+            min_similarity: None,
+            roles: Vec::new(),
+            tags: Vec::new(),
+        });
+        let step = workspace.traversal().execute(session, &command)?;
+        Ok(self.bounded(&mut state, step.to_string(), false))
+    }
+
+    /// Lists the documents; or moves the client to the stored `document`;
+    /// or indexes `path` (under an allowed root) as `name` and moves there.
+    pub fn open(
+        &self,
+        document: Option<&str>,
+        path: Option<&Path>,
+        name: Option<&str>,
+    ) -> Result<ToolOutput, McpError> {
+        let mut state = self.state();
+        let (workspace, note) = match (document, path) {
+            (Some(_), Some(_)) => return Err(McpError::Arguments("give document or path, not both".into())),
+            (None, None) => {
+                let current = state.workspace.as_ref().map(|w| w.name().to_owned());
+                let mut text = String::new();
+                for doc in self.library.documents()? {
+                    let mark = if current.as_deref() == Some(doc.name.as_str()) { " (open)" } else { "" };
+                    text.push_str(&format!("{}: {} blocks, {} tokens{mark}\n", doc.name, doc.blocks, doc.tokens));
+                }
+                if text.is_empty() {
+                    text.push_str("the store is empty: open a path to index it\n");
+                }
+                return Ok(self.bounded(&mut state, text, false));
+            }
+            (Some(document), None) => (self.library.workspace(document)?, "opened"),
+            (None, Some(path)) => {
+                let (workspace, changed) = self.library.index_path(path, name)?;
+                (workspace, if changed { "indexed and opened" } else { "unchanged since last indexed; opened" })
+            }
+        };
+        self.leave(&mut state);
+        let session = self.library.create_session(&workspace, None)?;
+        let blocks = workspace.traversal().engine().document().len();
+        state.workspace = Some(Arc::clone(&workspace));
+        state.session = Some(session);
+        state.pages = None;
+        Ok(ToolOutput {
+            text: format!("{note} {}: {blocks} blocks; new session, cursor at the root", workspace.name()),
+            is_error: false,
+        })
+    }
+
+    /// The document this client is in (the default one before it chose).
+    pub fn current_document(&self) -> Result<String, McpError> {
+        match &self.state().workspace {
+            Some(workspace) => Ok(workspace.name().to_owned()),
+            None => self.library.default_document(),
+        }
+    }
+
+    /// The library this connection serves from.
+    pub fn library(&self) -> &Arc<Library> {
+        &self.library
+    }
+
+    /// The token cap of every result.
+    pub fn cap(&self) -> usize {
+        self.cap
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        let mut state = std::mem::take(&mut *self.state());
+        self.leave(&mut state);
+    }
+}

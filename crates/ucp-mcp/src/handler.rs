@@ -1,0 +1,158 @@
+//! The `rmcp` server handler: one per client connection, turning MCP
+//! requests into [`Connection`] calls on tokio's blocking pool (engine work
+//! never stalls the transport).
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents, Role, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use crate::{guide, resources, tools, Connection, Library, McpError};
+
+/// Smallest token cap a server accepts (a page must hold a block and a note).
+pub const MIN_RESULT_TOKENS: usize = 256;
+
+/// The handler of one client connection.
+pub struct UcpServer {
+    connection: Arc<Connection>,
+}
+
+impl UcpServer {
+    /// A handler for a new client; results hold at most `max_result_tokens`
+    /// tokens (at least [`MIN_RESULT_TOKENS`]).
+    pub fn new(library: Arc<Library>, max_result_tokens: usize) -> Self {
+        UcpServer { connection: Arc::new(Connection::new(library, max_result_tokens.max(MIN_RESULT_TOKENS))) }
+    }
+
+    /// Runs `f` with the connection on the blocking pool.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Connection) -> Result<T, McpError> + Send + 'static,
+    ) -> Result<Result<T, McpError>, ErrorData> {
+        let connection = Arc::clone(&self.connection);
+        tokio::task::spawn_blocking(move || f(&connection))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("the request's task failed: {e}"), None))
+    }
+}
+
+/// A request that cannot be served as asked.
+fn invalid(error: McpError) -> ErrorData {
+    ErrorData::invalid_params(error.to_string(), None)
+}
+
+const INSTRUCTIONS: &str = "A document graph you move through with UCL (`ucl` tool; the `ucl` prompt teaches it) \
+     while curating a context window under a token budget. Start with `context` for a question, or `search` then \
+     `ucl`. Documents and blocks are resources: ucp://<document>/<block id>.";
+
+impl ServerHandler for UcpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().enable_prompts().build())
+            .with_server_info(Implementation::new("ucp", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let result = self.negotiate_initialize(&request)?;
+        // The client's session opens now; an empty store leaves it to `open`.
+        if let Err(e) = self.blocking(|c| c.start()).await? {
+            tracing::info!("no session at initialize: {e}");
+        }
+        Ok(result)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools::list()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if !tools::exists(&name) {
+            return Err(ErrorData::invalid_params(format!("unknown tool {name:?}"), None));
+        }
+        let arguments = request.arguments.unwrap_or_default();
+        let result = self.blocking(move |c| tools::call(c, &name, &arguments)).await?;
+        let result = match result {
+            Ok(output) if output.is_error => CallToolResult::error(vec![ContentBlock::text(output.text)]),
+            Ok(output) => CallToolResult::success(vec![ContentBlock::text(output.text)]),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
+        };
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let cursor = request.and_then(|r| r.cursor);
+        let (items, next) =
+            self.blocking(move |c| resources::list(c.library(), cursor.as_deref())).await?.map_err(invalid)?;
+        let mut result = ListResourcesResult::with_all_items(items);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(resources::templates()))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let read_uri = uri.clone();
+        let text = self
+            .blocking(move |c| resources::read(c.library(), &read_uri, c.cap()))
+            .await?
+            .map_err(|e| ErrorData::resource_not_found(e.to_string(), None))?;
+        let contents = ResourceContents::text(text, uri).with_mime_type("text/markdown");
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult::with_all_items(vec![Prompt::new(guide::NAME, Some(guide::DESCRIPTION), None)]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        if request.name != guide::NAME {
+            return Err(ErrorData::invalid_params(format!("unknown prompt {:?}", request.name), None));
+        }
+        let message = PromptMessage::new_text(Role::User, guide::TEXT);
+        Ok(GetPromptResult::new(vec![message]).with_description(guide::DESCRIPTION).into())
+    }
+}
