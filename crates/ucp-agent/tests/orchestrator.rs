@@ -75,6 +75,16 @@ fn a_question_nothing_matches_gives_an_empty_context() {
 }
 
 #[test]
+fn a_full_engine_is_an_error_not_an_empty_context() {
+    let mut traversal = common::traversal_with(ucp_agent::GlobalLimits { max_sessions: 1, ..Default::default() });
+    traversal.set_search(Arc::new(common::TempIndex::new(&common::node_excerpt())));
+    traversal.create_session(ucp_agent::SessionConfig::default()).unwrap();
+    let refused =
+        heuristic().context(&traversal, &request("step out of the current function", 500, RenderFormat::Markdown));
+    assert!(matches!(refused, Err(AgentError::MaxSessionsReached(1))), "{refused:?}");
+}
+
+#[test]
 fn without_a_search_provider_it_says_so() {
     let traversal = common::traversal();
     let failed = heuristic().context(&traversal, &request("anything", 500, RenderFormat::Markdown));

@@ -195,6 +195,12 @@ impl Orchestrator {
         let assembled = Instant::now();
         let coordinator = traversal.coordinator();
         let sessions = run.sessions.into_inner().unwrap_or_else(|e| e.into_inner());
+        if let (true, Some(refused)) =
+            (sessions.is_empty(), run.refused.into_inner().unwrap_or_else(|e| e.into_inner()))
+        {
+            // Not one sub-agent could start: say why rather than return an empty context.
+            return Err(refused);
+        }
         let discoveries =
             coordinator.get_discoveries(&DiscoveryFilter { sources: sessions.clone(), ..DiscoveryFilter::default() });
         for session in &sessions {
@@ -269,6 +275,8 @@ struct Exploration<'a> {
     priorities: Mutex<IdMap<f64>>,
     /// The sub-agents' sessions.
     sessions: Mutex<Vec<SessionId>>,
+    /// Why a sub-agent could not open its session (the engine was full).
+    refused: Mutex<Option<AgentError>>,
     started: AtomicUsize,
 }
 
@@ -287,6 +295,7 @@ impl<'a> Exploration<'a> {
             queued: Mutex::new(IdSet::default()),
             priorities: Mutex::new(IdMap::default()),
             sessions: Mutex::new(Vec::new()),
+            refused: Mutex::new(None),
             started: AtomicUsize::new(0),
         }
     }

@@ -30,7 +30,13 @@ pub(super) fn run(exploration: &Exploration<'_>, task: &ExplorationTask) -> Vec<
         ..SessionConfig::default()
     };
     // No session (the engine is full): this section goes unexplored.
-    let Ok(session) = traversal.create_session(config) else { return Vec::new() };
+    let session = match traversal.create_session(config) {
+        Ok(session) => session,
+        Err(e) => {
+            exploration.refused.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+            return Vec::new();
+        }
+    };
     exploration.sessions.lock().unwrap_or_else(|e| e.into_inner()).push(session);
     let coordinator = traversal.coordinator();
     let claimed = coordinator.claim_exploration(session, &[task.root], exploration.orchestrator.config.claim_ttl);
