@@ -235,10 +235,11 @@ impl Library {
         let mut saved = lock(&workspace.saved);
         let engine = workspace.traversal.engine();
         let version = engine.document().version();
-        let snapshots: Vec<Snapshot> = engine.snapshots().cloned().collect();
-        if version == saved.0 && snapshots == saved.1 {
+        // Cheap when nothing changed (snapshot texts are shared `Arc`s).
+        if version == saved.0 && engine.snapshots().eq(saved.1.iter()) {
             return Ok(false);
         }
+        let snapshots: Vec<Snapshot> = engine.snapshots().cloned().collect();
         lock(&self.store).save_with_snapshots(engine.document(), &snapshots)?;
         workspace.index.sync(engine.document())?;
         *saved = (version, snapshots);
