@@ -47,22 +47,43 @@ pub fn paginate(text: &str, cap: usize, tokenizer: &dyn Tokenizer) -> Pages {
         return Pages { pages: vec![text.to_owned()], total_tokens };
     }
     let room = cap.saturating_sub(NOTE_RESERVE).max(1);
+    let pieces = pieces(text, room, tokenizer);
     let mut pages = Vec::new();
-    let mut page = String::new();
-    for piece in pieces(text, room, tokenizer) {
-        let mut candidate = page.clone();
-        candidate.push_str(&piece);
-        if page.is_empty() || tokenizer.count(&candidate) <= room {
-            page = candidate;
-        } else {
-            pages.push(std::mem::take(&mut page));
-            page = piece;
+    let mut start = 0;
+    while start < pieces.len() {
+        // A page takes at least one piece (pieces are cut to fit a page).
+        let (page, taken) = match fitting(&pieces[start..], room, tokenizer) {
+            (_, 0) => (pieces[start].clone(), 1),
+            fit => fit,
+        };
+        if !page.trim().is_empty() {
+            pages.push(page);
         }
-    }
-    if !page.trim().is_empty() {
-        pages.push(page);
+        start += taken;
     }
     Pages { pages, total_tokens }
+}
+
+/// The longest run of `pieces` from the first whose text has at most
+/// `room` tokens, and its length. Each piece is counted once and the
+/// joined text once more (rarely again: a join can cost a token more than
+/// its parts), so cutting a long text into pages stays linear.
+pub(crate) fn fitting(pieces: &[String], room: usize, tokenizer: &dyn Tokenizer) -> (String, usize) {
+    let mut estimate = 0;
+    let mut taken = 0;
+    for piece in pieces {
+        estimate += tokenizer.count(piece);
+        if estimate > room {
+            break;
+        }
+        taken += 1;
+    }
+    let mut text = pieces[..taken].concat();
+    while taken > 0 && tokenizer.count(&text) > room {
+        taken -= 1;
+        text = pieces[..taken].concat();
+    }
+    (text, taken)
 }
 
 /// The blocks of `text` (each with its trailing blank line), a block longer

@@ -63,15 +63,20 @@ impl Connection {
         if let (Some(workspace), Some(session)) = (&state.workspace, state.session) {
             return Ok((Arc::clone(workspace), session));
         }
-        let workspace = match &state.workspace {
-            Some(workspace) => Arc::clone(workspace),
-            None => self.library.workspace(&self.library.default_document()?)?,
-        };
+        let workspace = self.workspace(state)?;
         let session = self.library.create_session(&workspace, None)?;
         state.workspace = Some(Arc::clone(&workspace));
         state.session = Some(session);
         state.named = false;
         Ok((workspace, session))
+    }
+
+    /// The client's workspace: the one it chose, else the default document's.
+    fn workspace(&self, state: &State) -> Result<Arc<Workspace>, McpError> {
+        match &state.workspace {
+            Some(workspace) => Ok(Arc::clone(workspace)),
+            None => self.library.workspace(&self.library.default_document()?),
+        }
     }
 
     /// Ends the current session: a named one is saved, then closed.
@@ -160,10 +165,7 @@ impl Connection {
         if name.trim().is_empty() {
             return Err(McpError::Arguments("session names cannot be empty".into()));
         }
-        let workspace = match &state.workspace {
-            Some(workspace) => Arc::clone(workspace),
-            None => self.library.workspace(&self.library.default_document()?)?,
-        };
+        let workspace = self.workspace(state)?;
         if let (true, Some(current)) = (state.named, state.session) {
             let current = workspace.traversal().with_session(current, |s| s.name().map(str::to_owned));
             if current.ok().flatten().as_deref() == Some(name) {

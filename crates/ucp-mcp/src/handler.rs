@@ -87,14 +87,13 @@ impl ServerHandler for UcpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
-        if !tools::exists(&name) {
-            return Err(ErrorData::invalid_params(format!("unknown tool {name:?}"), None));
-        }
         let arguments = request.arguments.unwrap_or_default();
         let result = self.blocking(move |c| tools::call(c, &name, &arguments)).await?;
         let result = match result {
             Ok(output) if output.is_error => CallToolResult::error(vec![ContentBlock::text(output.text)]),
             Ok(output) => CallToolResult::success(vec![ContentBlock::text(output.text)]),
+            // Not a tool: the request cannot be routed (a JSON-RPC error).
+            Err(e @ McpError::UnknownTool(_)) => return Err(invalid(e)),
             Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
         };
         Ok(result.into())

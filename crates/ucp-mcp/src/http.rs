@@ -103,13 +103,15 @@ async fn guard(State(guard): State<Guard>, request: Request, next: Next) -> Resp
             )
         }
     };
-    let value: Value = match serde_json::from_slice(&bytes) {
-        Ok(value) => value,
-        Err(e) => return rpc_error(StatusCode::BAD_REQUEST, -32700, format!("parse error: {e}"), Value::Null),
-    };
-    if let Err(e) = serde_json::from_value::<ClientJsonRpcMessage>(value.clone()) {
-        let id = value.get("id").cloned().unwrap_or(Value::Null);
-        return rpc_error(StatusCode::BAD_REQUEST, -32600, format!("not a JSON-RPC request the server knows: {e}"), id);
+    if let Err(e) = serde_json::from_slice::<ClientJsonRpcMessage>(&bytes) {
+        // Refused: parse again only to tell bad JSON from a bad message.
+        return match serde_json::from_slice::<Value>(&bytes) {
+            Err(e) => rpc_error(StatusCode::BAD_REQUEST, -32700, format!("parse error: {e}"), Value::Null),
+            Ok(value) => {
+                let id = value.get("id").cloned().unwrap_or(Value::Null);
+                rpc_error(StatusCode::BAD_REQUEST, -32600, format!("not a JSON-RPC request the server knows: {e}"), id)
+            }
+        };
     }
     next.run(Request::from_parts(parts, Body::from(bytes))).await
 }

@@ -60,6 +60,9 @@ pub enum McpError {
     /// A stored record cannot be read.
     #[error("damaged record: {0}")]
     Damaged(String),
+    /// No tool has this name.
+    #[error("unknown tool {0:?}")]
+    UnknownTool(String),
     /// Arguments that do not fit the tool's schema.
     #[error("{0}")]
     Arguments(String),

@@ -6,6 +6,7 @@ use rmcp::model::{Resource, ResourceTemplate};
 use ucm_core::{BlockId, Document, Tokenizer};
 use ucp_context::segment;
 
+use crate::bound::fitting;
 use crate::library::Library;
 use crate::McpError;
 
@@ -138,21 +139,7 @@ pub fn read(library: &Library, uri_text: &str, cap: usize) -> Result<String, Mcp
 /// the text and how many pieces it holds.
 fn fit(pieces: &[String], cap: usize, tokenizer: &dyn Tokenizer) -> (String, usize) {
     let room = cap.saturating_sub(NOTE_RESERVE);
-    let mut text = String::new();
-    let mut kept = 0;
-    let mut estimate = 0;
-    for piece in pieces {
-        estimate += tokenizer.count(piece);
-        if estimate > room {
-            break;
-        }
-        text.push_str(piece);
-        kept += 1;
-    }
-    while kept > 0 && tokenizer.count(&text) > room {
-        kept -= 1;
-        text = pieces[..kept].concat();
-    }
+    let (mut text, kept) = fitting(pieces, room, tokenizer);
     if kept == 0 {
         if let Some(first) = pieces.first() {
             text = segment::head(first, room, tokenizer);

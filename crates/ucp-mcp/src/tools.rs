@@ -126,11 +126,6 @@ impl<'a> Arguments<'a> {
     }
 }
 
-/// Whether `name` is one of the tools.
-pub fn exists(name: &str) -> bool {
-    matches!(name, "ucl" | "context" | "search" | "open")
-}
-
 /// Runs the tool `name` for `connection` (a blocking call: engine work).
 pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Result<ToolOutput, McpError> {
     let args = Arguments(arguments);
@@ -153,7 +148,7 @@ pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Resu
             args.check(&["document", "path", "name"])?;
             connection.open(args.string("document")?, args.string("path")?.map(Path::new), args.string("name")?)
         }
-        other => Err(McpError::Arguments(format!("unknown tool {other:?}"))),
+        other => Err(McpError::UnknownTool(other.to_owned())),
     }
 }
 
@@ -167,9 +162,15 @@ mod tests {
         let listed = serde_json::to_string(&json!({ "tools": list() })).unwrap();
         let tokens = BpeTokenizer::default().count(&listed);
         assert!(tokens < 1500, "the tool list costs {tokens} tokens");
+        let store = tempfile::tempdir().unwrap();
+        let library = crate::Library::open(crate::LibraryConfig::new(store.path())).unwrap();
+        let connection = crate::Connection::new(std::sync::Arc::new(library), 8000);
         for tool in list() {
-            assert!(exists(&tool.name));
+            // Every listed tool is dispatched (the empty object fails on its arguments, if at all).
+            let result = call(&connection, &tool.name, &JsonObject::new());
+            assert!(!matches!(result, Err(McpError::UnknownTool(_))), "{}", tool.name);
         }
+        assert!(matches!(call(&connection, "nope", &JsonObject::new()), Err(McpError::UnknownTool(_))));
     }
 
     #[test]
