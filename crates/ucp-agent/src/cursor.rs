@@ -40,6 +40,10 @@ impl Neighborhood {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cursor {
     position: BlockId,
+    /// The position's ancestors when the cursor moved there, nearest
+    /// first: where it falls back to when an edit deletes its block.
+    #[serde(default)]
+    lineage: Vec<BlockId>,
     breadcrumbs: VecDeque<BlockId>,
     #[serde(skip)]
     cached: Option<(u64, Neighborhood)>,
@@ -47,8 +51,17 @@ pub struct Cursor {
 
 impl Default for Cursor {
     fn default() -> Self {
-        Cursor { position: BlockId::ROOT, breadcrumbs: VecDeque::new(), cached: None }
+        Cursor { position: BlockId::ROOT, lineage: Vec::new(), breadcrumbs: VecDeque::new(), cached: None }
     }
+}
+
+/// What [`Cursor::repair`] changed after blocks were deleted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Repair {
+    /// The deleted block the cursor was on and where it went instead.
+    pub moved: Option<(BlockId, BlockId)>,
+    /// Breadcrumbs dropped because their blocks are gone.
+    pub dropped_breadcrumbs: usize,
 }
 
 impl Cursor {
@@ -63,10 +76,11 @@ impl Cursor {
     }
 
     /// Moves to `to`, remembering the old position (at most `history` kept).
-    pub fn go(&mut self, to: BlockId, history: usize) {
+    pub fn go(&mut self, doc: &Document, to: BlockId, history: usize) {
         if to == self.position {
             return;
         }
+        self.lineage = doc.ancestors(to).collect();
         if history > 0 {
             if self.breadcrumbs.len() >= history {
                 self.breadcrumbs.pop_front();
@@ -78,15 +92,33 @@ impl Cursor {
     }
 
     /// Steps back `steps` breadcrumbs; `None` (and no move) when there are fewer.
-    pub fn back(&mut self, steps: usize) -> Option<BlockId> {
+    pub fn back(&mut self, doc: &Document, steps: usize) -> Option<BlockId> {
         if steps == 0 || steps > self.breadcrumbs.len() {
             return None;
         }
         let keep = self.breadcrumbs.len() - steps;
         self.position = self.breadcrumbs[keep];
+        self.lineage = doc.ancestors(self.position).collect();
         self.breadcrumbs.truncate(keep);
         self.cached = None;
         Some(self.position)
+    }
+
+    /// Forgets blocks the document no longer has: dead breadcrumbs are
+    /// dropped, and a cursor on a deleted block moves to its nearest
+    /// surviving ancestor (the root when none is left).
+    pub fn repair(&mut self, doc: &Document) -> Repair {
+        let before = self.breadcrumbs.len();
+        self.breadcrumbs.retain(|id| doc.contains(*id));
+        let mut repair = Repair { moved: None, dropped_breadcrumbs: before - self.breadcrumbs.len() };
+        if !doc.contains(self.position) {
+            let to = self.lineage.iter().copied().find(|id| doc.contains(*id)).unwrap_or(BlockId::ROOT);
+            repair.moved = Some((self.position, to));
+            self.position = to;
+            self.lineage = doc.ancestors(to).collect();
+            self.cached = None;
+        }
+        repair
     }
 
     /// Number of breadcrumbs.
@@ -106,23 +138,55 @@ impl Cursor {
 
 #[cfg(test)]
 mod tests {
+    use ucm_core::{Block, Content, Metadata, RemoveMode};
+
     use super::*;
 
     fn id(n: u8) -> BlockId {
         BlockId::from_bytes([n; 12])
     }
 
+    /// A chain root → 1 → 2 → ... → `n`.
+    fn chain(n: u8) -> Document {
+        let mut doc = Document::new("chain");
+        let mut parent = BlockId::ROOT;
+        for k in 1..=n {
+            let block = Block::new(id(k), Content::plain(format!("block {k}")), Metadata::default());
+            parent = doc.append_child(parent, block).unwrap();
+        }
+        doc
+    }
+
     #[test]
     fn breadcrumbs_are_bounded_and_back_walks_them() {
+        let doc = chain(5);
         let mut cursor = Cursor::default();
         for n in 1..=5 {
-            cursor.go(id(n), 3);
+            cursor.go(&doc, id(n), 3);
         }
         assert_eq!(cursor.history_len(), 3);
-        assert_eq!(cursor.back(2), Some(id(3)));
+        assert_eq!(cursor.back(&doc, 2), Some(id(3)));
         assert_eq!(cursor.position(), id(3));
-        assert_eq!(cursor.back(2), None, "only one breadcrumb left");
+        assert_eq!(cursor.back(&doc, 2), None, "only one breadcrumb left");
         assert_eq!(cursor.position(), id(3));
-        assert_eq!(cursor.back(1), Some(id(2)));
+        assert_eq!(cursor.back(&doc, 1), Some(id(2)));
+    }
+
+    #[test]
+    fn repair_moves_off_deleted_blocks_to_the_nearest_survivor() {
+        let mut doc = chain(4);
+        let mut cursor = Cursor::default();
+        cursor.go(&doc, id(2), 10);
+        cursor.go(&doc, id(4), 10);
+        assert_eq!(cursor.repair(&doc), Repair::default(), "nothing deleted, nothing changes");
+        doc.remove_block(id(3), RemoveMode::Cascade).unwrap();
+        let repair = cursor.repair(&doc);
+        assert_eq!(repair.moved, Some((id(4), id(2))), "the nearest live ancestor");
+        assert_eq!(repair.dropped_breadcrumbs, 0);
+        doc.remove_block(id(1), RemoveMode::Cascade).unwrap();
+        let repair = cursor.repair(&doc);
+        assert_eq!(repair.moved, Some((id(2), BlockId::ROOT)));
+        assert_eq!(repair.dropped_breadcrumbs, 1, "the breadcrumb on block 2 went with it");
+        assert_eq!(cursor.back(&doc, 1), Some(BlockId::ROOT));
     }
 }

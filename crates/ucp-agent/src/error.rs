@@ -95,6 +95,9 @@ pub enum AgentError {
     /// UCL that does not parse.
     #[error("{0}")]
     Parse(String),
+    /// A request argument out of its range (a zero budget ...).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
     /// A FIND pattern that is not a regular expression.
     #[error("invalid pattern {pattern:?}: {reason}")]
     InvalidPattern {
@@ -135,6 +138,7 @@ impl AgentError {
             AgentError::NoResults => "no_results",
             AgentError::Parse(_) => "parse",
             AgentError::InvalidPattern { .. } => "invalid_pattern",
+            AgentError::InvalidArgument(_) => "invalid_argument",
             AgentError::Window(WindowError::NotInWindow(_)) => "not_in_window",
             AgentError::Window(WindowError::BlockNotFound(_)) => "block_not_found",
             AgentError::Window(WindowError::ContextLimitExceeded { .. }) => "context_limit",

@@ -8,6 +8,7 @@ use std::time::Duration;
 use regex::Regex;
 use ucl_parser::{BlockRef, Command, Ctx, Direction, Expand, Reason, RenderFormat, ViewMode, ViewTarget};
 use ucm_core::{BlockId, Document};
+use ucm_engine::Engine;
 use ucp_context::{segment, Admitted, Env};
 
 use crate::error::AgentError;
@@ -91,31 +92,32 @@ impl AgentTraversal {
                 });
             }
         }
+        // One read guard for the whole command: `Run` resolves references
+        // through it instead of locking again, since a second read lock can
+        // wait forever behind a queued writer.
         let engine = self.engine.read().unwrap_or_else(|e| e.into_inner());
         let doc = engine.document();
-        let run = Run { traversal: self, doc, now, blocks_read: 0 };
-        let mut run = run;
+        let mut notes = session.forget_deleted(doc);
+        let mut run = Run { traversal: self, engine: &engine, doc, now, blocks_read: 0 };
         let reply = run.command(session, &command)?;
         session.usage.traversal_ops += 1;
         session.usage.search_ops += searches;
         session.usage.blocks_read += run.blocks_read;
         Metrics::bump(&session.metrics.blocks_visited, run.blocks_read);
-        let warnings: Vec<String> = session
-            .usage
-            .warnings(&session.limits.budget)
-            .into_iter()
-            .map(|b| format!("{b} budget more than 80% spent"))
-            .collect();
-        if !warnings.is_empty() {
+        let budget_warnings = session.usage.warnings(&session.limits.budget);
+        if !budget_warnings.is_empty() {
             Metrics::bump(&session.metrics.budget_warnings, 1);
         }
-        Ok(Step { command: name, reply, warnings })
+        notes.extend(budget_warnings.into_iter().map(|b| format!("{b} budget more than 80% spent")));
+        Ok(Step { command: name, reply, warnings: notes })
     }
 }
 
 /// One command's execution against a document.
 struct Run<'a> {
     traversal: &'a AgentTraversal,
+    /// The engine under the command's read guard.
+    engine: &'a Engine,
     doc: &'a Document,
     now: i64,
     blocks_read: u64,
@@ -126,14 +128,14 @@ impl Run<'_> {
         match command {
             Command::Goto(goto) => {
                 let id = self.resolve(&goto.target)?;
-                session.cursor.go(id, session.limits.max_history);
+                session.cursor.go(self.doc, id, session.limits.max_history);
                 Metrics::bump(&session.metrics.navigations, 1);
                 Ok(self.moved(session))
             }
             Command::Back(back) => {
                 let steps = back.steps.unwrap_or(1) as usize;
                 let available = session.cursor.history_len();
-                session.cursor.back(steps).ok_or(AgentError::EmptyHistory { requested: steps, available })?;
+                session.cursor.back(self.doc, steps).ok_or(AgentError::EmptyHistory { requested: steps, available })?;
                 Metrics::bump(&session.metrics.navigations, 1);
                 Ok(self.moved(session))
             }
@@ -146,7 +148,7 @@ impl Run<'_> {
                     return Err(AgentError::NoPath { from: source, to: target, max: Some(1) });
                 }
                 if let Some(target) = target {
-                    session.cursor.go(target, session.limits.max_history);
+                    session.cursor.go(self.doc, target, session.limits.max_history);
                 }
                 Metrics::bump(&session.metrics.edges_followed, edges.len() as u64);
                 let total = edges.len();
@@ -233,13 +235,10 @@ impl Run<'_> {
     fn resolve(&self, reference: &BlockRef) -> Result<BlockId, AgentError> {
         let id = match reference {
             BlockRef::Id(id) => *id,
-            other => {
-                let engine = self.traversal.engine.read().unwrap_or_else(|e| e.into_inner());
-                engine.resolve(other).map_err(|e| match e {
-                    ucm_engine::EngineError::BlockNotFound(id) => AgentError::BlockNotFound(id),
-                    other => AgentError::BadReference(other.to_string()),
-                })?
-            }
+            other => self.engine.resolve(other).map_err(|e| match e {
+                ucm_engine::EngineError::BlockNotFound(id) => AgentError::BlockNotFound(id),
+                other => AgentError::BadReference(other.to_string()),
+            })?,
         };
         if self.doc.contains(id) {
             Ok(id)
@@ -554,5 +553,44 @@ impl Run<'_> {
             }
         }
         removed.retain(|id| session.window.get(*id).is_none());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{mpsc, Arc};
+
+    use ucm_core::{Block, Content, Metadata};
+
+    use super::*;
+
+    /// A traversal over a document with one block labelled `intro`.
+    fn labelled() -> (Arc<AgentTraversal>, BlockId) {
+        let mut doc = Document::new("doc");
+        let metadata = Metadata { label: Some("intro".into()), ..Metadata::default() };
+        let id = BlockId::from_bytes([7; 12]);
+        doc.append_child(BlockId::ROOT, Block::new(id, Content::plain("hello"), metadata)).unwrap();
+        (Arc::new(AgentTraversal::new(Engine::new(doc))), id)
+    }
+
+    /// std's `RwLock` makes a second read wait behind a queued writer, so a
+    /// command that locked the engine twice could hang the document for good.
+    #[test]
+    fn references_resolve_while_a_writer_waits() {
+        let (traversal, intro) = labelled();
+        let (done, outcome) = mpsc::channel();
+        std::thread::spawn(move || {
+            let engine = traversal.engine.read().unwrap();
+            let queued = Arc::clone(&traversal);
+            let writer = std::thread::spawn(move || drop(queued.engine.write()));
+            // Give the writer time to queue behind the read guard.
+            std::thread::sleep(Duration::from_millis(200));
+            let run = Run { traversal: &traversal, engine: &engine, doc: engine.document(), now: 0, blocks_read: 0 };
+            done.send(run.resolve(&BlockRef::Label("intro".into())).ok()).unwrap();
+            drop(engine);
+            writer.join().unwrap();
+        });
+        let resolved = outcome.recv_timeout(Duration::from_secs(30));
+        assert_eq!(resolved, Ok(Some(intro)), "resolving @intro must not wait for the queued writer");
     }
 }

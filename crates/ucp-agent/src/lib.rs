@@ -33,7 +33,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-pub use cursor::{Cursor, Neighborhood};
+pub use cursor::{Cursor, Neighborhood, Repair};
 pub use error::AgentError;
 pub use event::{Event, EventBus};
 pub use executor::command_name;
@@ -57,7 +57,8 @@ pub struct Step {
     pub command: &'static str,
     /// What it produced.
     pub reply: Reply,
-    /// Budget warnings.
+    /// Warnings: budgets nearly spent, and blocks that edits deleted from
+    /// under the session (cursor, breadcrumbs, last results).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use ucl_parser::{IdMapper, Reason};
-use ucm_core::BlockId;
+use ucm_core::{BlockId, Document};
 use ucp_context::{ContextWindow, PruningPolicy, WindowConfig};
 use uuid::Uuid;
 
@@ -128,6 +128,27 @@ impl Session {
             created_ms: now_ms,
             last_active_ms: now_ms,
         }
+    }
+
+    /// Forgets the blocks the document no longer has (edits by this or
+    /// another session): the cursor leaves a deleted block for its nearest
+    /// surviving ancestor, and dead breadcrumbs and last results are
+    /// dropped. Returns one note per change, for the reply's warnings.
+    pub(crate) fn forget_deleted(&mut self, doc: &Document) -> Vec<String> {
+        let mut notes = Vec::new();
+        let repair = self.cursor.repair(doc);
+        if let Some((from, to)) = repair.moved {
+            notes.push(format!("the cursor's block {from} was deleted; the cursor moved to {to}"));
+        }
+        if repair.dropped_breadcrumbs > 0 {
+            notes.push(format!("{} breadcrumb(s) to deleted blocks dropped", repair.dropped_breadcrumbs));
+        }
+        let before = self.last_results.len();
+        self.last_results.retain(|id| doc.contains(*id));
+        if self.last_results.len() < before {
+            notes.push(format!("{} deleted block(s) dropped from the last results", before - self.last_results.len()));
+        }
+        notes
     }
 
     /// The session's id.

@@ -75,6 +75,18 @@ fn a_question_nothing_matches_gives_an_empty_context() {
 }
 
 #[test]
+fn a_budget_out_of_range_is_refused_not_answered_empty() {
+    let traversal = searchable();
+    for budget in [0, ucp_agent::ContextRequest::MAX_BUDGET + 1] {
+        let refused = heuristic().context(&traversal, &request("punycode", budget, RenderFormat::Markdown));
+        match refused {
+            Err(AgentError::InvalidArgument(message)) => assert!(message.contains("budget"), "{message}"),
+            other => panic!("budget {budget}: {other:?}"),
+        }
+    }
+}
+
+#[test]
 fn a_full_engine_is_an_error_not_an_empty_context() {
     let mut traversal = common::traversal_with(ucp_agent::GlobalLimits { max_sessions: 1, ..Default::default() });
     traversal.set_search(Arc::new(common::TempIndex::new(&common::node_excerpt())));

@@ -40,6 +40,9 @@ impl From<ContextFormat> for RenderFormat {
     }
 }
 
+/// The most sub-agents a command line may ask for.
+const MAX_AGENTS: usize = 256;
+
 /// Arguments of `ucp context`.
 #[derive(clap::Args)]
 pub(crate) struct ContextArgs {
@@ -50,13 +53,13 @@ pub(crate) struct ContextArgs {
     #[arg(long, value_name = "PATH")]
     corpus: Option<PathBuf>,
     /// Most tokens of the context (counted exactly, o200k).
-    #[arg(long, default_value_t = 4000, value_name = "TOKENS")]
+    #[arg(long, default_value_t = 4000, value_name = "TOKENS", value_parser = crate::count_in(1, crate::MAX_BUDGET))]
     budget: usize,
     /// How the context is rendered.
     #[arg(long, value_enum, default_value_t = ContextFormat::Markdown)]
     format: ContextFormat,
     /// Sub-agents exploring at once (default: the number of cores).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::count_in(1, MAX_AGENTS))]
     agents: Option<usize>,
 }
 
@@ -66,13 +69,19 @@ pub(crate) struct EvalArgs {
     /// The question file (JSON lines: id, question, answers, gold, kind).
     questions: PathBuf,
     /// Budgets to evaluate at (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "1000,2000,4000", value_name = "TOKENS")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1000,2000,4000",
+        value_name = "TOKENS",
+        value_parser = crate::count_in(1, crate::MAX_BUDGET)
+    )]
     budget: Vec<usize>,
     /// How contexts are rendered (and counted).
     #[arg(long, value_enum, default_value_t = ContextFormat::Markdown)]
     format: ContextFormat,
     /// Sub-agents exploring at once (default: the number of cores).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = crate::count_in(1, MAX_AGENTS))]
     agents: Option<usize>,
     /// Run only the engine, not the baselines.
     #[arg(long)]

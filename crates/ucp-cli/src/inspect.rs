@@ -152,6 +152,9 @@ fn role_name(block: &Block) -> String {
     }
 }
 
+/// The most levels `ucp tree` shows: the printers recurse once per level.
+pub(crate) const MAX_TREE_DEPTH: usize = 256;
+
 pub(crate) fn tree(cli: &Cli, start: Option<&str>, depth: usize) -> anyhow::Result<()> {
     let doc = load(cli)?;
     let start = match start {

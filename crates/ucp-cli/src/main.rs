@@ -61,8 +61,8 @@ enum Command {
     Tree {
         /// Block to start from (an id or @label); the root by default.
         id: Option<String>,
-        /// How many levels to show below the start.
-        #[arg(long, default_value_t = 3)]
+        /// How many levels to show below the start (at most 256).
+        #[arg(long, default_value_t = 3, value_parser = count_in(0, inspect::MAX_TREE_DEPTH))]
         depth: usize,
     },
     /// Show one block.
@@ -96,7 +96,7 @@ enum Command {
         session: Option<String>,
         /// Context window budget in tokens (sets it for a new session,
         /// changes it for an existing one).
-        #[arg(long, value_name = "TOKENS", requires = "session")]
+        #[arg(long, value_name = "TOKENS", requires = "session", value_parser = count_in(1, MAX_BUDGET))]
         budget: Option<usize>,
         /// The task the session's relevance is measured against.
         #[arg(long, value_name = "TEXT", requires = "session")]
@@ -109,7 +109,7 @@ enum Command {
         #[arg(long, value_name = "NAME", default_value = "shell")]
         session: String,
         /// Context window budget in tokens.
-        #[arg(long, value_name = "TOKENS")]
+        #[arg(long, value_name = "TOKENS", value_parser = count_in(1, MAX_BUDGET))]
         budget: Option<usize>,
         /// The task the session's relevance is measured against.
         #[arg(long, value_name = "TEXT")]
@@ -134,6 +134,16 @@ enum Command {
         out: Option<PathBuf>,
     },
 }
+
+/// A clap parser for a count in `min..=max`: a value out of range gets
+/// clap's own error before anything runs, instead of reaching a library
+/// that sizes buffers by it.
+pub(crate) fn count_in(min: usize, max: usize) -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(min as u64..=max as u64)
+}
+
+/// The largest context budget any command accepts.
+pub(crate) const MAX_BUDGET: usize = ucp_agent::ContextRequest::MAX_BUDGET;
 
 /// How much of a block `ucp view` shows.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -24,7 +24,7 @@ pub(crate) struct SearchArgs {
     /// What to look for.
     query: String,
     /// Most results.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = crate::count_in(1, ucp_search::MAX_HITS))]
     limit: usize,
     /// Only blocks with one of these roles (comma-separated: paragraph,code ...).
     #[arg(long, value_delimiter = ',', value_name = "ROLES")]

@@ -290,3 +290,23 @@ fn the_shell_runs_commands_from_its_input() {
     let again = ucp_stdin(&store, &["--json", "run", "--session", "sh", "-"], "CTX STATS\n");
     assert_eq!(stdout_json(&again)["session"], "sh");
 }
+
+/// Every count a user types is checked against its range before anything
+/// runs: one line naming the range, no allocation sized by the value.
+#[test]
+fn out_of_range_counts_are_refused_before_anything_runs() {
+    let (_dir, store) = indexed();
+    let cases: &[&[&str]] = &[
+        &["search", "fs", "--limit", "2147483648"],
+        &["search", "fs", "--limit", "0"],
+        &["context", "fs", "--budget", "0"],
+        &["context", "fs", "--budget", "18446744073709551615"],
+        &["context", "fs", "--agents", "1000000000"],
+        &["eval", "q.jsonl", "--budget", "1000,0"],
+        &["tree", "--depth", "100000"],
+        &["run", "-", "--session", "s", "--budget", "0"],
+    ];
+    for args in cases {
+        assert_user_error(&ucp(&store, args), "is not in");
+    }
+}

@@ -276,6 +276,9 @@ impl ContextWindow {
             refresh(entry, &builder, self.task.as_ref());
         }
         self.entries.retain(|e| env.doc.contains(e.id));
+        if self.focus.is_some_and(|f| !env.doc.contains(f)) {
+            self.focus = None;
+        }
         for (id, tokens) in gone {
             self.record(id, Action::Deleted, tokens, 0, env.now_ms);
         }

@@ -14,6 +14,7 @@ use crate::catalog::{indexables, Catalog, Indexable};
 use crate::vector::{hnsw_threshold, VectorStore};
 use crate::{
     fuse, EmbedFuture, Embedder, RagCapabilities, RagProvider, SearchError, SearchFuture, SearchHit, SearchOptions,
+    MAX_HITS,
 };
 
 /// Bumped whenever the files' layout or analysis changes: older indexes are
@@ -370,8 +371,9 @@ impl SearchIndex {
 
     /// The best hits for `query` in `mode`; role and tag filters and the
     /// minimum similarity of `options` apply (in hybrid mode, to each side
-    /// before fusion).
+    /// before fusion). At most [`MAX_HITS`] hits, whatever `options.limit` asks.
     pub fn search_mode(&self, query: &str, options: &SearchOptions, mode: Mode) -> Result<Vec<SearchHit>, SearchError> {
+        let options = &SearchOptions { limit: options.limit.min(MAX_HITS), ..options.clone() };
         match mode {
             Mode::Bm25 => self.bm25.search(query, options),
             Mode::Vector => self.vector_search(query, options),

@@ -9,10 +9,15 @@ use ucm_core::{BlockId, Document};
 
 use crate::SearchError;
 
+/// The most hits one search returns, whatever a caller asks: result
+/// buffers are sized by the limit, so an unchecked one is an allocation
+/// bomb.
+pub const MAX_HITS: usize = 10_000;
+
 /// What a search asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchOptions {
-    /// Most hits.
+    /// Most hits (capped at [`MAX_HITS`]).
     pub limit: usize,
     /// Lowest normalized score (0..1) kept.
     pub min_similarity: f64,

@@ -81,6 +81,20 @@ fn the_heading_path_finds_blocks_whose_text_does_not_say_it() {
     assert!(found.iter().any(|t| t.contains("socket emits")), "{found:?}");
 }
 
+/// A limit any front end might pass through unchecked (`--limit 2147483648`).
+fn huge_limit() -> SearchOptions {
+    SearchOptions { limit: usize::MAX, ..SearchOptions::default() }
+}
+
+#[test]
+fn a_huge_limit_is_capped_not_allocated() {
+    let doc = guide();
+    let dir = tempfile::tempdir().unwrap();
+    let (index, _) = open(dir.path(), &doc, None);
+    let hits = index.search_mode("file", &huge_limit(), Mode::Bm25).unwrap();
+    assert!(!hits.is_empty() && hits.len() <= ucp_search::MAX_HITS.min(index.len()));
+}
+
 #[test]
 fn scores_are_normalized_and_ordered_and_min_similarity_cuts() {
     let doc = guide();
@@ -268,6 +282,9 @@ fn semantic_search_works_with(dir: &Path) {
     assert!(hits.iter().all(|h| (0.0..=1.0).contains(&h.score)));
     let hybrid = texts(&doc, &index, "createReadStream", &options, Mode::Hybrid);
     assert!(hybrid[0].contains("createReadStream"), "{hybrid:?}");
+    for mode in [Mode::Vector, Mode::Hybrid] {
+        assert!(index.search_mode("file", &huge_limit(), mode).unwrap().len() <= index.len());
+    }
     drop(index);
 
     // Reopened with the same model: nothing is embedded again.

@@ -33,7 +33,8 @@ use crate::traversal::AgentTraversal;
 /// Tuning of the orchestrator.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OrchestratorConfig {
-    /// Sub-agents running at once (default: the number of cores).
+    /// Sub-agents running at once (default: the number of cores; never
+    /// more than `max_tasks`).
     pub agents: usize,
     /// Search hits planned from.
     pub search_limit: usize,
@@ -85,6 +86,25 @@ pub struct ContextRequest {
     pub budget: usize,
     /// How it is rendered (and counted).
     pub format: RenderFormat,
+}
+
+impl ContextRequest {
+    /// The largest budget a request may ask for (tokens).
+    pub const MAX_BUDGET: usize = 10_000_000;
+
+    /// Refuses a budget no context can meet (zero) or beyond
+    /// [`Self::MAX_BUDGET`].
+    pub fn check(&self) -> Result<(), AgentError> {
+        if (1..=Self::MAX_BUDGET).contains(&self.budget) {
+            Ok(())
+        } else {
+            Err(AgentError::InvalidArgument(format!(
+                "budget {} is outside 1..={} tokens",
+                self.budget,
+                Self::MAX_BUDGET
+            )))
+        }
+    }
 }
 
 /// One block of a built context.
@@ -172,6 +192,7 @@ impl Orchestrator {
     /// The best context for `request` from `traversal`'s document. Needs a
     /// search provider; fails only when searching fails.
     pub fn context(&self, traversal: &AgentTraversal, request: &ContextRequest) -> Result<BuiltContext, AgentError> {
+        request.check()?;
         let started = Instant::now();
         let provider = traversal.search_provider().ok_or(AgentError::SearchNotConfigured)?;
         let (tasks, hits, terms) = {
@@ -321,7 +342,8 @@ impl<'a> Exploration<'a> {
         for task in tasks.into_iter().take(self.orchestrator.config.max_tasks) {
             self.offer(job, task);
         }
-        let agents = self.orchestrator.config.agents.max(1);
+        // No more threads than tasks can ever keep busy, whatever was asked.
+        let agents = self.orchestrator.config.agents.clamp(1, self.orchestrator.config.max_tasks.max(1));
         std::thread::scope(|scope| {
             for _ in 0..agents {
                 scope.spawn(|| {
