@@ -111,7 +111,7 @@ fn print_summary(name: &str, report: &IngestReport, seconds: f64) {
     );
     const SHOWN: usize = 10;
     for warning in report.warnings.iter().take(SHOWN) {
-        eprintln!("  warning: {warning}");
+        eprintln!("  warning: {}", ucm_core::printable(&warning.to_string(), 4 * crate::inspect::SHOWN_CHARS));
     }
     if !report.warnings.is_empty() {
         let counts: Vec<String> =

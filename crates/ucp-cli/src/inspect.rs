@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context as _};
 use serde_json::{json, Value};
-use ucm_core::{Block, BlockId, Document};
+use ucm_core::{printable, Block, BlockId, Document};
 use ucp_store::Store;
 
 use crate::{print, print_json, Cli, ExportFormat, ViewMode};
@@ -24,6 +24,10 @@ fn load(cli: &Cli) -> anyhow::Result<Document> {
     Ok(store.load_document(&name)?)
 }
 
+/// Most characters of a name, title or field shown on one line (escaped
+/// with [`printable`], since file names may hold control characters).
+pub(crate) const SHOWN_CHARS: usize = 200;
+
 pub(crate) fn docs(cli: &Cli) -> anyhow::Result<()> {
     let docs = open_store(cli)?.documents()?;
     if cli.json {
@@ -37,11 +41,11 @@ pub(crate) fn docs(cli: &Cli) -> anyhow::Result<()> {
         let _ = writeln!(
             out,
             "{:<24} {:>9} {:>11} {:>7}  {}",
-            d.name,
+            printable(&d.name, SHOWN_CHARS),
             d.blocks,
             d.tokens,
             d.edges,
-            d.title.unwrap_or_default()
+            printable(d.title.as_deref().unwrap_or_default(), SHOWN_CHARS)
         );
     }
     print(&out)
@@ -80,8 +84,8 @@ pub(crate) fn stats(cli: &Cli) -> anyhow::Result<()> {
         }));
     }
     let mut out = String::new();
-    let _ = writeln!(out, "document   {}", doc.name());
-    let _ = writeln!(out, "title      {}", doc.metadata.title.as_deref().unwrap_or("-"));
+    let _ = writeln!(out, "document   {}", printable(doc.name(), SHOWN_CHARS));
+    let _ = writeln!(out, "title      {}", printable(doc.metadata.title.as_deref().unwrap_or("-"), SHOWN_CHARS));
     let _ = writeln!(out, "blocks     {}", doc.len());
     let _ = writeln!(out, "tokens     {tokens} ({})", doc.metadata.tokenizer.as_deref().unwrap_or("not counted"));
     let _ = writeln!(out, "edges      {}", doc.edges().len());
@@ -136,12 +140,7 @@ fn preview(block: &Block, chars: usize) -> String {
         _ => block.to_markdown(),
     };
     let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.chars().count() > chars {
-        let cut: String = line.chars().take(chars).collect();
-        format!("{cut}…")
-    } else {
-        line
-    }
+    ucm_core::printable(&line, chars).into_owned()
 }
 
 fn role_name(block: &Block) -> String {
@@ -171,7 +170,7 @@ pub(crate) fn tree(cli: &Cli, start: Option<&str>, depth: usize) -> anyhow::Resu
 
 fn tree_line(doc: &Document, id: BlockId) -> String {
     let block = doc.get(id).expect("listed blocks exist");
-    let text = if id.is_root() { doc.name().to_owned() } else { preview(block, 60) };
+    let text = if id.is_root() { printable(doc.name(), SHOWN_CHARS).into_owned() } else { preview(block, 60) };
     let tokens = match (&block.content, block.metadata.tokens) {
         (ucm_core::Content::Composite, _) | (_, None) => String::new(),
         (_, Some(t)) => format!(" ({t} tok)"),
@@ -262,7 +261,7 @@ pub(crate) fn view(cli: &Cli, reference: &str, mode: ViewMode) -> anyhow::Result
         ];
         for (name, value) in fields {
             if let Some(value) = value {
-                let _ = writeln!(out, "{name:<9} {value}");
+                let _ = writeln!(out, "{name:<9} {}", printable(&value, SHOWN_CHARS));
             }
         }
     }

@@ -9,13 +9,14 @@ use anyhow::Context as _;
 use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use ucm_core::{Document, Tokenizer as _};
+use ucm_core::{printable, Document, Tokenizer as _};
 use ucp_context::segment;
 use ucp_search::{
     index_dir, load_embedder, Embedder, Mode, SearchConfig, SearchIndex, SearchOptions, SyncProgress, SyncReport,
 };
 use ucp_store::Store;
 
+use crate::inspect::SHOWN_CHARS;
 use crate::{print, print_json, Cli};
 
 /// Arguments of `ucp search`.
@@ -181,10 +182,7 @@ pub(crate) fn run(cli: &Cli, args: &SearchArgs) -> anyhow::Result<()> {
             let block = document.get(hit.id)?;
             let text = block.plain_text();
             let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-            let preview = match flat.char_indices().nth(PREVIEW_CHARS) {
-                Some((at, _)) => format!("{}…", &flat[..at]),
-                None => flat,
-            };
+            let preview = printable(&flat, PREVIEW_CHARS).into_owned();
             let source = block.metadata.source.as_ref();
             Some(Hit {
                 id: hit.id.to_string(),
@@ -217,9 +215,10 @@ pub(crate) fn run(cli: &Cli, args: &SearchArgs) -> anyhow::Result<()> {
             (Some(file), None) => file.clone(),
             _ => String::new(),
         };
+        let place = printable(&place, SHOWN_CHARS);
         out.push_str(&format!("{:>2}. {} {:.3} {place}\n", rank + 1, hit.id, hit.score));
         if !hit.heading_path.is_empty() {
-            out.push_str(&format!("    § {}\n", hit.heading_path.join(" > ")));
+            out.push_str(&format!("    § {}\n", printable(&hit.heading_path.join(" > "), SHOWN_CHARS)));
         }
         out.push_str(&format!("    {}\n", hit.preview));
     }

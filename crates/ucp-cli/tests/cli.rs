@@ -310,3 +310,24 @@ fn out_of_range_counts_are_refused_before_anything_runs() {
         assert_user_error(&ucp(&store, args), "is not in");
     }
 }
+
+/// File names and text holding escape sequences, NUL-like controls and
+/// carriage returns are shown escaped in listings, never sent raw to the
+/// terminal.
+#[test]
+fn control_characters_are_escaped_in_listings() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    std::fs::write(corpus.join("evil\x1b[2J\rname.md"), "# Title \x1b]0;pwned\x07\n\nBody\x1b[31m red\n").unwrap();
+    let store = dir.path().join(".ucp");
+    assert!(ucp(&store, &["index", corpus.to_str().unwrap(), "--name", "c"]).status.success());
+    for args in [&["tree"][..], &["docs"], &["search", "red"], &["stats"]] {
+        let output = ucp(&store, args);
+        assert!(output.status.success(), "{args:?}");
+        let shown = String::from_utf8(output.stdout).unwrap();
+        assert!(!shown.chars().any(|c| c.is_control() && c != '\n'), "{args:?}: {shown:?}");
+    }
+    let tree = String::from_utf8(ucp(&store, &["tree"]).stdout).unwrap();
+    assert!(tree.contains("evil\\x1b[2J name.md"), "{tree}");
+}
