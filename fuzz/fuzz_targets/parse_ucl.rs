@@ -15,6 +15,15 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         Ok(script) => {
+            for command in &script.document.commands {
+                if let ucl_parser::Command::Prune(ucl_parser::Prune {
+                    target: ucl_parser::PruneTarget::Where(condition),
+                    ..
+                }) = command
+                {
+                    assert!(condition.depth() <= ucl_parser::MAX_NESTING);
+                }
+            }
             let printed = ucl_parser::print_document(&script.document);
             let again = ucl_parser::parse_document(&printed).expect("canonical UCL parses");
             assert_eq!(again, script.document);

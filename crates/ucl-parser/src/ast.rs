@@ -39,6 +39,10 @@ pub enum Value {
     Array(Vec<Value>),
     /// `{"k": v}`, keys in written order.
     Object(Vec<(String, Value)>),
+    /// `@blk_…` or `@label`: a block, standing for its id (the engine
+    /// resolves labels; the parser makes only [`BlockRef::Id`] and
+    /// [`BlockRef::Label`] here).
+    Ref(BlockRef),
 }
 
 impl Value {
@@ -54,6 +58,18 @@ impl Value {
             Value::Object(entries) => {
                 serde_json::Value::Object(entries.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
             }
+            Value::Ref(BlockRef::Id(id)) => id.to_string().into(),
+            Value::Ref(other) => format!("@{other}").into(),
+        }
+    }
+
+    /// Whether a `@block` reference occurs in the value.
+    pub fn has_refs(&self) -> bool {
+        match self {
+            Value::Ref(_) => true,
+            Value::Array(items) => items.iter().any(Value::has_refs),
+            Value::Object(entries) => entries.iter().any(|(_, v)| v.has_refs()),
+            _ => false,
         }
     }
 
@@ -295,8 +311,12 @@ pub enum PathSegment {
     Slice(Option<i64>, Option<i64>),
 }
 
-/// A WHERE condition.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A WHERE condition. `And` and `Or` are n-ary (a chain `a OR b OR c` is
+/// one node with three operands), hold at least two operands, and nest only
+/// where the source had parentheses, so a tree's depth is bounded by
+/// [`crate::MAX_NESTING`] whatever its size. Deserializing refuses deeper
+/// trees and operand lists shorter than two.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Condition {
     /// `path <op> value`
@@ -319,10 +339,82 @@ pub enum Condition {
     Truthy(Path),
     /// `NOT c`
     Not(Box<Condition>),
-    /// `a AND b`
-    And(Box<Condition>, Box<Condition>),
-    /// `a OR b`
-    Or(Box<Condition>, Box<Condition>),
+    /// `a AND b AND ...`
+    And(Vec<Condition>),
+    /// `a OR b OR ...`
+    Or(Vec<Condition>),
+}
+
+impl Condition {
+    /// Levels of nesting: 1 for a comparison, one more for each NOT and
+    /// each AND/OR around it. Computed without recursion, so it is safe on
+    /// any tree.
+    pub fn depth(&self) -> usize {
+        let mut deepest = 0;
+        let mut stack = vec![(self, 1)];
+        while let Some((condition, depth)) = stack.pop() {
+            deepest = deepest.max(depth);
+            match condition {
+                Condition::Not(inner) => stack.push((inner, depth + 1)),
+                Condition::And(terms) | Condition::Or(terms) => stack.extend(terms.iter().map(|t| (t, depth + 1))),
+                Condition::Compare { .. } | Condition::Check { .. } | Condition::Truthy(_) => {}
+            }
+        }
+        deepest
+    }
+}
+
+/// How a [`Condition`] is read from serde: the derived form, whose
+/// operands come back through [`Condition`]'s own `Deserialize` (counting
+/// depth), checked for arity.
+#[derive(Deserialize)]
+#[serde(rename = "Condition", rename_all = "snake_case")]
+enum ConditionForm {
+    Compare { path: Path, op: CompareOp, value: Value },
+    Check { path: Path, check: Check },
+    Truthy(Path),
+    Not(Box<Condition>),
+    And(Vec<Condition>),
+    Or(Vec<Condition>),
+}
+
+thread_local! {
+    /// Conditions being deserialized on this thread, innermost last.
+    static DESERIALIZING_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Leaves one level of [`DESERIALIZING_DEPTH`] on every exit path.
+struct DepthLevel;
+
+impl Drop for DepthLevel {
+    fn drop(&mut self) {
+        DESERIALIZING_DEPTH.with(|d| d.set(d.get() - 1));
+    }
+}
+
+impl<'de> Deserialize<'de> for Condition {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let depth = DESERIALIZING_DEPTH.with(|d| {
+            d.set(d.get() + 1);
+            d.get()
+        });
+        let _level = DepthLevel;
+        if depth > crate::MAX_NESTING {
+            return Err(D::Error::custom(format!("condition nested deeper than {} levels", crate::MAX_NESTING)));
+        }
+        Ok(match ConditionForm::deserialize(deserializer)? {
+            ConditionForm::Compare { path, op, value } => Condition::Compare { path, op, value },
+            ConditionForm::Check { path, check } => Condition::Check { path, check },
+            ConditionForm::Truthy(path) => Condition::Truthy(path),
+            ConditionForm::Not(inner) => Condition::Not(inner),
+            ConditionForm::And(terms) | ConditionForm::Or(terms) if terms.len() < 2 => {
+                return Err(D::Error::custom("AND and OR need at least two operands"));
+            }
+            ConditionForm::And(terms) => Condition::And(terms),
+            ConditionForm::Or(terms) => Condition::Or(terms),
+        })
+    }
 }
 
 /// A comparison operator.
@@ -698,6 +790,8 @@ pub enum CtxDirection {
     Up,
     /// Children of window blocks.
     Down,
+    /// Ancestors, then children.
+    Both,
     /// Semantically related blocks.
     Semantic,
     /// Chosen by the window.
@@ -732,14 +826,19 @@ pub enum RenderFormat {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "ctx", rename_all = "snake_case")]
 pub enum Ctx {
-    /// `CTX ADD <id> [REASON=r] [RELEVANCE=x]`
+    /// `CTX ADD <id> [REASON=r|"free text"] [RELEVANCE=x]`
     Add {
         /// The block.
         target: BlockRef,
-        /// Why.
+        /// Why. A free-text reason is [`Reason::AgentDecision`] with the
+        /// text in `note`.
         reason: Option<Reason>,
         /// How relevant (0..1).
         relevance: Option<f64>,
+        /// The agent's own words for why (`REASON="..."` that names no
+        /// reason); never one of the reason names.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
     },
     /// `CTX ADD RESULTS`
     AddResults,

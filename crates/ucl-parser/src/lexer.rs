@@ -1,7 +1,9 @@
 //! The UCL lexer: source text to tokens with byte spans.
 //!
 //! Tokens carry no data; the parser slices the source by span and decodes
-//! strings itself, so lexing allocates nothing but the token vector.
+//! strings itself. The parser pulls tokens on demand through a
+//! [`TokenStream`] holding two of them, so its memory does not grow with the
+//! number of tokens; [`lex`] collects the whole list for tools and benches.
 
 use std::ops::Range;
 
@@ -12,8 +14,8 @@ use logos::{Filter, Logos};
 #[logos(skip r"[ \t\r\f]+")]
 #[logos(skip r"//[^\n]*")]
 pub enum Tok {
-    /// End of a line: commands end here.
-    #[token("\n")]
+    /// End of a line, with any blank lines after it: commands end here.
+    #[regex(r"\n[ \t\r\f\n]*")]
     Newline,
     /// A word: keyword, parameter name, identifier, block id or edge type.
     #[regex(r"[A-Za-z_][A-Za-z0-9_]*(-[A-Za-z0-9_]+)*")]
@@ -115,11 +117,12 @@ pub enum Tok {
     Eof,
 }
 
-/// Skips `#` comments that start a line; elsewhere `#` is a token.
+/// Skips `#` comments that start a line; elsewhere `#` is a token. Only
+/// the blanks just before the `#` are looked at, so a line of many `#`s
+/// lexes in linear time.
 fn hash_or_comment(lex: &mut logos::Lexer<'_, Tok>) -> Filter<()> {
-    let before = &lex.source()[..lex.span().start];
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    if before[line_start..].bytes().all(|b| b == b' ' || b == b'\t' || b == b'\r') {
+    let before = lex.source()[..lex.span().start].trim_end_matches([' ', '\t', '\r']);
+    if before.is_empty() || before.ends_with('\n') || before == BYTE_ORDER_MARK {
         let rest = lex.remainder();
         lex.bump(rest.find('\n').unwrap_or(rest.len()));
         Filter::Skip
@@ -157,16 +160,80 @@ pub struct Token {
     pub span: Range<usize>,
 }
 
+/// A byte-order mark, skipped at the start of a script.
+const BYTE_ORDER_MARK: &str = "\u{feff}";
+
 /// Lexes the whole source. Characters no token starts with become
-/// [`Tok::Error`] tokens; the list always ends with [`Tok::Eof`].
+/// [`Tok::Error`] tokens; the list always ends with [`Tok::Eof`]. A leading
+/// byte-order mark is skipped.
 pub fn lex(source: &str) -> Vec<Token> {
-    let mut tokens = Vec::with_capacity(source.len() / 4 + 1);
-    let mut lexer = Tok::lexer(source);
-    while let Some(kind) = lexer.next() {
-        tokens.push(Token { kind: kind.unwrap_or(Tok::Error), span: lexer.span() });
+    let mut stream = TokenStream::new(source);
+    let mut tokens = Vec::new();
+    loop {
+        let token = stream.advance();
+        let end = token.kind == Tok::Eof;
+        tokens.push(token);
+        if end {
+            return tokens;
+        }
     }
-    tokens.push(Token { kind: Tok::Eof, span: source.len()..source.len() });
-    tokens
+}
+
+/// Tokens pulled from the source on demand, with one token of lookahead.
+pub(crate) struct TokenStream<'s> {
+    lexer: logos::Lexer<'s, Tok>,
+    current: Token,
+    next: Token,
+    previous_end: usize,
+}
+
+impl<'s> TokenStream<'s> {
+    /// A stream at the first token (after a byte-order mark, if any).
+    pub(crate) fn new(source: &'s str) -> Self {
+        let mut lexer = Tok::lexer(source);
+        if source.starts_with(BYTE_ORDER_MARK) {
+            lexer.bump(BYTE_ORDER_MARK.len());
+        }
+        let current = pull(&mut lexer);
+        let next = pull(&mut lexer);
+        TokenStream { lexer, current, next, previous_end: 0 }
+    }
+
+    /// The current token.
+    pub(crate) fn current(&self) -> &Token {
+        &self.current
+    }
+
+    /// The token after the current one.
+    pub(crate) fn lookahead(&self) -> &Token {
+        &self.next
+    }
+
+    /// Where the last consumed token ended (0 before the first).
+    pub(crate) fn previous_end(&self) -> usize {
+        self.previous_end
+    }
+
+    /// Consumes and returns the current token; at the end it stays at
+    /// [`Tok::Eof`].
+    pub(crate) fn advance(&mut self) -> Token {
+        if self.current.kind == Tok::Eof {
+            return self.current.clone();
+        }
+        self.previous_end = self.current.span.end;
+        let next = if self.next.kind == Tok::Eof { self.next.clone() } else { pull(&mut self.lexer) };
+        std::mem::replace(&mut self.current, std::mem::replace(&mut self.next, next))
+    }
+}
+
+fn pull(lexer: &mut logos::Lexer<'_, Tok>) -> Token {
+    match lexer.next() {
+        Some(kind) => Token { kind: kind.unwrap_or(Tok::Error), span: lexer.span() },
+        None => {
+            let end = lexer.source().len();
+            Token { kind: Tok::Eof, span: end..end }
+        }
+    }
 }
 
 impl Tok {
@@ -265,6 +332,13 @@ mod tests {
         let tokens = lex("@a.b: [@api.fs:read-file]");
         let texts: Vec<&str> = tokens.iter().map(|t| &"@a.b: [@api.fs:read-file]"[t.span.clone()]).collect();
         assert_eq!(texts, ["@a.b", ":", "[", "@api.fs:read-file", "]", ""]);
+    }
+
+    #[test]
+    fn blank_lines_are_one_newline_and_a_byte_order_mark_is_skipped() {
+        assert_eq!(kinds("GOTO\n\n  \r\nBACK"), [Tok::Word, Tok::Newline, Tok::Word, Tok::Eof]);
+        assert_eq!(kinds("\u{feff}# comment\nGOTO"), [Tok::Newline, Tok::Word, Tok::Eof]);
+        assert_eq!(lex("\u{feff}GOTO")[0].span, 3..7);
     }
 
     #[test]

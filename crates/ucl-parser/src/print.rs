@@ -61,6 +61,8 @@ impl Display for Value {
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => write!(f, "{}", float(*x)),
             Value::String(s) => f.write_str(&quote(s)),
+            Value::Ref(BlockRef::Id(id)) => write!(f, "@{id}"),
+            Value::Ref(other) => write!(f, "{other}"),
             Value::Array(items) => {
                 f.write_str("[")?;
                 for (i, item) in items.iter().enumerate() {
@@ -146,26 +148,34 @@ impl Display for Condition {
                 Condition::And(..) | Condition::Or(..) => write!(f, "NOT ({inner})"),
                 _ => write!(f, "NOT {inner}"),
             },
-            Condition::And(left, right) => {
-                write_operand(f, left, matches!(**left, Condition::Or(..)))?;
-                f.write_str(" AND ")?;
-                write_operand(f, right, matches!(**right, Condition::Or(..) | Condition::And(..)))
+            // An operand that is itself AND/OR was parenthesized in the source
+            // (chains are flat), so it is written in parentheses again; AND
+            // binds tighter, so an AND inside an OR needs none.
+            Condition::And(terms) => {
+                write_operands(f, terms, " AND ", |t| matches!(t, Condition::And(_) | Condition::Or(_)))
             }
-            Condition::Or(left, right) => {
-                write_operand(f, left, false)?;
-                f.write_str(" OR ")?;
-                write_operand(f, right, matches!(**right, Condition::Or(..)))
-            }
+            Condition::Or(terms) => write_operands(f, terms, " OR ", |t| matches!(t, Condition::Or(_))),
         }
     }
 }
 
-fn write_operand(f: &mut Formatter<'_>, condition: &Condition, parenthesize: bool) -> fmt::Result {
-    if parenthesize {
-        write!(f, "({condition})")
-    } else {
-        write!(f, "{condition}")
+fn write_operands(
+    f: &mut Formatter<'_>,
+    terms: &[Condition],
+    operator: &str,
+    parenthesize: impl Fn(&Condition) -> bool,
+) -> fmt::Result {
+    for (i, term) in terms.iter().enumerate() {
+        if i > 0 {
+            f.write_str(operator)?;
+        }
+        if parenthesize(term) {
+            write!(f, "({term})")?;
+        } else {
+            write!(f, "{term}")?;
+        }
     }
+    Ok(())
 }
 
 impl Display for Command {
@@ -349,9 +359,12 @@ fn write_command(out: &mut String, command: &Command, indent: usize) {
 
 fn write_ctx(out: &mut String, ctx: &Ctx) {
     let _ = match ctx {
-        Ctx::Add { target, reason, relevance } => {
+        Ctx::Add { target, reason, relevance, note } => {
             let _ = write!(out, "CTX ADD {target}");
-            write_param(out, "REASON", reason.map(reason_name));
+            match note {
+                Some(note) => write_param(out, "REASON", Some(quote(note))),
+                None => write_param(out, "REASON", reason.map(reason_name)),
+            }
             write_param(out, "RELEVANCE", relevance.map(float));
             Ok(())
         }
@@ -364,6 +377,7 @@ fn write_ctx(out: &mut String, ctx: &Ctx) {
             let name = match direction {
                 CtxDirection::Up => "UP",
                 CtxDirection::Down => "DOWN",
+                CtxDirection::Both => "BOTH",
                 CtxDirection::Semantic => "SEMANTIC",
                 CtxDirection::Auto => "AUTO",
             };

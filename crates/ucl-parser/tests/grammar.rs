@@ -81,7 +81,7 @@ fn conditions_have_precedence_and_every_operator() {
         assert!(matches!(delete.condition, Some(Condition::Check { .. })));
     }
     let Command::Delete(delete) = one("DELETE WHERE a = 1 OR b = 2 AND c = 3") else { panic!() };
-    assert!(matches!(delete.condition, Some(Condition::Or(_, ref right)) if matches!(**right, Condition::And(..))));
+    assert!(matches!(delete.condition, Some(Condition::Or(ref terms)) if matches!(terms[1], Condition::And(..))));
     let Command::Delete(delete) = one("delete where role = heading1") else { panic!() };
     assert_eq!(delete.condition.unwrap().to_string(), "role = \"heading1\"");
 }
@@ -298,7 +298,12 @@ fn traversal_commands_with_all_parameters() {
 fn context_commands_with_all_parameters() {
     assert_eq!(
         one(&format!("CTX ADD {A} REASON=semantic_relevance RELEVANCE=0.9")),
-        Command::Ctx(Ctx::Add { target: id(A), reason: Some(Reason::SemanticRelevance), relevance: Some(0.9) })
+        Command::Ctx(Ctx::Add {
+            target: id(A),
+            reason: Some(Reason::SemanticRelevance),
+            relevance: Some(0.9),
+            note: None
+        })
     );
     assert_eq!(one("CTX ADD RESULTS"), Command::Ctx(Ctx::AddResults));
     assert_eq!(one(&format!("CTX ADD CHILDREN {A}")), Command::Ctx(Ctx::AddChildren { parent: id(A) }));
@@ -439,7 +444,7 @@ fn helpful_messages_for_common_mistakes() {
         ("FIND", "expected at least one of ROLE=, TAG=, LABEL=, PATTERN="),
         ("CTX ADD blk_a REASON=whim", "expected a reason"),
         ("CTX COMPRESS", "expected METHOD=TRUNCATE|SUMMARIZE|STRUCTURE_ONLY"),
-        ("CTX EXPAND SIDEWAYS", "expected direction UP|DOWN|SEMANTIC|AUTO"),
+        ("CTX EXPAND SIDEWAYS", "expected direction UP|DOWN|BOTH|SEMANTIC|AUTO"),
         ("CTX RENDER FORMAT=html", "expected DEFAULT|SHORT_IDS|MARKDOWN"),
         ("GOTO ~", "expected a block id"),
         ("GOTO blk_a blk_b", "unexpected 'blk_b' after the end of the command"),

@@ -75,19 +75,37 @@ fn condition() -> impl Strategy<Value = Condition> {
         Just(CompareOp::Matches),
     ];
     let check = prop_oneof![Just(Check::Exists), Just(Check::IsNull), Just(Check::IsNotNull), Just(Check::IsEmpty)];
+    let block_value = prop_oneof![
+        any::<[u8; 12]>().prop_map(|b| BlockRef::Id(BlockId::from_bytes(b))),
+        prop_oneof!["[a-z_][a-z0-9_.:-]{0,10}", "\\PC{1,8}"].prop_map(BlockRef::Label),
+    ]
+    .prop_map(Value::Ref);
     let leaf = prop_oneof![
-        (path(), compare, value()).prop_map(|(path, op, value)| Condition::Compare { path, op, value }),
+        (path(), compare, prop_oneof![4 => value(), 1 => block_value])
+            .prop_map(|(path, op, value)| Condition::Compare { path, op, value }),
         (path(), check).prop_map(|(path, check)| Condition::Check { path, check }),
         path().prop_map(Condition::Truthy),
     ];
-    leaf.prop_recursive(4, 16, 2, |inner| {
+    // n-ary AND/OR nested in any way: the printer parenthesizes what the
+    // source must have grouped, so every shape reads back equal.
+    leaf.prop_recursive(4, 24, 4, |inner| {
         prop_oneof![
             inner.clone().prop_map(|c| Condition::Not(Box::new(c))),
-            (inner.clone(), inner.clone()).prop_map(|(a, b)| Condition::And(Box::new(a), Box::new(b))),
-            (inner.clone(), inner).prop_map(|(a, b)| Condition::Or(Box::new(a), Box::new(b))),
+            prop::collection::vec(inner.clone(), 2..5).prop_map(Condition::And),
+            prop::collection::vec(inner, 2..5).prop_map(Condition::Or),
         ]
     })
 }
+
+const REASON_NAMES: &[&str] = &[
+    "direct_reference",
+    "semantic_relevance",
+    "structural_context",
+    "navigation_path",
+    "user_preference",
+    "agent_decision",
+    "system_required",
+];
 
 fn properties() -> impl Strategy<Value = Properties> {
     prop::collection::btree_map(prop_oneof![word(), text()], value(), 0..3).prop_map(|m| m.into_iter().collect())
@@ -275,14 +293,29 @@ fn ctx_command() -> impl Strategy<Value = Command> {
         Reason::AgentDecision,
         Reason::SystemRequired,
     ]);
-    let direction =
-        prop::sample::select(vec![CtxDirection::Up, CtxDirection::Down, CtxDirection::Semantic, CtxDirection::Auto]);
+    let direction = prop::sample::select(vec![
+        CtxDirection::Up,
+        CtxDirection::Down,
+        CtxDirection::Both,
+        CtxDirection::Semantic,
+        CtxDirection::Auto,
+    ]);
     let method =
         prop::sample::select(vec![CompressMethod::Truncate, CompressMethod::Summarize, CompressMethod::StructureOnly]);
     let format = prop::sample::select(vec![RenderFormat::Default, RenderFormat::ShortIds, RenderFormat::Markdown]);
     prop_oneof![
         (block_ref(), prop::option::of(reason), prop::option::of(fraction()))
-            .prop_map(|(target, reason, relevance)| Ctx::Add { target, reason, relevance }),
+            .prop_map(|(target, reason, relevance)| Ctx::Add { target, reason, relevance, note: None }),
+        (block_ref(), text(), prop::option::of(fraction()))
+            .prop_filter("a note is never a reason name", |(_, note, _)| {
+                !REASON_NAMES.iter().any(|name| name.eq_ignore_ascii_case(note.trim_matches(['"', '\''])))
+            })
+            .prop_map(|(target, note, relevance)| Ctx::Add {
+                target,
+                reason: Some(Reason::AgentDecision),
+                relevance,
+                note: Some(note),
+            }),
         Just(Ctx::AddResults),
         block_ref().prop_map(|parent| Ctx::AddChildren { parent }),
         (block_ref(), block_ref()).prop_map(|(from, to)| Ctx::AddPath { from, to }),

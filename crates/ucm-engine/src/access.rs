@@ -179,6 +179,24 @@ fn slice(a: Option<i64>, b: Option<i64>, len: usize) -> (usize, usize) {
     (start, end)
 }
 
+/// The `[a:b]` range an edit replaces: unlike a read, which clamps, a
+/// range outside the value or one whose start is after its end is an error.
+fn exact_slice(a: Option<i64>, b: Option<i64>, len: usize, path: &Path) -> Result<(usize, usize), EngineError> {
+    let len_i = i64::try_from(len).unwrap_or(i64::MAX);
+    let at = |x: i64| if x < 0 { len_i.checked_add(x) } else { Some(x) }.filter(|x| (0..=len_i).contains(x));
+    let written = |x: Option<i64>| x.map(|x| x.to_string()).unwrap_or_default();
+    let range = format!("[{}:{}]", written(a), written(b));
+    let start = a.map_or(Some(0), at);
+    let end = b.map_or(Some(len_i), at);
+    let (Some(start), Some(end)) = (start, end) else {
+        return Err(EngineError::path(path, format!("slice {range} is out of range (length {len})")));
+    };
+    if start > end {
+        return Err(EngineError::path(path, format!("slice {range} is reversed: its start comes after its end")));
+    }
+    Ok((usize::try_from(start).unwrap_or(len), usize::try_from(end).unwrap_or(len)))
+}
+
 /// Applies an EDIT operation to the field a path names. Nothing changes
 /// when an error is returned.
 pub(crate) fn edit(block: &mut Block, path: &Path, op: &EditOp) -> Result<(), EngineError> {
@@ -313,14 +331,14 @@ fn apply_at(current: Json, rest: &[PathSegment], op: &EditOp, path: &Path) -> Re
             match (current, replacement.to_json()) {
                 (Json::String(s), Json::String(new)) => {
                     let chars: Vec<char> = s.chars().collect();
-                    let (a, b) = slice(*a, *b, chars.len());
+                    let (a, b) = exact_slice(*a, *b, chars.len(), path)?;
                     let mut out: String = chars[..a].iter().collect();
                     out.push_str(&new);
                     out.extend(&chars[b..]);
                     Ok(Json::String(out))
                 }
                 (Json::Array(mut items), Json::Array(new)) => {
-                    let (a, b) = slice(*a, *b, items.len());
+                    let (a, b) = exact_slice(*a, *b, items.len(), path)?;
                     items.splice(a..b, new);
                     Ok(Json::Array(items))
                 }
@@ -404,12 +422,19 @@ fn apply(current: Json, op: &EditOp, path: &Path) -> Result<Json, EngineError> {
     })
 }
 
-/// `a + sign * b`, exact for integers.
+/// `a + sign * b`, exact for integers: integers whose result leaves the
+/// 64-bit range are an error, never silently a float.
 fn add(a: &serde_json::Number, b: &serde_json::Number, sign: i64) -> Result<Json, EngineError> {
     if let (Some(x), Some(y)) = (a.as_i64(), b.as_i64()) {
-        if let Some(sum) = y.checked_mul(sign).and_then(|y| x.checked_add(y)) {
-            return Ok(Json::from(sum));
-        }
+        let sum = if sign < 0 { x.checked_sub(y) } else { x.checked_add(y) };
+        return sum.map(Json::from).ok_or_else(|| {
+            let operator = if sign < 0 { '-' } else { '+' };
+            EngineError::InvalidValue(format!(
+                "integer overflow: {x} {operator} {y} is outside the 64-bit range ({} to {})",
+                i64::MIN,
+                i64::MAX
+            ))
+        });
     }
     let sum = a.as_f64().unwrap_or(0.0) + sign as f64 * b.as_f64().unwrap_or(0.0);
     serde_json::Number::from_f64(sum)
@@ -461,6 +486,35 @@ mod tests {
         edit(&mut b, &path("metadata.count"), &EditOp::Increment).unwrap();
         edit(&mut b, &path("metadata.count"), &EditOp::Append(Value::Int(41))).unwrap();
         assert_eq!(b.metadata.custom["count"], Json::from(42));
+    }
+
+    #[test]
+    fn integer_overflow_is_an_error_not_a_float() {
+        let mut b = block(Content::markdown("x"));
+        b.metadata.custom.insert("n".into(), Json::from(i64::MAX));
+        b.metadata.custom.insert("m".into(), Json::from(i64::MIN));
+        let before = b.clone();
+        for (field, op) in [
+            ("metadata.n", EditOp::Increment),
+            ("metadata.m", EditOp::Decrement),
+            ("metadata.n", EditOp::Append(Value::Int(1))),
+            ("metadata.m", EditOp::Remove(Value::Int(1))),
+        ] {
+            let error = edit(&mut b, &path(field), &op).unwrap_err();
+            assert!(error.to_string().contains("integer overflow"), "{error}");
+        }
+        assert_eq!(b, before);
+    }
+
+    #[test]
+    fn reversed_or_out_of_range_slices_are_errors_in_edits() {
+        let mut b = block(Content::markdown("hello"));
+        for slice in ["text[5:2]", "text[0:9]", "text[-9:]", "text[7:]"] {
+            assert!(edit(&mut b, &path(slice), &EditOp::Set(Value::String("Y".into()))).is_err(), "{slice}");
+        }
+        edit(&mut b, &path("text[5:]"), &EditOp::Set(Value::String("!".into()))).unwrap();
+        edit(&mut b, &path("text[-1:]"), &EditOp::Set(Value::String("?".into()))).unwrap();
+        assert_eq!(main_text(&b.content), Some("hello?"));
     }
 
     #[test]

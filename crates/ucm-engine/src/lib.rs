@@ -32,7 +32,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use ucl_parser::{
-    Append, BlockRef, Command, Delete, DeleteMode, Edit, Fold, Link, Move, MoveDestination, Prune, PruneTarget,
+    Append, BlockRef, Command, Delete, DeleteMode, Edit, EditOp, Fold, Link, Move, MoveDestination, Prune, PruneTarget,
     Snapshot as SnapshotCommand, Transaction, Value,
 };
 use ucm_core::{BlockId, Document, Edge, EdgeMetadata, IdSet, RemoveMode, Tokenizer};
@@ -219,16 +219,34 @@ impl Engine {
         }
     }
 
+    /// The operation with `@block` values replaced by the ids they name
+    /// (borrowed as it is when it has none).
+    fn resolve_refs<'o>(&self, op: &'o EditOp) -> Result<std::borrow::Cow<'o, EditOp>, EngineError> {
+        let (EditOp::Set(value) | EditOp::Append(value) | EditOp::Remove(value)) = op else {
+            return Ok(std::borrow::Cow::Borrowed(op));
+        };
+        if !value.has_refs() {
+            return Ok(std::borrow::Cow::Borrowed(op));
+        }
+        let resolved = Value::from_json(&condition::resolved_json(value, &|r| self.resolve(r))?);
+        Ok(std::borrow::Cow::Owned(match op {
+            EditOp::Set(_) => EditOp::Set(resolved),
+            EditOp::Append(_) => EditOp::Append(resolved),
+            _ => EditOp::Remove(resolved),
+        }))
+    }
+
     fn edit(&mut self, edit: &Edit) -> Result<Outcome, EngineError> {
         let id = self.resolve(&edit.target)?;
         let block = self.document.get(id).expect("resolved ids exist");
         if let Some(condition) = &edit.condition {
-            if !Matcher::new(condition)?.matches(block)? {
+            if !Matcher::new(condition, &|r| self.resolve(r))?.matches(block)? {
                 return Ok(Outcome::noted("EDIT", "skipped: the WHERE condition does not hold"));
             }
         }
+        let op = self.resolve_refs(&edit.op)?;
         let mut updated = block.clone();
-        access::edit(&mut updated, &edit.path, &edit.op)?;
+        access::edit(&mut updated, &edit.path, &op)?;
         updated.metadata.tokens = None;
         updated.metadata.timestamps.modified_ms = (self.clock)();
         *self.document.get_mut(id).expect("resolved ids exist") = updated;
@@ -297,7 +315,7 @@ impl Engine {
             DeleteMode::Cascade => RemoveMode::Cascade,
             DeleteMode::PreserveChildren => RemoveMode::PreserveChildren,
         };
-        let matcher = delete.condition.as_ref().map(Matcher::new).transpose()?;
+        let matcher = delete.condition.as_ref().map(|c| Matcher::new(c, &|r| self.resolve(r))).transpose()?;
         let targets = match &delete.target {
             Some(target) => {
                 let id = self.resolve(target)?;
@@ -368,7 +386,7 @@ impl Engine {
                 outcome.removed = doomed;
             }
             PruneTarget::Where(condition) => {
-                let roots = self.matching(&Matcher::new(condition)?)?;
+                let roots = self.matching(&Matcher::new(condition, &|r| self.resolve(r))?)?;
                 if prune.dry_run {
                     let mut seen = IdSet::default();
                     for root in roots {

@@ -442,9 +442,12 @@ impl Run<'_> {
         let mut changed: Vec<BlockId> = Vec::new();
         let mut omitted = 0;
         match ctx {
-            Ctx::Add { target, reason, relevance } => {
+            Ctx::Add { target, reason, relevance, note } => {
                 let id = self.resolve(target)?;
                 let admitted = session.window.add(&env, id, reason.unwrap_or(Reason::DirectReference), *relevance)?;
+                if note.is_some() {
+                    session.window.set_note(id, note.clone());
+                }
                 removed.clone_from(&admitted.evicted);
                 added.push(admitted);
             }

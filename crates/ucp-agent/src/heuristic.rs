@@ -148,6 +148,7 @@ impl HeuristicPolicy {
                 target: id(*block),
                 reason: Some(Reason::SemanticRelevance),
                 relevance: Some(score.clamp(0.0, 1.0)),
+                note: None,
             }));
         }
         if matches!(task.origin, TaskOrigin::Search) {

@@ -343,8 +343,9 @@ impl AgentTraversal {
     pub fn run_script(&self, id: SessionId, source: &str) -> Result<crate::ScriptReport, AgentError> {
         let script = parse_script(source).map_err(|errors| AgentError::Parse(errors.render(source)))?;
         let mut report = crate::ScriptReport::default();
+        let lines = ucl_parser::LineIndex::new(source);
         for (command, span) in script.document.commands.iter().zip(&script.spans) {
-            let (line, column) = ucl_parser::line_column(source, span.start);
+            let (line, column) = lines.line_column(source, span.start);
             let text = source[span.clone()].trim().to_owned();
             let result = self.execute(id, command);
             let failed = result.is_err();

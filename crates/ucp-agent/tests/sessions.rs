@@ -193,3 +193,19 @@ fn fifty_sessions_on_two_threads_stay_isolated_and_within_budget() {
     }
     assert_eq!(traversal.metrics().commands, 3000);
 }
+
+#[test]
+fn upstream_context_forms_run_with_their_meaning() {
+    let traversal = traversal();
+    let s = session(&traversal);
+    let heading = first(&node_excerpt(), Role::Heading2);
+    ok(&traversal, s, &format!("CTX ADD {heading} REASON=\"the user asked about streams\""));
+    let record = record_json(&traversal, s);
+    assert!(record.contains("the user asked about streams") && record.contains("agent_decision"), "{record}");
+    let before = record.len();
+    ok(&traversal, s, "CTX EXPAND BOTH DEPTH=1");
+    assert!(record_json(&traversal, s).len() > before, "EXPAND BOTH added the parent and the children");
+    ok(&traversal, s, "CTX RENDER FORMAT=SHORT");
+    ok(&traversal, s, "CTX RENDER FORMAT=MD");
+    ok(&traversal, s, "CTX PRUNE RELEVANCE=0.1");
+}

@@ -6,21 +6,33 @@ use std::path::Path;
 
 use anyhow::{anyhow, Context as _};
 use serde::Serialize;
-use ucl_parser::{line_column, parse_script, print_document, Script};
+use ucl_parser::{parse_script, print_document, LineIndex, Script};
 use ucm_engine::{Engine, Outcome};
 use ucp_store::Store;
 
 use crate::{print, print_json, Cli};
 
-/// Reads a script from a file, or standard input for `-`.
+/// Reads a script from a file, or standard input for `-`; text that is
+/// not UTF-8 is refused with the place of its first bad byte.
 pub(crate) fn read_source(path: &Path) -> anyhow::Result<String> {
-    if path == Path::new("-") {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).context("cannot read standard input")?;
-        Ok(text)
+    let (bytes, name) = if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        std::io::stdin().read_to_end(&mut bytes).context("cannot read standard input")?;
+        (bytes, "standard input".to_owned())
     } else {
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
-    }
+        let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        (bytes, path.display().to_string())
+    };
+    String::from_utf8(bytes).map_err(|error| {
+        let bytes = error.as_bytes();
+        let at = error.utf8_error().valid_up_to();
+        let valid = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
+        let (line, column) = LineIndex::new(valid).line_column(valid, at);
+        anyhow!(
+            "{name} is not UTF-8 text: byte 0x{:02x} at byte offset {at} (line {line}, column {column}) is invalid",
+            bytes[at]
+        )
+    })
 }
 
 /// Parses, printing every diagnostic with its caret snippet on stderr.
@@ -67,8 +79,9 @@ pub(crate) fn run(cli: &Cli, script_path: &Path) -> anyhow::Result<()> {
 
     let mut steps = Vec::new();
     let mut failure = None;
+    let lines = LineIndex::new(&source);
     for (command, span) in script.document.commands.iter().zip(&script.spans) {
-        let (line, column) = line_column(&source, span.start);
+        let (line, column) = lines.line_column(&source, span.start);
         let text = &source[span.clone()];
         let step = match engine.execute(command) {
             Ok(outcome) => Step { line, column, text, outcome: Some(outcome), error: None, code: None },

@@ -56,6 +56,10 @@ pub struct Entry {
     pub id: BlockId,
     /// Why it was added.
     pub reason: Reason,
+    /// The agent's own words for why, when it gave free text
+    /// (`CTX ADD <id> REASON="..."`, classified as agent_decision).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// Stated relevance (0..1): the RELEVANCE given, or the reason's base score.
     pub relevance: f64,
     /// How it is shown.

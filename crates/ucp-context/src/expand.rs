@@ -166,6 +166,7 @@ fn candidates(
     let (up, down, semantic) = match direction {
         CtxDirection::Up => (depth, 0, 0),
         CtxDirection::Down => (0, depth, 0),
+        CtxDirection::Both => (depth, depth, 0),
         CtxDirection::Semantic => (0, 0, depth),
         CtxDirection::Auto => (1, depth, 1),
     };

@@ -503,6 +503,15 @@ impl ContextWindow {
         None
     }
 
+    /// Keeps the agent's free-text reason on a block's entry (nothing when
+    /// the block is not in the window). Notes are never rendered, so the
+    /// token budget is unaffected.
+    pub fn set_note(&mut self, id: BlockId, note: Option<String>) {
+        if let Some(index) = self.index_of(id) {
+            self.entries[index].note = note;
+        }
+    }
+
     /// Removes a block from the window.
     pub fn remove(&mut self, env: &Env, id: BlockId) -> Result<(), WindowError> {
         self.sync(env);
@@ -761,6 +770,7 @@ impl ContextWindow {
         let mut entry = Entry {
             id,
             reason,
+            note: None,
             relevance,
             representation,
             tokens: 0,

@@ -1,19 +1,49 @@
-//! A recursive-descent parser over the token list, with line-level error
+//! A recursive-descent parser over a token stream, with line-level error
 //! recovery: a broken command is reported and parsing resumes on the next
 //! line, so one run lists every error it can find.
+//!
+//! Every recursion (brackets, parentheses, NOT, ATOMIC groups) goes through
+//! [`Parser::nested`], capped at [`MAX_NESTING`]; chains such as
+//! `a OR b OR c` are loops building one n-ary node, so no input can make
+//! the parser, the printer or an evaluator recurse deeper than the cap.
+//! `condition` holds references, paths and WHERE conditions, `literal`
+//! values, strings and content.
+
+mod condition;
+mod literal;
 
 use std::ops::Range;
 
-use ucm_core::{BlockId, EdgeType};
-
 use crate::ast::*;
-use crate::error::{ParseError, ParseErrors};
-use crate::lexer::{lex, Tok, Token};
+use crate::error::{LineIndex, ParseError, ParseErrors};
+use crate::lexer::{Tok, Token, TokenStream};
 
-/// Deepest nesting of brackets, parentheses and ATOMIC groups accepted.
-const MAX_NESTING: usize = 64;
+/// Deepest nesting of brackets, parentheses, NOT and ATOMIC groups
+/// accepted; syntax trees from the parser (and from deserializing one) are
+/// never deeper, so code walking them recursively stays within this bound.
+pub const MAX_NESTING: usize = 64;
 /// Errors kept before parsing gives up.
 const MAX_ERRORS: usize = 100;
+
+/// Limits applied while parsing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParseOptions {
+    /// Largest string literal, or table, accepted as one value, in bytes
+    /// of source; a longer one is an error naming the limit, found before
+    /// the text is decoded or copied.
+    pub max_content_bytes: usize,
+}
+
+impl ParseOptions {
+    /// The default content limit: 16 MiB.
+    pub const DEFAULT_MAX_CONTENT_BYTES: usize = 16 * 1024 * 1024;
+}
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        ParseOptions { max_content_bytes: Self::DEFAULT_MAX_CONTENT_BYTES }
+    }
+}
 
 /// A parsed script with the byte span of each top-level command.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,7 +57,12 @@ pub struct Script {
 /// Parses a script: a command list, or the document form with its
 /// `STRUCTURE` / `BLOCKS` / `COMMANDS` sections.
 pub fn parse_script(source: &str) -> Result<Script, ParseErrors> {
-    let mut parser = Parser::new(source);
+    parse_script_with(source, &ParseOptions::default())
+}
+
+/// [`parse_script`] with explicit limits.
+pub fn parse_script_with(source: &str, options: &ParseOptions) -> Result<Script, ParseErrors> {
+    let mut parser = Parser::new(source, options);
     let script = parser.script();
     if parser.errors.is_empty() {
         Ok(script)
@@ -43,7 +78,7 @@ pub fn parse_document(source: &str) -> Result<UclDocument, ParseErrors> {
 
 /// Parses a command list (no `STRUCTURE` or `BLOCKS` sections allowed).
 pub fn parse_commands(source: &str) -> Result<Vec<Command>, ParseErrors> {
-    let mut parser = Parser::new(source);
+    let mut parser = Parser::new(source, &ParseOptions::default());
     parser.sections_allowed = false;
     let script = parser.script();
     if parser.errors.is_empty() {
@@ -68,14 +103,29 @@ type PResult<T> = Result<T, Reported>;
 
 struct Parser<'s> {
     src: &'s str,
-    tokens: Vec<Token>,
-    pos: usize,
+    tokens: TokenStream<'s>,
+    options: ParseOptions,
+    /// Built at the first error, for line and column.
+    lines: Option<LineIndex>,
     errors: Vec<ParseError>,
     /// The command being parsed, named in errors.
     command: &'static str,
     depth: usize,
+    /// Open parentheses of the condition being parsed: inside them line
+    /// breaks are spaces.
+    parens: usize,
     sections_allowed: bool,
 }
+
+const REASONS: &[(&str, Reason)] = &[
+    ("direct_reference", Reason::DirectReference),
+    ("semantic_relevance", Reason::SemanticRelevance),
+    ("structural_context", Reason::StructuralContext),
+    ("navigation_path", Reason::NavigationPath),
+    ("user_preference", Reason::UserPreference),
+    ("agent_decision", Reason::AgentDecision),
+    ("system_required", Reason::SystemRequired),
+];
 
 const COMMANDS: &[&str] = &[
     "EDIT", "APPEND", "MOVE", "DELETE", "LINK", "UNLINK", "PRUNE", "FOLD", "SNAPSHOT", "BEGIN", "COMMIT", "ROLLBACK",
@@ -83,22 +133,44 @@ const COMMANDS: &[&str] = &[
 ];
 
 impl<'s> Parser<'s> {
-    fn new(src: &'s str) -> Self {
-        Parser { src, tokens: lex(src), pos: 0, errors: Vec::new(), command: "", depth: 0, sections_allowed: true }
+    fn new(src: &'s str, options: &ParseOptions) -> Self {
+        Parser {
+            src,
+            tokens: TokenStream::new(src),
+            options: *options,
+            lines: None,
+            errors: Vec::new(),
+            command: "",
+            depth: 0,
+            parens: 0,
+            sections_allowed: true,
+        }
     }
 
     // ---- token access -------------------------------------------------
 
     fn peek(&self) -> &Token {
-        &self.tokens[self.pos]
+        self.tokens.current()
     }
 
     fn kind(&self) -> Tok {
-        self.tokens[self.pos].kind
+        self.tokens.current().kind
     }
 
-    fn kind_at(&self, offset: usize) -> Tok {
-        self.tokens.get(self.pos + offset).map_or(Tok::Eof, |t| t.kind)
+    /// The kind of the token after the current one.
+    fn next_kind(&self) -> Tok {
+        self.tokens.lookahead().kind
+    }
+
+    /// Whether the token after the current one is the word `word`.
+    fn next_is_word(&self, word: &str) -> bool {
+        let next = self.tokens.lookahead();
+        next.kind == Tok::Word && self.src[next.span.clone()].eq_ignore_ascii_case(word)
+    }
+
+    /// Where the last consumed token ended.
+    fn previous_end(&self) -> usize {
+        self.tokens.previous_end()
     }
 
     fn text(&self) -> &'s str {
@@ -106,11 +178,7 @@ impl<'s> Parser<'s> {
     }
 
     fn bump(&mut self) -> Token {
-        let token = self.tokens[self.pos].clone();
-        if token.kind != Tok::Eof {
-            self.pos += 1;
-        }
-        token
+        self.tokens.advance()
     }
 
     fn at_word(&self, word: &str) -> bool {
@@ -152,19 +220,15 @@ impl<'s> Parser<'s> {
         let token = self.peek();
         match token.kind {
             Tok::Newline | Tok::Eof => token.kind.describe().to_owned(),
-            _ => {
-                let text = &self.src[token.span.clone()];
-                let short: String = text.chars().take(40).collect();
-                let ellipsis = if short.len() < text.len() { "…" } else { "" };
-                format!("'{short}{ellipsis}'")
-            }
+            _ => format!("'{}'", crate::error::excerpt(&self.src[token.span.clone()], 40)),
         }
     }
 
     fn error_at(&mut self, span: Range<usize>, message: String) -> Reported {
         let message = if self.command.is_empty() { message } else { format!("{}: {message}", self.command) };
         if self.errors.len() < MAX_ERRORS {
-            self.errors.push(ParseError::new(self.src, span, message));
+            let lines = self.lines.get_or_insert_with(|| LineIndex::new(self.src));
+            self.errors.push(ParseError::at(lines, self.src, span, message));
         }
         Reported
     }
@@ -232,7 +296,7 @@ impl<'s> Parser<'s> {
                 Section::Blocks => self.block_def().map(|b| document.blocks.push(b)),
                 Section::Commands => self.command().map(|c| {
                     document.commands.push(c);
-                    let end = self.tokens[self.pos.saturating_sub(1)].span.end.max(start);
+                    let end = self.previous_end().max(start);
                     spans.push(start..end);
                 }),
             };
@@ -246,7 +310,7 @@ impl<'s> Parser<'s> {
 
     /// A `STRUCTURE`, `BLOCKS` or `COMMANDS` line.
     fn section_header(&mut self) -> Option<Section> {
-        if self.kind() != Tok::Word || !matches!(self.kind_at(1), Tok::Newline | Tok::Eof) {
+        if self.kind() != Tok::Word || !matches!(self.next_kind(), Tok::Newline | Tok::Eof) {
             return None;
         }
         let section = match self.text().to_ascii_uppercase().as_str() {
@@ -668,12 +732,12 @@ impl<'s> Parser<'s> {
                     Ctx::AddPath { from, to: self.block_ref()? }
                 } else {
                     let target = self.block_ref()?;
-                    let (mut reason, mut relevance) = (None, None);
+                    let (mut reason, mut relevance, mut note) = (None, None, None);
                     self.params(&["REASON", "RELEVANCE"], |p, name| match name {
-                        "REASON" => p.reason().map(|r| reason = Some(r)),
+                        "REASON" => p.reason_or_note().map(|(r, n)| (reason, note) = (Some(r), n)),
                         _ => p.fraction("a relevance between 0 and 1").map(|r| relevance = Some(r)),
                     })?;
-                    Ctx::Add { target, reason, relevance }
+                    Ctx::Add { target, reason, relevance, note }
                 }
             }
             "REMOVE" => Ctx::Remove { target: self.block_ref()? },
@@ -682,9 +746,10 @@ impl<'s> Parser<'s> {
                 let direction = match self.text().to_ascii_uppercase().as_str() {
                     "UP" if self.kind() == Tok::Word => CtxDirection::Up,
                     "DOWN" if self.kind() == Tok::Word => CtxDirection::Down,
+                    "BOTH" if self.kind() == Tok::Word => CtxDirection::Both,
                     "SEMANTIC" if self.kind() == Tok::Word => CtxDirection::Semantic,
                     "AUTO" if self.kind() == Tok::Word => CtxDirection::Auto,
-                    _ => return Err(self.expected("direction UP|DOWN|SEMANTIC|AUTO")),
+                    _ => return Err(self.expected("direction UP|DOWN|BOTH|SEMANTIC|AUTO")),
                 };
                 self.bump();
                 let (mut depth, mut tokens) = (None, None);
@@ -715,9 +780,18 @@ impl<'s> Parser<'s> {
             }
             "PRUNE" => {
                 let (mut min_relevance, mut max_age) = (None, None);
-                self.params(&["MIN_RELEVANCE", "MAX_AGE"], |p, name| match name {
-                    "MIN_RELEVANCE" => p.fraction("a relevance between 0 and 1").map(|v| min_relevance = Some(v)),
-                    _ => p.count("an age in seconds").map(|v| max_age = Some(u64::from(v))),
+                // RELEVANCE and MIN_SIMILARITY are upstream's names for MIN_RELEVANCE.
+                let names = ["MIN_RELEVANCE", "RELEVANCE", "MIN_SIMILARITY", "MAX_AGE"];
+                self.params(&names, |p, name| match name {
+                    "MAX_AGE" => p.count("an age in seconds").map(|v| max_age = Some(u64::from(v))),
+                    _ => {
+                        let at = p.peek().span.clone();
+                        let value = p.fraction("a relevance between 0 and 1")?;
+                        if min_relevance.replace(value).is_some() {
+                            return Err(p.error_at(at, format!("{name} repeats the minimum relevance already given")));
+                        }
+                        Ok(())
+                    }
                 })?;
                 Ctx::Prune { min_relevance, max_age }
             }
@@ -728,9 +802,11 @@ impl<'s> Parser<'s> {
                         &[
                             ("DEFAULT", RenderFormat::Default),
                             ("SHORT_IDS", RenderFormat::ShortIds),
+                            ("SHORT", RenderFormat::ShortIds),
                             ("MARKDOWN", RenderFormat::Markdown),
+                            ("MD", RenderFormat::Markdown),
                         ],
-                        "DEFAULT|SHORT_IDS|MARKDOWN",
+                        "DEFAULT|SHORT_IDS|MARKDOWN (or SHORT, MD)",
                     )?;
                     format = Some(f);
                     Ok(())
@@ -849,18 +925,21 @@ impl<'s> Parser<'s> {
 
     fn reason(&mut self) -> PResult<Reason> {
         self.keyword(
-            &[
-                ("direct_reference", Reason::DirectReference),
-                ("semantic_relevance", Reason::SemanticRelevance),
-                ("structural_context", Reason::StructuralContext),
-                ("navigation_path", Reason::NavigationPath),
-                ("user_preference", Reason::UserPreference),
-                ("agent_decision", Reason::AgentDecision),
-                ("system_required", Reason::SystemRequired),
-            ],
+            REASONS,
             "a reason (direct_reference, semantic_relevance, structural_context, navigation_path, \
              user_preference, agent_decision, system_required)",
         )
+    }
+
+    /// A reason name, or (upstream's form) a quoted free text: kept as the
+    /// note of an [`Reason::AgentDecision`].
+    fn reason_or_note(&mut self) -> PResult<(Reason, Option<String>)> {
+        let quoted_text = matches!(self.kind(), Tok::DqString | Tok::SqString | Tok::Unterminated)
+            && !REASONS.iter().any(|(name, _)| name.eq_ignore_ascii_case(self.text().trim_matches(['"', '\''])));
+        if quoted_text {
+            return self.string().map(|text| (Reason::AgentDecision, Some(text)));
+        }
+        self.reason().map(|r| (r, None))
     }
 
     /// `a,b,c` (words or strings) or `["a", "b"]`.
@@ -868,7 +947,7 @@ impl<'s> Parser<'s> {
         if self.kind() == Tok::LBracket {
             let start = self.peek().span.start;
             let value = self.value(false)?;
-            let end = self.tokens[self.pos - 1].span.end;
+            let end = self.previous_end();
             let Value::Array(items) = value else { unreachable!("'[' starts an array") };
             return items
                 .into_iter()
@@ -945,427 +1024,6 @@ impl<'s> Parser<'s> {
             ],
             "a content type (text, code, table, math, media, json, binary, composite)",
         )
-    }
-
-    /// `:: <content>` or nothing.
-    fn content(&mut self) -> PResult<Option<ContentLiteral>> {
-        if !self.eat(Tok::DoubleColon) {
-            return Ok(None);
-        }
-        if self.kind() == Tok::TableRow {
-            let mut rows = Vec::new();
-            loop {
-                let token = self.bump();
-                rows.push(self.table_row(token.span)?);
-                if self.kind() == Tok::Newline && self.kind_at(1) == Tok::TableRow {
-                    self.bump();
-                    continue;
-                }
-                break;
-            }
-            return Ok(Some(ContentLiteral::Table(rows)));
-        }
-        if self.at_command_end() {
-            return Err(self.expected("content after '::'"));
-        }
-        Ok(Some(ContentLiteral::Value(self.value(false)?)))
-    }
-
-    /// Cells of one `|a|b|` row; `\|` is a literal bar, other escapes are
-    /// those of strings.
-    fn table_row(&mut self, span: Range<usize>) -> PResult<Vec<String>> {
-        let row = &self.src[span.clone()];
-        let mut cells = Vec::new();
-        let body = &row[1..];
-        let mut cell_start = 0;
-        let mut chars = body.char_indices();
-        while let Some((i, c)) = chars.next() {
-            match c {
-                '\\' => {
-                    chars.next();
-                }
-                '|' => {
-                    let raw = body[cell_start..i].trim_matches([' ', '\t', '\r']);
-                    let at = span.start + 1 + cell_start;
-                    cells.push(self.unescape(raw, at, true)?);
-                    cell_start = i + 1;
-                }
-                _ => {}
-            }
-        }
-        let rest = body[cell_start..].trim();
-        if !rest.is_empty() {
-            let at = span.start + 1 + cell_start;
-            return Err(self.error_at(at..span.end, "a table row must end with '|'".into()));
-        }
-        Ok(cells)
-    }
-
-    // ---- values -------------------------------------------------------
-
-    /// A literal value. With `bare_words`, a word other than
-    /// true/false/null reads as a string.
-    fn value(&mut self, bare_words: bool) -> PResult<Value> {
-        match self.kind() {
-            Tok::DqString | Tok::SqString | Tok::Unterminated => self.string().map(Value::String),
-            Tok::Int => {
-                let text = self.text();
-                match text.parse::<i64>() {
-                    Ok(n) => {
-                        self.bump();
-                        Ok(Value::Int(n))
-                    }
-                    Err(_) => {
-                        let span = self.peek().span.clone();
-                        Err(self.error_at(span, format!("number {text} does not fit in 64 bits")))
-                    }
-                }
-            }
-            Tok::Float => {
-                let text = self.text();
-                match text.parse::<f64>() {
-                    Ok(x) if x.is_finite() => {
-                        self.bump();
-                        Ok(Value::Float(x))
-                    }
-                    _ => {
-                        let span = self.peek().span.clone();
-                        Err(self.error_at(span, format!("number {text} is out of range")))
-                    }
-                }
-            }
-            Tok::Word => {
-                let text = self.text();
-                let value = if text.eq_ignore_ascii_case("true") {
-                    Value::Bool(true)
-                } else if text.eq_ignore_ascii_case("false") {
-                    Value::Bool(false)
-                } else if text.eq_ignore_ascii_case("null") {
-                    Value::Null
-                } else if bare_words {
-                    Value::String(text.to_owned())
-                } else {
-                    return Err(self.expected("a value (a string, number, true, false, null, [..] or {..})"));
-                };
-                self.bump();
-                Ok(value)
-            }
-            Tok::LBracket => {
-                self.bump();
-                self.nested(|p| p.delimited(Tok::RBracket, "',' or ']' in the array", |p| p.value(bare_words)))
-                    .map(Value::Array)
-            }
-            Tok::LBrace => {
-                self.bump();
-                self.nested(|p| {
-                    p.delimited(Tok::RBrace, "',' or '}' in the object", |p| {
-                        let key = match p.kind() {
-                            Tok::DqString | Tok::SqString => p.string()?,
-                            Tok::Word => p.bump_text().to_owned(),
-                            _ => return Err(p.expected("an object key")),
-                        };
-                        p.expect(Tok::Colon, "':' after the object key")?;
-                        p.skip_newlines();
-                        Ok((key, p.value(bare_words)?))
-                    })
-                })
-                .map(Value::Object)
-            }
-            _ => Err(self.expected("a value (a string, number, true, false, null, [..] or {..})")),
-        }
-    }
-
-    /// Comma-separated items up to `close` (the opening bracket already
-    /// read); line breaks may fall anywhere between items.
-    fn delimited<T>(
-        &mut self,
-        close: Tok,
-        what: &str,
-        mut item: impl FnMut(&mut Self) -> PResult<T>,
-    ) -> PResult<Vec<T>> {
-        let mut items = Vec::new();
-        loop {
-            self.skip_newlines();
-            if self.eat(close) {
-                return Ok(items);
-            }
-            items.push(item(self)?);
-            self.skip_newlines();
-            if !self.eat(Tok::Comma) {
-                self.skip_newlines();
-                self.expect(close, what)?;
-                return Ok(items);
-            }
-        }
-    }
-
-    /// The current string token, decoded.
-    fn string(&mut self) -> PResult<String> {
-        let token = self.peek().clone();
-        match token.kind {
-            Tok::DqString | Tok::SqString => {
-                self.bump();
-                let inner = &self.src[token.span.start + 1..token.span.end - 1];
-                self.unescape(inner, token.span.start + 1, false)
-            }
-            Tok::Unterminated => {
-                self.bump();
-                Err(self.error_at(token.span.start..token.span.start + 1, "string is never closed".into()))
-            }
-            _ => Err(self.expected("a quoted string")),
-        }
-    }
-
-    /// Decodes `\n \t \r \0 \" \' \\ \u{XXXX}` (and `\|` in table cells).
-    fn unescape(&mut self, raw: &str, offset: usize, table_cell: bool) -> PResult<String> {
-        if !raw.contains('\\') {
-            return Ok(raw.to_owned());
-        }
-        let mut out = String::with_capacity(raw.len());
-        let mut chars = raw.char_indices().peekable();
-        while let Some((i, c)) = chars.next() {
-            if c != '\\' {
-                out.push(c);
-                continue;
-            }
-            let Some((_, escape)) = chars.next() else {
-                return Err(self.error_at(offset + i..offset + i + 1, "a lone '\\' ends the text".into()));
-            };
-            match escape {
-                'n' => out.push('\n'),
-                't' => out.push('\t'),
-                'r' => out.push('\r'),
-                '0' => out.push('\0'),
-                '"' | '\'' | '\\' => out.push(escape),
-                '|' if table_cell => out.push('|'),
-                'u' => {
-                    let rest = &raw[i + 2..];
-                    let decoded = rest
-                        .strip_prefix('{')
-                        .and_then(|r| r.split_once('}'))
-                        .filter(|(hex, _)| (1..=6).contains(&hex.len()))
-                        .and_then(|(hex, _)| u32::from_str_radix(hex, 16).ok().map(|n| (n, hex.len())))
-                        .and_then(|(n, len)| char::from_u32(n).map(|c| (c, len)));
-                    match decoded {
-                        Some((c, len)) => {
-                            out.push(c);
-                            for _ in 0..len + 2 {
-                                chars.next();
-                            }
-                        }
-                        None => return Err(self.error_at(
-                            offset + i..offset + i + 2,
-                            "invalid unicode escape: expected \\u{XXXX} with 1 to 6 hex digits of a valid character"
-                                .into(),
-                        )),
-                    }
-                }
-                other => {
-                    let end = offset + i + 1 + other.len_utf8();
-                    return Err(self.error_at(
-                        offset + i..end,
-                        format!("unknown escape '\\{other}' (expected \\n \\t \\r \\0 \\\" \\' \\\\ or \\u{{..}})"),
-                    ));
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    // ---- references, paths, conditions --------------------------------
-
-    fn block_ref(&mut self) -> PResult<BlockRef> {
-        const WHAT: &str = "a block id (blk_…, a short id or @label)";
-        match self.kind() {
-            Tok::Word if self.text().starts_with(ucm_core::ID_PREFIX) => {
-                let text = self.bump_text();
-                Ok(match text.parse::<BlockId>() {
-                    Ok(id) => BlockRef::Id(id),
-                    Err(_) => BlockRef::Name(text.to_owned()),
-                })
-            }
-            Tok::Int => match self.text().parse::<u32>() {
-                Ok(n) => {
-                    self.bump();
-                    Ok(BlockRef::Short(n))
-                }
-                Err(_) => Err(self.expected(WHAT)),
-            },
-            Tok::LabelRef => {
-                let label = &self.bump_text()[1..];
-                Ok(match label.parse::<BlockId>() {
-                    Ok(id) if label.starts_with(ucm_core::ID_PREFIX) => BlockRef::Id(id),
-                    _ => BlockRef::Label(label.to_owned()),
-                })
-            }
-            Tok::At if matches!(self.kind_at(1), Tok::DqString | Tok::SqString) => {
-                self.bump();
-                self.string().map(BlockRef::Label)
-            }
-            _ => Err(self.expected(WHAT)),
-        }
-    }
-
-    fn edge_type(&mut self) -> PResult<EdgeType> {
-        let span = self.peek().span.clone();
-        let name = match self.kind() {
-            Tok::Word => {
-                let mut name = self.bump_text().to_owned();
-                if self.kind() == Tok::Colon && self.kind_at(1) == Tok::Word {
-                    self.bump();
-                    name.push(':');
-                    name.push_str(self.bump_text());
-                }
-                name
-            }
-            Tok::DqString | Tok::SqString => self.string()?,
-            _ => return Err(self.expected("an edge type (references, links_to, ... or custom:<name>)")),
-        };
-        let end = self.tokens[self.pos - 1].span.end;
-        name.parse::<EdgeType>().map_err(|_| {
-            let names: Vec<String> = EdgeType::BUILT_IN.iter().map(|t| t.name().into_owned()).collect();
-            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-            let hint = match suggest(&name.to_ascii_lowercase(), &refs) {
-                Some(s) => format!("did you mean {s}? "),
-                None => String::new(),
-            };
-            self.error_at(
-                span.start..end,
-                format!("unknown edge type '{name}' ({hint}custom types are written custom:{name})"),
-            )
-        })
-    }
-
-    fn path(&mut self) -> PResult<Path> {
-        let mut segments = Vec::new();
-        if self.eat(Tok::Dollar) {
-            segments.push(PathSegment::Field("content".into()));
-            segments.push(PathSegment::Field("value".into()));
-            if self.kind() == Tok::Word {
-                segments.push(PathSegment::Field(self.bump_text().to_owned()));
-            }
-        } else if self.kind() == Tok::Word {
-            segments.push(PathSegment::Field(self.bump_text().to_owned()));
-        } else if self.kind() == Tok::LBracket && matches!(self.kind_at(1), Tok::DqString | Tok::SqString) {
-            self.bump();
-            segments.push(self.bracket_segment()?);
-        } else {
-            return Err(self.expected("a path (content.text, metadata.tags ...)"));
-        }
-        loop {
-            if self.eat(Tok::Dot) {
-                if self.kind() != Tok::Word {
-                    return Err(self.expected("a field name after '.'"));
-                }
-                segments.push(PathSegment::Field(self.bump_text().to_owned()));
-            } else if self.eat(Tok::LBracket) {
-                segments.push(self.bracket_segment()?);
-            } else {
-                return Ok(Path(segments));
-            }
-        }
-    }
-
-    /// After `[`: `i]`, `a:b]`, `:b]`, `a:]`, `:]` or `"key"]`.
-    fn bracket_segment(&mut self) -> PResult<PathSegment> {
-        if matches!(self.kind(), Tok::DqString | Tok::SqString) {
-            let key = self.string()?;
-            self.expect(Tok::RBracket, "']'")?;
-            return Ok(PathSegment::Field(key));
-        }
-        let start = self.optional_index()?;
-        if self.eat(Tok::Colon) {
-            let end = self.optional_index()?;
-            self.expect(Tok::RBracket, "']' closing the slice")?;
-            return Ok(PathSegment::Slice(start, end));
-        }
-        self.expect(Tok::RBracket, "']' closing the index")?;
-        match start {
-            Some(i) => Ok(PathSegment::Index(i)),
-            None => Err(self.expected("an index")),
-        }
-    }
-
-    fn optional_index(&mut self) -> PResult<Option<i64>> {
-        if self.kind() != Tok::Int {
-            return Ok(None);
-        }
-        match self.text().parse::<i64>() {
-            Ok(i) => {
-                self.bump();
-                Ok(Some(i))
-            }
-            Err(_) => Err(self.expected("an index that fits in 64 bits")),
-        }
-    }
-
-    fn optional_where(&mut self) -> PResult<Option<Condition>> {
-        if self.eat_word("WHERE") {
-            self.condition().map(Some)
-        } else {
-            Ok(None)
-        }
-    }
-
-    fn condition(&mut self) -> PResult<Condition> {
-        self.nested(|p| {
-            let mut left = p.and_condition()?;
-            while p.eat_word("OR") {
-                let right = p.and_condition()?;
-                left = Condition::Or(Box::new(left), Box::new(right));
-            }
-            Ok(left)
-        })
-    }
-
-    fn and_condition(&mut self) -> PResult<Condition> {
-        let mut left = self.unary_condition()?;
-        while self.eat_word("AND") {
-            let right = self.unary_condition()?;
-            left = Condition::And(Box::new(left), Box::new(right));
-        }
-        Ok(left)
-    }
-
-    fn unary_condition(&mut self) -> PResult<Condition> {
-        if self.eat_word("NOT") {
-            return self.nested(|p| p.unary_condition()).map(|c| Condition::Not(Box::new(c)));
-        }
-        if self.eat(Tok::LParen) {
-            let inner = self.condition()?;
-            self.expect(Tok::RParen, "')' closing the condition")?;
-            return Ok(inner);
-        }
-        let path = self.path()?;
-        let op = match self.kind() {
-            Tok::Eq => Some(CompareOp::Eq),
-            Tok::Ne => Some(CompareOp::Ne),
-            Tok::Gt => Some(CompareOp::Gt),
-            Tok::Ge => Some(CompareOp::Ge),
-            Tok::Lt => Some(CompareOp::Lt),
-            Tok::Le => Some(CompareOp::Le),
-            Tok::Word => match self.text().to_ascii_uppercase().as_str() {
-                "CONTAINS" => Some(CompareOp::Contains),
-                "STARTS_WITH" => Some(CompareOp::StartsWith),
-                "ENDS_WITH" => Some(CompareOp::EndsWith),
-                "MATCHES" => Some(CompareOp::Matches),
-                "EXISTS" | "IS_NULL" | "IS_NOT_NULL" | "IS_EMPTY" => None,
-                _ => return Ok(Condition::Truthy(path)),
-            },
-            _ => return Ok(Condition::Truthy(path)),
-        };
-        if let Some(op) = op {
-            self.bump();
-            let value = self.value(true)?;
-            return Ok(Condition::Compare { path, op, value });
-        }
-        let check = match self.bump_text().to_ascii_uppercase().as_str() {
-            "EXISTS" => Check::Exists,
-            "IS_NULL" => Check::IsNull,
-            "IS_NOT_NULL" => Check::IsNotNull,
-            _ => Check::IsEmpty,
-        };
-        Ok(Condition::Check { path, check })
     }
 }
 
