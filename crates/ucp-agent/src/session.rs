@@ -79,6 +79,10 @@ pub struct SessionConfig {
     pub capabilities: Capabilities,
     /// How the window evicts.
     pub policy: PruningPolicy,
+    /// Opened by the engine for its own work (the orchestrator's
+    /// sub-agents), not by a client: it does not count against
+    /// `GlobalLimits::max_sessions`, which bounds client sessions.
+    pub internal: bool,
 }
 
 /// A session.
@@ -98,6 +102,8 @@ pub struct Session {
     pub(crate) breaker: CircuitBreaker,
     pub(crate) metrics: Metrics,
     pub(crate) created_ms: i64,
+    /// Not a client's: not counted against `max_sessions`.
+    pub(crate) internal: bool,
     pub(crate) last_active_ms: i64,
 }
 
@@ -126,6 +132,7 @@ impl Session {
             breaker: CircuitBreaker::default(),
             metrics: Metrics::default(),
             created_ms: now_ms,
+            internal: config.internal,
             last_active_ms: now_ms,
         }
     }
@@ -263,6 +270,8 @@ impl Session {
             breaker: record.breaker,
             metrics: Metrics::from_snapshot(&record.metrics),
             created_ms: record.created_ms,
+            // Only clients' sessions are saved.
+            internal: false,
             last_active_ms: record.last_active_ms,
         }
     }

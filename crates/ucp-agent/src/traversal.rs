@@ -26,6 +26,20 @@ use ucp_search::RagProvider;
 struct Registry {
     by_id: HashMap<SessionId, Arc<Mutex<Session>>>,
     by_name: HashMap<String, SessionId>,
+    /// Open sessions that are not internal: what `max_sessions` bounds.
+    clients: usize,
+}
+
+impl Registry {
+    /// Forgets a session that was removed from `by_id`.
+    fn forget(&mut self, session: &Session) {
+        if let Some(name) = &session.name {
+            self.by_name.remove(name);
+        }
+        if !session.internal {
+            self.clients -= 1;
+        }
+    }
 }
 
 /// Runs sessions over one document.
@@ -177,7 +191,7 @@ impl AgentTraversal {
     fn insert(&self, session: Session) -> Result<SessionId, AgentError> {
         self.reap_expired();
         let mut registry = self.registry_mut();
-        if registry.by_id.len() >= self.limits.max_sessions {
+        if !session.internal && registry.clients >= self.limits.max_sessions {
             return Err(AgentError::MaxSessionsReached(self.limits.max_sessions));
         }
         if let Some(name) = &session.name {
@@ -187,6 +201,9 @@ impl AgentTraversal {
             registry.by_name.insert(name.clone(), session.id);
         }
         let id = session.id;
+        if !session.internal {
+            registry.clients += 1;
+        }
         self.context_blocks.fetch_add(session.window.len(), Ordering::Relaxed);
         registry.by_id.insert(id, Arc::new(Mutex::new(session)));
         Ok(id)
@@ -213,9 +230,7 @@ impl AgentTraversal {
         let mut registry = self.registry_mut();
         let session = registry.by_id.remove(&id).ok_or_else(|| AgentError::SessionNotFound(id.to_string()))?;
         let mut session = lock(&session);
-        if let Some(name) = &session.name {
-            registry.by_name.remove(name);
-        }
+        registry.forget(&session);
         session.state = SessionState::Closed;
         self.context_blocks.fetch_sub(session.window.len(), Ordering::Relaxed);
         self.coordinator.forget_session(id);
@@ -247,9 +262,7 @@ impl AgentTraversal {
                 let mut session = lock(&session);
                 session.state = SessionState::Expired;
                 self.context_blocks.fetch_sub(session.window.len(), Ordering::Relaxed);
-                if let Some(name) = &session.name {
-                    registry.by_name.remove(name);
-                }
+                registry.forget(&session);
             }
             self.coordinator.forget_session(*id);
         }

@@ -87,12 +87,18 @@ fn a_budget_out_of_range_is_refused_not_answered_empty() {
 }
 
 #[test]
-fn a_full_engine_is_an_error_not_an_empty_context() {
+fn sub_agents_take_no_client_session_slot() {
     let mut traversal = common::traversal_with(ucp_agent::GlobalLimits { max_sessions: 1, ..Default::default() });
     traversal.set_search(Arc::new(common::TempIndex::new(&common::node_excerpt())));
-    traversal.create_session(ucp_agent::SessionConfig::default()).unwrap();
-    let refused =
-        heuristic().context(&traversal, &request("step out of the current function", 500, RenderFormat::Markdown));
+    let client = traversal.create_session(ucp_agent::SessionConfig::default()).unwrap();
+    // Every client slot is taken; the sub-agents still get sessions.
+    let built = heuristic()
+        .context(&traversal, &request("step out of the current function", 500, RenderFormat::Markdown))
+        .unwrap();
+    assert!(!built.blocks.is_empty());
+    let listed: Vec<_> = traversal.list_sessions().into_iter().map(|s| s.id).collect();
+    assert_eq!(listed, [client], "the sub-agents' sessions are closed");
+    let refused = traversal.create_session(ucp_agent::SessionConfig::default());
     assert!(matches!(refused, Err(AgentError::MaxSessionsReached(1))), "{refused:?}");
 }
 

@@ -95,6 +95,7 @@ pub(crate) struct EvalArgs {
 /// the stored one is the same.
 fn corpus_document(cli: &Cli, store_dir: &Path, path: &Path) -> anyhow::Result<Document> {
     let name = cli.doc.clone().unwrap_or_else(|| ucp_ingest::default_name(path));
+    ucp_store::check_document_name(&name)?;
     let mut store = Store::open(store_dir)?;
     let ingested = ucp_ingest::ingest(&[path.to_path_buf()], &name, &ucp_ingest::IngestOptions::default(), &())?;
     let stored = store.documents()?.iter().any(|d| d.name == name).then(|| store.load_document(&name)).transpose()?;

@@ -47,6 +47,10 @@ pub(crate) fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<()> {
         Some(name) => vec![(name.clone(), args.paths.clone())],
         None => args.paths.iter().map(|p| (ucp_ingest::default_name(p), vec![p.clone()])).collect(),
     };
+    // Every name is checked before anything is read or written.
+    for (name, _) in &groups {
+        ucp_store::check_document_name(name)?;
+    }
     let interactive = std::io::stderr().is_terminal() && !cli.json;
     let mut reports = Vec::new();
     for (name, paths) in groups {

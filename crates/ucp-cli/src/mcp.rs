@@ -3,10 +3,11 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use ucp_agent::{GlobalLimits, SessionLimits};
-use ucp_mcp::{CancellationToken, HttpConfig, Library, LibraryConfig};
+use ucp_mcp::{CancellationToken, ConnectionLimits, HttpConfig, Library, LibraryConfig};
 
 use crate::Cli;
 
@@ -17,8 +18,29 @@ pub(crate) struct McpArgs {
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
     /// Bearer token HTTP requests must carry (required off loopback).
+    /// Prefer the UCP_MCP_TOKEN variable: a command line is visible to
+    /// every local user in `ps`.
     #[arg(long, env = "UCP_MCP_TOKEN", hide_env_values = true, value_name = "TOKEN")]
     token: Option<String>,
+    /// A browser origin allowed to call the HTTP server, e.g.
+    /// https://app.example.com:443 (repeatable; `:*` for any port). On
+    /// loopback, loopback origins are allowed too; any other Origin gets 403.
+    #[arg(long, value_name = "ORIGIN")]
+    allow_origin: Vec<String>,
+    /// Seconds a client has to send a request's headers.
+    #[arg(long, default_value_t = ConnectionLimits::default().header_read_timeout.as_secs(), value_name = "SECS")]
+    header_timeout: u64,
+    /// Seconds a client has to send a request's body.
+    #[arg(long, default_value_t = ucp_mcp::BODY_READ_TIMEOUT.as_secs(), value_name = "SECS")]
+    body_timeout: u64,
+    /// Most HTTP connections open at once that have not yet sent an
+    /// authenticated request; at the cap the oldest is closed.
+    #[arg(long, default_value_t = ConnectionLimits::default().max_pending, value_name = "N")]
+    max_pending_connections: usize,
+    /// Seconds after which an HTTP client's idle MCP session is closed,
+    /// freeing its place under --max-sessions (a named session is saved).
+    #[arg(long, default_value_t = ucp_mcp::SESSION_IDLE_TIMEOUT.as_secs(), value_name = "SECS")]
+    session_idle_timeout: u64,
     /// A file or folder clients may index with the `open` tool (repeatable).
     #[arg(long, value_name = "PATH")]
     allow: Vec<PathBuf>,
@@ -32,9 +54,15 @@ pub(crate) struct McpArgs {
     /// Each client session's context window budget in tokens.
     #[arg(long, default_value_t = SessionLimits::default().max_context_tokens, value_name = "TOKENS")]
     budget: usize,
-    /// Most sessions open at once per document.
+    /// Most client sessions open at once per document (the `context`
+    /// tool's sub-agents do not count).
     #[arg(long, default_value_t = GlobalLimits::default().max_sessions, value_name = "N")]
     max_sessions: usize,
+    /// Seconds a session must have been idle before a new client may take
+    /// its place when --max-sessions are open (a named one is saved, and
+    /// its client gets it back on its next call while there is room).
+    #[arg(long, default_value_t = ucp_mcp::EVICT_IDLE_AFTER.as_secs(), value_name = "SECS")]
+    evict_idle_after: u64,
     /// Commands per second over all sessions of a document.
     #[arg(long, default_value_t = GlobalLimits::default().max_ops_per_second, value_name = "N")]
     max_ops_per_second: u32,
@@ -50,6 +78,7 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
     config.allowed_roots = args.allow.clone();
     config.read_only = args.read_only;
     config.limits.max_sessions = args.max_sessions;
+    config.evict_idle_after = Duration::from_secs(args.evict_idle_after);
     config.limits.max_ops_per_second = args.max_ops_per_second;
     config.session_limits.max_context_tokens = args.budget;
     let library = Arc::new(Library::open(config)?);
@@ -62,6 +91,13 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         token: args.token.clone(),
         max_request_bytes: args.max_request_bytes,
         max_result_tokens: args.max_result_tokens,
+        allowed_origins: args.allow_origin.clone(),
+        body_read_timeout: Duration::from_secs(args.body_timeout),
+        connections: ConnectionLimits {
+            header_read_timeout: Duration::from_secs(args.header_timeout),
+            max_pending: args.max_pending_connections,
+        },
+        session_idle_timeout: Duration::from_secs(args.session_idle_timeout),
     };
     http.check().map_err(anyhow::Error::msg)?;
     runtime.block_on(async move {
@@ -73,6 +109,6 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
             "ucp mcp: serving http://{bound}/mcp{}",
             if http.token.is_some() { " (bearer token required)" } else { "" }
         );
-        ucp_mcp::serve_http(listener, router, shutdown).await.context("serving HTTP")
+        ucp_mcp::serve_http(listener, router, shutdown, http.connections).await.context("serving HTTP")
     })
 }

@@ -4,146 +4,17 @@
 
 mod common;
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::{SocketAddr, TcpStream};
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::Duration;
 
+use common::mcp::{initialize, result_text, HttpServer, TOKEN};
 use common::{excerpt, indexed, stderr, ucp};
 use serde_json::{json, Value};
 
-const TOKEN: &str = "s3cret-token";
-
 fn docs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs")
-}
-
-/// `ucp mcp --http 127.0.0.1:0` with a token, killed on drop.
-struct HttpServer {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl HttpServer {
-    fn start(store: &Path, extra: &[&str]) -> HttpServer {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ucp"))
-            .arg("--store")
-            .arg(store)
-            .args(["mcp", "--http", "127.0.0.1:0", "--token", TOKEN])
-            .args(extra)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-        let addr = line.split("http://").nth(1).and_then(|rest| rest.split('/').next()).unwrap_or_else(|| {
-            panic!("no address in {line:?}");
-        });
-        HttpServer { child, addr: addr.parse().unwrap() }
-    }
-
-    /// One request on a fresh connection: status, headers (lowercase), body.
-    fn request(&self, method: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, String, String) {
-        let mut stream = TcpStream::connect(self.addr).unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-        let mut head = format!(
-            "{method} /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
-             accept: application/json, text/event-stream\r\nconnection: close\r\ncontent-length: {}\r\n",
-            body.len()
-        );
-        for (name, value) in headers {
-            head.push_str(&format!("{name}: {value}\r\n"));
-        }
-        head.push_str("\r\n");
-        stream.write_all(head.as_bytes()).unwrap();
-        // A large body is written beside the read: the server may answer
-        // before it has taken all of it.
-        let writer = {
-            let mut stream = stream.try_clone().unwrap();
-            let body = body.to_vec();
-            std::thread::spawn(move || {
-                let _ = stream.write_all(&body);
-            })
-        };
-        let mut raw = Vec::new();
-        let _ = stream.read_to_end(&mut raw);
-        writer.join().unwrap();
-        let raw = String::from_utf8_lossy(&raw).into_owned();
-        let (head, body) = raw.split_once("\r\n\r\n").unwrap_or_else(|| panic!("no response: {raw:?}"));
-        let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-        let head = head.to_ascii_lowercase();
-        let body = if head.contains("transfer-encoding: chunked") { dechunk(body) } else { body.to_owned() };
-        (status, head, body)
-    }
-
-    fn auth(&self) -> String {
-        format!("Bearer {TOKEN}")
-    }
-
-    /// Opens an MCP session; returns its id.
-    fn initialize(&self) -> String {
-        let auth = self.auth();
-        let (status, head, body) =
-            self.request("POST", &[("authorization", &auth)], &initialize(1).to_string().into_bytes());
-        assert_eq!(status, 200, "{body}");
-        let id = head.lines().find_map(|l| l.strip_prefix("mcp-session-id: ")).unwrap().trim().to_owned();
-        self.post(&id, &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        id
-    }
-
-    /// A message in a session; the reply's JSON-RPC message, if any.
-    fn post(&self, session: &str, message: &Value) -> Option<Value> {
-        let auth = self.auth();
-        let headers =
-            [("authorization", auth.as_str()), ("mcp-session-id", session), ("mcp-protocol-version", "2025-06-18")];
-        let (status, _, body) = self.request("POST", &headers, message.to_string().as_bytes());
-        assert!(status == 200 || status == 202, "{status}: {body}");
-        rpc_message(&body)
-    }
-
-    fn ucl(&self, session: &str, commands: &str) -> Value {
-        let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
-                          "params": {"name": "ucl", "arguments": {"commands": commands}}});
-        self.post(session, &call).unwrap()
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn dechunk(mut body: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = body.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else { break };
-        if size == 0 || rest.len() < size {
-            break;
-        }
-        out.push_str(&rest[..size]);
-        body = rest[size..].trim_start_matches("\r\n");
-    }
-    out
-}
-
-/// The JSON-RPC message in a response body: JSON, or an SSE event's data.
-fn rpc_message(body: &str) -> Option<Value> {
-    if let Ok(value) = serde_json::from_str(body) {
-        return Some(value);
-    }
-    body.lines().filter_map(|l| l.strip_prefix("data: ")).find_map(|data| serde_json::from_str(data).ok())
-}
-
-fn initialize(id: u64) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})
-}
-
-fn result_text(reply: &Value) -> String {
-    reply["result"]["content"].as_array().unwrap().iter().filter_map(|c| c["text"].as_str()).collect()
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use crate::report::{Warning, WarningKind};
 
@@ -84,11 +85,21 @@ pub(crate) struct SourceFile {
 
 /// Lists the files of a folder in a deterministic order (by name, depth
 /// first), honouring `.gitignore`/`.ignore` and skipping hidden entries.
-/// Symlinks are followed only while they stay inside the folder.
+/// Symlinks, to files or to folders, are followed only while their real
+/// path stays inside the folder's real path; one that leaves it is skipped
+/// with a warning and a folder behind it is never entered.
 pub(crate) fn walk_folder(root: &Path, prefix: &str, warnings: &mut Vec<Warning>) -> Vec<SourceFile> {
     let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    let walker =
-        ignore::WalkBuilder::new(root).follow_links(true).require_git(false).sort_by_file_name(|a, b| a.cmp(b)).build();
+    let escapes: Arc<Mutex<Vec<(PathBuf, bool)>>> = Arc::default();
+    let walker = {
+        let escapes = Arc::clone(&escapes);
+        ignore::WalkBuilder::new(root)
+            .follow_links(true)
+            .require_git(false)
+            .sort_by_file_name(|a, b| a.cmp(b))
+            .filter_entry(move |entry| stays_inside(entry, &canonical_root, &escapes))
+            .build()
+    };
     let mut files = Vec::new();
     let mut kept: HashSet<PathBuf> = HashSet::new();
     for entry in walker {
@@ -105,17 +116,6 @@ pub(crate) fn walk_folder(root: &Path, prefix: &str, warnings: &mut Vec<Warning>
         }
         let path = entry.path();
         let rel = relative(path, root, prefix);
-        if entry.path_is_symlink() {
-            let inside = path.canonicalize().is_ok_and(|target| target.starts_with(&canonical_root));
-            if !inside {
-                warnings.push(Warning::new(
-                    WarningKind::OutsideCorpus,
-                    &rel,
-                    "symlink points outside the corpus; skipped",
-                ));
-                continue;
-            }
-        }
         match SourceKind::of(path) {
             Some(kind) => files.push(SourceFile { rel_path: rel, path: path.to_path_buf(), kind }),
             None if looks_binary(path) => {
@@ -124,8 +124,33 @@ pub(crate) fn walk_folder(root: &Path, prefix: &str, warnings: &mut Vec<Warning>
             None => warnings.push(Warning::new(WarningKind::Unsupported, &rel, "unsupported file type; skipped")),
         }
     }
+    let mut escapes = std::mem::take(&mut *escapes.lock().unwrap_or_else(|e| e.into_inner()));
+    escapes.sort();
+    for (path, is_dir) in escapes {
+        let what = if is_dir { "folder" } else { "file" };
+        let message = format!("symlink to a {what} outside the corpus; skipped");
+        warnings.push(Warning::new(WarningKind::OutsideCorpus, relative(&path, root, prefix), message));
+    }
     count_ignored(root, prefix, &kept, warnings);
     files
+}
+
+/// Whether the walk may yield (and, for a folder, enter) `entry`. Only a
+/// symlink can lead out: every other entry lies inside its parent, which
+/// was checked before it was entered. A link that cannot be resolved is
+/// let through for the walker to report as broken.
+fn stays_inside(entry: &ignore::DirEntry, canonical_root: &Path, escapes: &Mutex<Vec<(PathBuf, bool)>>) -> bool {
+    if !entry.path_is_symlink() {
+        return true;
+    }
+    match entry.path().canonicalize() {
+        Ok(target) if !target.starts_with(canonical_root) => {
+            let is_dir = target.is_dir();
+            escapes.lock().unwrap_or_else(|e| e.into_inner()).push((entry.path().to_path_buf(), is_dir));
+            false
+        }
+        _ => true,
+    }
 }
 
 /// Warns once for every file or folder that `.gitignore`/`.ignore` rules

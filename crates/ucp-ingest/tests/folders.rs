@@ -137,17 +137,32 @@ fn symlinks_loops_and_escapes_are_warnings() {
     let dir = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     write(outside.path(), "secret.md", b"# Secret\n");
+    write(outside.path(), "deep/hidden.md", b"# Hidden\n");
     write(dir.path(), "real.md", b"# Real\n");
     std::fs::create_dir(dir.path().join("sub")).unwrap();
     std::os::unix::fs::symlink(dir.path(), dir.path().join("sub/loop")).unwrap();
     std::os::unix::fs::symlink(outside.path().join("secret.md"), dir.path().join("escape.md")).unwrap();
+    // A link to a folder outside (`ln -s /etc c/etc`) is never entered.
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("etc")).unwrap();
     std::os::unix::fs::symlink(dir.path().join("real.md"), dir.path().join("alias.md")).unwrap();
     std::os::unix::fs::symlink(dir.path().join("nowhere.md"), dir.path().join("broken.md")).unwrap();
     let ingested = ingest(&[dir.path().to_path_buf()], "x", &Default::default(), &()).unwrap();
     let doc = &ingested.document;
-    assert!(doc.blocks().all(|b| b.to_markdown() != "# Secret"));
-    let counts = ingested.report.warning_counts();
-    assert_eq!(counts.get(&WarningKind::OutsideCorpus), Some(&1));
+    assert!(doc.blocks().all(|b| b.to_markdown() != "# Secret" && b.to_markdown() != "# Hidden"));
+    let outside: Vec<String> = ingested
+        .report
+        .warnings
+        .iter()
+        .filter(|w| w.kind == WarningKind::OutsideCorpus)
+        .map(|w| w.to_string())
+        .collect();
+    assert_eq!(
+        outside,
+        [
+            "escape.md: symlink to a file outside the corpus; skipped",
+            "etc: symlink to a folder outside the corpus; skipped"
+        ]
+    );
     let walk: Vec<String> =
         ingested.report.warnings.iter().filter(|w| w.kind == WarningKind::Walk).map(|w| w.to_string()).collect();
     assert_eq!(walk, ["sub/loop: symlink loop (points to a folder above it); skipped"]);

@@ -28,8 +28,9 @@ pub struct ToolOutput {
 struct State {
     workspace: Option<Arc<Workspace>>,
     session: Option<SessionId>,
-    /// The session has a name: it is saved, not dropped, when the client goes.
-    named: bool,
+    /// The session's name: a named one is saved, not dropped, when the
+    /// client goes.
+    named: Option<String>,
     /// The last result that had to be cut.
     pages: Option<Pages>,
 }
@@ -59,15 +60,22 @@ impl Connection {
 
     /// The client's workspace and session, opened in the default document
     /// when it has none yet.
+    /// A session closed to make room for another client's while this one
+    /// was idle is opened again (a named one as it was saved).
     fn ensure(&self, state: &mut State) -> Result<(Arc<Workspace>, SessionId), McpError> {
         if let (Some(workspace), Some(session)) = (&state.workspace, state.session) {
-            return Ok((Arc::clone(workspace), session));
+            if workspace.traversal().with_session(session, |_| ()).is_ok() {
+                return Ok((Arc::clone(workspace), session));
+            }
+            state.session = None;
         }
         let workspace = self.workspace(state)?;
-        let session = self.library.create_session(&workspace, None)?;
+        let session = match &state.named {
+            Some(name) => self.library.open_named(&workspace, name)?,
+            None => self.library.create_session(&workspace, None)?,
+        };
         state.workspace = Some(Arc::clone(&workspace));
         state.session = Some(session);
-        state.named = false;
         Ok((workspace, session))
     }
 
@@ -82,14 +90,14 @@ impl Connection {
     /// Ends the current session: a named one is saved, then closed.
     fn leave(&self, state: &mut State) {
         if let (Some(workspace), Some(session)) = (&state.workspace, state.session.take()) {
-            if state.named {
+            if state.named.is_some() {
                 if let Err(e) = self.library.save_session(workspace, session) {
                     tracing::warn!("saving session {session} failed: {e}");
                 }
             }
             let _ = workspace.traversal().close_session(session);
         }
-        state.named = false;
+        state.named = None;
     }
 
     /// Bounds `text` by the cap; a cut result's pages are kept for `ucl`
@@ -154,7 +162,7 @@ impl Connection {
             }
         };
         self.library.persist(&workspace)?;
-        if state.named {
+        if state.named.is_some() {
             self.library.save_session(&workspace, session)?;
         }
         Ok(self.bounded(&mut state, text, failed))
@@ -165,18 +173,16 @@ impl Connection {
         if name.trim().is_empty() {
             return Err(McpError::Arguments("session names cannot be empty".into()));
         }
-        let workspace = self.workspace(state)?;
-        if let (true, Some(current)) = (state.named, state.session) {
-            let current = workspace.traversal().with_session(current, |s| s.name().map(str::to_owned));
-            if current.ok().flatten().as_deref() == Some(name) {
-                return Ok(());
-            }
+        if state.named.as_deref() == Some(name) {
+            // Already in it (`ensure` takes it up again if it was closed).
+            return Ok(());
         }
+        let workspace = self.workspace(state)?;
         let opened = self.library.open_named(&workspace, name)?;
         self.leave(state);
         state.workspace = Some(workspace);
         state.session = Some(opened);
-        state.named = true;
+        state.named = Some(name.to_owned());
         Ok(())
     }
 

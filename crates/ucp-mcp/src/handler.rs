@@ -31,6 +31,11 @@ impl UcpServer {
         UcpServer { connection: Arc::new(Connection::new(library, max_result_tokens.max(MIN_RESULT_TOKENS))) }
     }
 
+    /// A request that cannot be served as asked.
+    fn invalid(&self, error: McpError) -> ErrorData {
+        ErrorData::invalid_params(self.connection.library().client_message(&error), None)
+    }
+
     /// Runs `f` with the connection on the blocking pool.
     async fn blocking<T: Send + 'static>(
         &self,
@@ -41,11 +46,6 @@ impl UcpServer {
             .await
             .map_err(|e| ErrorData::internal_error(format!("the request's task failed: {e}"), None))
     }
-}
-
-/// A request that cannot be served as asked.
-fn invalid(error: McpError) -> ErrorData {
-    ErrorData::invalid_params(error.to_string(), None)
 }
 
 const INSTRUCTIONS: &str = "A document graph you move through with UCL (`ucl` tool; the `ucl` prompt teaches it) \
@@ -93,8 +93,8 @@ impl ServerHandler for UcpServer {
             Ok(output) if output.is_error => CallToolResult::error(vec![ContentBlock::text(output.text)]),
             Ok(output) => CallToolResult::success(vec![ContentBlock::text(output.text)]),
             // Not a tool: the request cannot be routed (a JSON-RPC error).
-            Err(e @ McpError::UnknownTool(_)) => return Err(invalid(e)),
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
+            Err(e @ McpError::UnknownTool(_)) => return Err(self.invalid(e)),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(self.connection.library().client_message(&e))]),
         };
         Ok(result.into())
     }
@@ -105,8 +105,10 @@ impl ServerHandler for UcpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let cursor = request.and_then(|r| r.cursor);
-        let (items, next) =
-            self.blocking(move |c| resources::list(c.library(), cursor.as_deref())).await?.map_err(invalid)?;
+        let (items, next) = self
+            .blocking(move |c| resources::list(c.library(), cursor.as_deref()))
+            .await?
+            .map_err(|e| self.invalid(e))?;
         let mut result = ListResourcesResult::with_all_items(items);
         result.next_cursor = next;
         Ok(result)
@@ -130,7 +132,7 @@ impl ServerHandler for UcpServer {
         let text = self
             .blocking(move |c| resources::read(c.library(), &read_uri, c.cap()))
             .await?
-            .map_err(|e| ErrorData::resource_not_found(e.to_string(), None))?;
+            .map_err(|e| ErrorData::resource_not_found(self.connection.library().client_message(&e), None))?;
         let contents = ResourceContents::text(text, uri).with_mime_type("text/markdown");
         Ok(ReadResourceResult::new(vec![contents]).into())
     }

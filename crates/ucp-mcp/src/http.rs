@@ -1,17 +1,18 @@
 //! Streamable HTTP at `/mcp`: rmcp's service (one handler, so one agent
-//! session, per MCP session id) behind a guard that checks the bearer
-//! token and the request body, answering every refusal with a JSON-RPC
-//! error object.
+//! session, per MCP session id, and the `Host` and `Origin` checks) behind
+//! a guard that checks the bearer token and reads the request body within
+//! a size and a time limit, answering every refusal with a JSON-RPC error
+//! object.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{header, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::serve::ListenerExt as _;
 use axum::Router;
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -19,6 +20,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::listen::{ConnectionLimits, Ticket};
 use crate::{Library, UcpServer};
 
 /// Default largest request body, in bytes.
@@ -35,7 +37,35 @@ pub struct HttpConfig {
     pub max_request_bytes: usize,
     /// Most tokens of one result.
     pub max_result_tokens: usize,
+    /// Browser origins allowed besides the loopback ones a loopback
+    /// server allows (`http://localhost:*` ...); a request carrying any
+    /// other `Origin` is refused with 403.
+    pub allowed_origins: Vec<String>,
+    /// A request's body must arrive within this time.
+    pub body_read_timeout: Duration,
+    /// Header timeout and the cap on connections not yet authenticated.
+    pub connections: ConnectionLimits,
+    /// An MCP session with no request for this long is closed, freeing
+    /// its agent session (a named one is saved).
+    pub session_idle_timeout: Duration,
 }
+
+/// Default time an idle MCP session is kept.
+pub const SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Default time a client has to send a request's body.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Origins a server bound to loopback allows: pages served from the same
+/// machine, any port.
+const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
 
 impl HttpConfig {
     /// Refuses a configuration that would expose the server without a
@@ -53,8 +83,12 @@ impl HttpConfig {
 
 #[derive(Clone)]
 struct Guard {
-    token: Option<Arc<str>>,
+    /// The token's digest: a given token is hashed and the digests are
+    /// compared in constant time, so neither the token's bytes nor its
+    /// length show in the timing.
+    token: Option<blake3::Hash>,
     max_request_bytes: usize,
+    body_read_timeout: Duration,
 }
 
 /// A JSON-RPC error response with an HTTP status.
@@ -63,16 +97,11 @@ fn rpc_error(status: StatusCode, code: i64, message: String, id: Value) -> Respo
     (status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
 }
 
-/// Compares without an early exit, so timing does not reveal the token.
-fn same_secret(given: &[u8], expected: &[u8]) -> bool {
-    given.len() == expected.len() && given.iter().zip(expected).fold(0u8, |acc, (a, b)| acc | (a ^ b)) == 0
-}
-
 async fn guard(State(guard): State<Guard>, request: Request, next: Next) -> Response {
     if let Some(token) = &guard.token {
         let given = request.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok());
-        let ok =
-            given.and_then(|v| v.strip_prefix("Bearer ")).is_some_and(|v| same_secret(v.as_bytes(), token.as_bytes()));
+        // `blake3::Hash`'s equality is constant-time.
+        let ok = given.and_then(|v| v.strip_prefix("Bearer ")).is_some_and(|v| blake3::hash(v.as_bytes()) == *token);
         if !ok {
             let mut response =
                 rpc_error(StatusCode::UNAUTHORIZED, -32001, "a valid bearer token is required".into(), Value::Null);
@@ -80,25 +109,37 @@ async fn guard(State(guard): State<Guard>, request: Request, next: Next) -> Resp
             return response;
         }
     }
+    if let Some(ticket) = request.extensions().get::<Ticket>() {
+        ticket.authenticated();
+    }
     if request.method() == Method::DELETE {
         // rmcp answers a closed session with 202; clients expect 200 or 204.
         let mut response = next.run(request).await;
         if response.status() == StatusCode::ACCEPTED {
             *response.status_mut() = StatusCode::NO_CONTENT;
         }
-        return response;
+        return as_rpc_error(response).await;
     }
     if request.method() != Method::POST {
-        return next.run(request).await;
+        return as_rpc_error(next.run(request).await).await;
     }
     let (parts, body) = request.into_parts();
-    let bytes: Bytes = match axum::body::to_bytes(body, guard.max_request_bytes).await {
-        Ok(bytes) => bytes,
-        Err(_) => {
+    let read = tokio::time::timeout(guard.body_read_timeout, axum::body::to_bytes(body, guard.max_request_bytes));
+    let bytes: Bytes = match read.await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
             return rpc_error(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 -32600,
                 format!("the request is larger than {} bytes", guard.max_request_bytes),
+                Value::Null,
+            )
+        }
+        Err(_) => {
+            return rpc_error(
+                StatusCode::REQUEST_TIMEOUT,
+                -32600,
+                format!("the request body did not arrive within {:?}", guard.body_read_timeout),
                 Value::Null,
             )
         }
@@ -113,7 +154,18 @@ async fn guard(State(guard): State<Guard>, request: Request, next: Next) -> Resp
             }
         };
     }
-    next.run(Request::from_parts(parts, Body::from(bytes))).await
+    as_rpc_error(next.run(Request::from_parts(parts, Body::from(bytes))).await).await
+}
+
+/// rmcp refuses a foreign `Host` or `Origin` with a plain-text 403: the
+/// same refusal as a JSON-RPC error object, like every other.
+async fn as_rpc_error(response: Response) -> Response {
+    if response.status() != StatusCode::FORBIDDEN {
+        return response;
+    }
+    let text = axum::body::to_bytes(response.into_body(), 4096).await.unwrap_or_default();
+    let message = String::from_utf8_lossy(&text).trim().to_owned();
+    rpc_error(StatusCode::FORBIDDEN, -32600, message, Value::Null)
 }
 
 /// The router: `/mcp` behind the guard. Sessions end when `shutdown` is
@@ -123,68 +175,34 @@ pub fn router(library: Arc<Library>, config: &HttpConfig, shutdown: Cancellation
     let mut server_config = StreamableHttpServerConfig::default()
         .with_max_request_body_bytes(config.max_request_bytes)
         .with_cancellation_token(shutdown);
-    if !config.addr.ip().is_loopback() {
+    let mut origins = config.allowed_origins.clone();
+    if config.addr.ip().is_loopback() {
+        origins.extend(LOOPBACK_ORIGINS.map(str::to_owned));
+    } else {
         // Reachable from elsewhere by the operator's choice, behind the token.
         server_config = server_config.disable_allowed_hosts();
     }
+    // A browser page may only call from an allowed origin (the MCP spec's
+    // defence against DNS rebinding); clients that send no Origin pass.
+    server_config = server_config.with_allowed_origins(origins).enforce_origin_validation();
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(config.session_idle_timeout);
     let service = StreamableHttpService::new(
         move || Ok(UcpServer::new(Arc::clone(&library), cap)),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(sessions),
         server_config,
     );
-    let guard_state =
-        Guard { token: config.token.as_deref().map(Arc::from), max_request_bytes: config.max_request_bytes };
+    let guard_state = Guard {
+        token: config.token.as_deref().map(|token| blake3::hash(token.as_bytes())),
+        max_request_bytes: config.max_request_bytes,
+        body_read_timeout: config.body_read_timeout,
+    };
     Router::new().nest_service("/mcp", service).layer(middleware::from_fn_with_state(guard_state, guard))
-}
-
-/// Serves `router` on `listener` until Ctrl-C (or SIGTERM on Unix).
-pub async fn serve_http(
-    listener: tokio::net::TcpListener,
-    router: Router,
-    shutdown: CancellationToken,
-) -> std::io::Result<()> {
-    let stop = shutdown.clone();
-    tokio::spawn(async move {
-        wait_for_signal().await;
-        stop.cancel();
-    });
-    // Responses are small SSE frames: without TCP_NODELAY, Nagle's algorithm
-    // meets the client's delayed ACK and adds ~40 ms to every call.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!("TCP_NODELAY not set: {e}");
-        }
-    });
-    axum::serve(listener, router).with_graceful_shutdown(async move { shutdown.cancelled().await }).await
-}
-
-async fn wait_for_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let Ok(mut term) = signal(SignalKind::terminate()) else {
-            let _ = tokio::signal::ctrl_c().await;
-            return;
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = tokio::signal::ctrl_c().await;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tokens_compare_whole() {
-        assert!(same_secret(b"abc", b"abc"));
-        assert!(!same_secret(b"abd", b"abc"));
-        assert!(!same_secret(b"ab", b"abc"));
-    }
 
     #[test]
     fn only_loopback_may_go_without_a_token() {
@@ -193,6 +211,10 @@ mod tests {
             token: token.map(str::to_owned),
             max_request_bytes: MAX_REQUEST_BYTES,
             max_result_tokens: 8000,
+            allowed_origins: Vec::new(),
+            body_read_timeout: BODY_READ_TIMEOUT,
+            connections: ConnectionLimits::default(),
+            session_idle_timeout: SESSION_IDLE_TIMEOUT,
         };
         assert!(config("127.0.0.1:0", None).check().is_ok());
         assert!(config("[::1]:0", None).check().is_ok());

@@ -15,6 +15,7 @@ pub mod guide;
 mod handler;
 mod http;
 mod library;
+mod listen;
 mod resources;
 pub mod tools;
 
@@ -23,8 +24,9 @@ use std::sync::Arc;
 pub use connection::{Connection, ToolOutput};
 pub use handler::UcpServer;
 pub use handler::MIN_RESULT_TOKENS;
-pub use http::{router, serve_http, HttpConfig, MAX_REQUEST_BYTES};
-pub use library::{Library, LibraryConfig, Workspace};
+pub use http::{router, HttpConfig, BODY_READ_TIMEOUT, MAX_REQUEST_BYTES, SESSION_IDLE_TIMEOUT};
+pub use library::{Library, LibraryConfig, Workspace, EVICT_IDLE_AFTER};
+pub use listen::{serve_http, ConnectionLimits};
 pub use tokio_util::sync::CancellationToken;
 
 /// Default most tokens of one tool result or resource read.
@@ -48,12 +50,16 @@ pub enum McpError {
     /// No stored document has this name.
     #[error("no document {0:?} in the store (call open with no arguments to list them)")]
     NoDocument(String),
-    /// A path cannot be read.
-    #[error("cannot read {0}")]
+    /// A path cannot be read (the message names it).
+    #[error("{0}")]
     Path(String),
-    /// A path outside the folders the server may index.
-    #[error("{0} is outside the folders this server may index (start it with --allow DIR)")]
+    /// A path that does not exist or lies outside the folders the server
+    /// may index: both get this answer, so a client cannot probe the host.
+    #[error("{0} does not exist or is outside the folders this server may index (the server's --allow folders)")]
     NotAllowed(String),
+    /// A change refused because the server is read-only.
+    #[error("this server is read-only: {0}")]
+    ReadOnly(String),
     /// Another connection holds the named session.
     #[error("session {0:?} is in use by another connection")]
     SessionInUse(String),

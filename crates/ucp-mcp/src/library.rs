@@ -5,10 +5,13 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
 
 use ucm_core::{BpeTokenizer, Document, Tokenizer};
 use ucm_engine::{Engine, Snapshot};
-use ucp_agent::{AgentTraversal, Capabilities, GlobalLimits, SessionConfig, SessionId, SessionLimits, SessionRecord};
+use ucp_agent::{
+    AgentError, AgentTraversal, Capabilities, GlobalLimits, SessionConfig, SessionId, SessionLimits, SessionRecord,
+};
 use ucp_search::{load_embedder, SearchConfig, SearchIndex};
 use ucp_store::{DocumentSummary, Store};
 
@@ -31,7 +34,14 @@ pub struct LibraryConfig {
     pub session_limits: SessionLimits,
     /// Sessions may not run edit commands.
     pub read_only: bool,
+    /// When a document has `limits.max_sessions` open, a new client's
+    /// session takes the place of the one idle longest, if it has been
+    /// idle at least this long (a named one is saved first).
+    pub evict_idle_after: Duration,
 }
+
+/// Default idle time after which a session may give its place to a new one.
+pub const EVICT_IDLE_AFTER: Duration = Duration::from_secs(30);
 
 impl LibraryConfig {
     /// A configuration over `store_dir` with the defaults of SPEC §5.
@@ -44,6 +54,7 @@ impl LibraryConfig {
             limits: GlobalLimits::default(),
             session_limits: SessionLimits::default(),
             read_only: false,
+            evict_idle_after: EVICT_IDLE_AFTER,
         }
     }
 }
@@ -72,6 +83,8 @@ impl Workspace {
 /// The store and the documents loaded from it.
 pub struct Library {
     config: LibraryConfig,
+    /// The store directory as written in errors (absolute, resolved).
+    store_paths: Vec<String>,
     store: Mutex<Store>,
     loaded: Mutex<HashMap<String, Arc<Workspace>>>,
     tokenizer: BpeTokenizer,
@@ -89,9 +102,19 @@ impl Library {
         config.allowed_roots = config
             .allowed_roots
             .iter()
-            .map(|root| root.canonicalize().map_err(|e| McpError::Path(format!("{}: {e}", root.display()))))
+            .map(|root| root.canonicalize().map_err(|e| McpError::Path(format!("cannot read {}: {e}", root.display()))))
             .collect::<Result<_, _>>()?;
+        let mut store_paths: Vec<String> =
+            [config.store_dir.canonicalize().ok(), std::path::absolute(&config.store_dir).ok()]
+                .into_iter()
+                .flatten()
+                .map(|p| p.display().to_string())
+                .collect();
+        // The longest first, so a path is never half replaced.
+        store_paths.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        store_paths.dedup();
         Ok(Library {
+            store_paths,
             config,
             store: Mutex::new(store),
             loaded: Mutex::new(HashMap::new()),
@@ -153,19 +176,35 @@ impl Library {
 
     /// Ingests `path` (which must lie under an allowed root) as the document
     /// `name` and saves it unless the stored one is the same; returns the
-    /// workspace and whether anything changed.
+    /// workspace and whether anything changed. A read-only server writes
+    /// nothing: it only opens a stored document whose content is the same.
     pub fn index_path(&self, path: &Path, name: Option<&str>) -> Result<(Arc<Workspace>, bool), McpError> {
-        let resolved = path.canonicalize().map_err(|e| McpError::Path(format!("{}: {e}", path.display())))?;
+        let not_allowed = || McpError::NotAllowed(path.display().to_string());
+        let resolved = path.canonicalize().map_err(|_| not_allowed())?;
         if !self.config.allowed_roots.iter().any(|root| resolved.starts_with(root)) {
-            return Err(McpError::NotAllowed(path.display().to_string()));
+            return Err(not_allowed());
         }
         let name = name.map_or_else(|| ucp_ingest::default_name(&resolved), str::to_owned);
-        let ingested = ucp_ingest::ingest(&[resolved], &name, &ucp_ingest::IngestOptions::default(), &())?;
+        ucp_store::check_document_name(&name)?;
+        let ingested =
+            ucp_ingest::ingest(std::slice::from_ref(&resolved), &name, &ucp_ingest::IngestOptions::default(), &())
+                // The client named `path`: the error says that, not where it resolved to.
+                .map_err(|e| {
+                    McpError::Path(e.to_string().replace(&resolved.display().to_string(), &path.display().to_string()))
+                })?;
         let changed = {
             let mut store = lock(&self.store);
             let stored =
                 store.documents()?.iter().any(|d| d.name == name).then(|| store.load_document(&name)).transpose()?;
+            let exists = stored.is_some();
             let changed = !stored.is_some_and(|stored| stored.same_content(&ingested.document));
+            if changed && self.config.read_only {
+                let why = if exists { "differs from the stored document" } else { "is not stored as the document" };
+                return Err(McpError::ReadOnly(format!(
+                    "{} {why} {name:?}, and nothing may be indexed (open a stored document by name instead)",
+                    path.display()
+                )));
+            }
             if changed {
                 store.save_document(&ingested.document)?;
             }
@@ -181,14 +220,65 @@ impl Library {
         }
     }
 
-    /// A new session for one client in `workspace`.
+    /// The text a client is shown for `error`: the full error goes to the
+    /// server's log, and the store's place on the host is hidden.
+    pub fn client_message(&self, error: &McpError) -> String {
+        let text = error.to_string();
+        tracing::info!("request failed: {text}");
+        self.store_paths.iter().fold(text, |text, path| text.replace(path.as_str(), "<store>"))
+    }
+
+    /// A new session for one client in `workspace` (making room, when the
+    /// document is full, by closing the session idle longest).
     pub fn create_session(&self, workspace: &Workspace, name: Option<&str>) -> Result<SessionId, McpError> {
-        Ok(workspace.traversal.create_session(SessionConfig {
-            name: name.map(str::to_owned),
-            limits: self.config.session_limits.clone(),
-            capabilities: self.capabilities(),
-            ..SessionConfig::default()
-        })?)
+        self.making_room(workspace, || {
+            workspace.traversal.create_session(SessionConfig {
+                name: name.map(str::to_owned),
+                limits: self.config.session_limits.clone(),
+                capabilities: self.capabilities(),
+                ..SessionConfig::default()
+            })
+        })
+    }
+
+    /// Runs `open`; when the document has `max_sessions` open, closes the
+    /// session idle longest (at least `evict_idle_after`) and runs it again.
+    fn making_room(
+        &self,
+        workspace: &Workspace,
+        open: impl Fn() -> Result<SessionId, AgentError>,
+    ) -> Result<SessionId, McpError> {
+        match open() {
+            Err(AgentError::MaxSessionsReached(_)) if self.evict_idlest(workspace) => Ok(open()?),
+            opened => Ok(opened?),
+        }
+    }
+
+    /// Closes the session of `workspace` idle longest, if one has been idle
+    /// at least `evict_idle_after`; a named one is saved first, so its
+    /// client (or another) takes it up as it was. Returns whether one went.
+    fn evict_idlest(&self, workspace: &Workspace) -> bool {
+        let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+        let idle_ms = self.config.evict_idle_after.as_millis() as i64;
+        let idlest = workspace
+            .traversal
+            .list_sessions()
+            .into_iter()
+            .filter(|s| now - s.last_active_ms >= idle_ms)
+            .min_by_key(|s| s.last_active_ms);
+        let Some(idlest) = idlest else { return false };
+        if idlest.name.is_some() {
+            if let Err(e) = self.save_session(workspace, idlest.id) {
+                tracing::warn!("session {} not saved, so not closed to make room: {e}", idlest.id);
+                return false;
+            }
+        }
+        tracing::info!(
+            "closed session {} (idle {} ms) to make room for a new one",
+            idlest.id,
+            now - idlest.last_active_ms
+        );
+        workspace.traversal.close_session(idlest.id).is_ok()
     }
 
     fn capabilities(&self) -> Capabilities {
@@ -212,7 +302,7 @@ impl Library {
                 let mut record: SessionRecord =
                     serde_json::from_str(&json).map_err(|e| McpError::Damaged(format!("session {name:?}: {e}")))?;
                 record.capabilities = self.capabilities();
-                Ok(workspace.traversal.restore_session(record)?)
+                self.making_room(workspace, || workspace.traversal.restore_session(record.clone()))
             }
         }
     }

@@ -13,7 +13,10 @@
 //! ```
 
 mod codec;
+mod name;
 mod schema;
+
+pub use name::{check_document_name, MAX_DOCUMENT_NAME_CHARS};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -68,6 +71,14 @@ pub enum StoreError {
         document: String,
         /// What is wrong.
         detail: String,
+    },
+    /// A document name that breaks a rule of [`check_document_name`].
+    #[error("invalid document name {name:?}: {rule}")]
+    InvalidName {
+        /// The name (cut when long).
+        name: String,
+        /// The rule it breaks.
+        rule: String,
     },
     /// The database was written by a newer UCP.
     #[error("store schema version {found} is newer than this ucp supports ({supported}); upgrade ucp")]
@@ -189,6 +200,7 @@ impl Store {
     /// Saves `document` under its name, replacing any document of that name,
     /// in one transaction.
     pub fn save_document(&mut self, document: &Document) -> Result<(), StoreError> {
+        check_document_name(document.name())?;
         let tx = self.conn.transaction().map_err(db("starting a transaction"))?;
         codec::write_document(&tx, document)?;
         tx.commit().map_err(db("committing the document"))
@@ -282,6 +294,7 @@ fn write_with_snapshots(
     document: &Document,
     snapshots: &[Snapshot],
 ) -> Result<(), StoreError> {
+    check_document_name(document.name())?;
     codec::write_document(tx, document)?;
     let stored: Vec<(String, i64)> = {
         let mut query = tx

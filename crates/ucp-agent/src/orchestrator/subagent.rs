@@ -27,9 +27,11 @@ pub(super) fn run(exploration: &Exploration<'_>, task: &ExplorationTask) -> Vec<
             ..SessionLimits::default()
         },
         capabilities: Capabilities::read_only(),
+        // The orchestrator's own work: no client's session slot is taken.
+        internal: true,
         ..SessionConfig::default()
     };
-    // No session (the engine is full): this section goes unexplored.
+    // No session (the engine refused one): this section goes unexplored.
     let session = match traversal.create_session(config) {
         Ok(session) => session,
         Err(e) => {

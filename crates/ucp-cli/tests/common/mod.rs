@@ -2,6 +2,8 @@
 
 #![allow(dead_code)] // each test file takes the helpers it needs
 
+pub mod mcp;
+
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
