@@ -3,6 +3,8 @@
 use std::fmt;
 use std::ops::Range;
 
+use ucm_core::escape_char;
+
 /// One problem found while parsing.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ParseError {
@@ -81,7 +83,7 @@ impl Snippet {
         let mut width_before = 0;
         let mut cut_left = false;
         for c in before.chars().rev() {
-            let width = shown(c).chars().count();
+            let width = escape_char(c).chars().count();
             if width_before + width > CONTEXT_BEFORE {
                 cut_left = true;
                 break;
@@ -96,7 +98,7 @@ impl Snippet {
             indent.push(' ');
         }
         for &c in kept_before.iter().rev() {
-            let escaped = shown(c);
+            let escaped = escape_char(c);
             indent.extend(escaped.chars().map(|e| if e == '\t' { '\t' } else { ' ' }));
             text.push_str(&escaped);
         }
@@ -112,7 +114,7 @@ impl Snippet {
 fn push_within(out: &mut String, part: &str, budget: &mut usize) -> usize {
     let mut written = 0;
     for c in part.chars() {
-        let escaped = shown(c);
+        let escaped = escape_char(c);
         let width = escaped.chars().count();
         if width > *budget {
             out.push('…');
@@ -126,38 +128,10 @@ fn push_within(out: &mut String, part: &str, budget: &mut usize) -> usize {
     written
 }
 
-/// A character as it is safe to show on a terminal: control and invisible
-/// formatting characters become escapes, tabs stay.
-fn shown(c: char) -> std::borrow::Cow<'static, str> {
-    let invisible =
-        matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}');
-    match c {
-        '\t' => "\t".into(),
-        '\0' => "\\0".into(),
-        '\r' => "\\r".into(),
-        '\n' => "\\n".into(),
-        c if (c as u32) < 0x80 && c.is_control() => format!("\\x{:02x}", c as u32).into(),
-        c if c.is_control() || invisible => format!("\\u{{{:x}}}", c as u32).into(),
-        c => {
-            let mut buffer = [0; 4];
-            c.encode_utf8(&mut buffer).to_owned().into()
-        }
-    }
-}
-
 /// `text` with control characters escaped and cut after `max_chars`
 /// characters with `…`, for quoting input inside a message.
 pub(crate) fn excerpt(text: &str, max_chars: usize) -> String {
-    let mut out = String::new();
-    for (i, c) in text.chars().enumerate() {
-        if i == max_chars {
-            out.push('…');
-            break;
-        }
-        let escaped = shown(c);
-        out.push_str(if c == '\t' { "\\t" } else { &escaped });
-    }
-    out
+    ucm_core::printable(text, max_chars).into_owned()
 }
 
 /// A message safe to print: input quoted in it has its control characters
