@@ -137,29 +137,30 @@ impl<'s> Parser<'s> {
     /// `a OR b OR ...` as one n-ary node (a loop, not a recursion per
     /// term); one level of [`Parser::nested`] per parenthesis or NOT.
     pub(super) fn condition(&mut self) -> PResult<Condition> {
-        self.nested(|p| {
-            let first = p.and_condition()?;
-            if !p.eat_operator("OR") {
-                return Ok(first);
-            }
-            let mut terms = vec![first, p.and_condition()?];
-            while p.eat_operator("OR") {
-                terms.push(p.and_condition()?);
-            }
-            Ok(Condition::Or(terms))
-        })
+        self.nested(|p| p.chain("OR", Self::and_condition, Condition::Or))
     }
 
     fn and_condition(&mut self) -> PResult<Condition> {
-        let first = self.unary_condition()?;
-        if !self.eat_operator("AND") {
+        self.chain("AND", Self::unary_condition, Condition::And)
+    }
+
+    /// `operand (OP operand)*` as one n-ary node when there are two or more
+    /// operands (a loop, so a long chain costs no recursion).
+    fn chain(
+        &mut self,
+        op: &str,
+        operand: fn(&mut Self) -> PResult<Condition>,
+        node: fn(Vec<Condition>) -> Condition,
+    ) -> PResult<Condition> {
+        let first = operand(self)?;
+        if !self.eat_operator(op) {
             return Ok(first);
         }
-        let mut terms = vec![first, self.unary_condition()?];
-        while self.eat_operator("AND") {
-            terms.push(self.unary_condition()?);
+        let mut terms = vec![first, operand(self)?];
+        while self.eat_operator(op) {
+            terms.push(operand(self)?);
         }
-        Ok(Condition::And(terms))
+        Ok(node(terms))
     }
 
     /// Eats `AND` / `OR`, which may start the next line (or, inside
