@@ -2,12 +2,13 @@
 //!
 //! The same structure as markdown: h1..h6 open sections; p, pre, ul/ol,
 //! table, blockquote and img become blocks; navigation, scripts, styles and
-//! other page furniture are dropped. Text is kept as plain text with inline
-//! code in backticks.
+//! other page furniture are dropped. A block's text is the page's visible
+//! text: inline elements add no characters and lose none, `<br>` is a line
+//! break, and lists are their items' text, one item per line.
 
 use ego_tree::NodeRef;
 use scraper::{ElementRef, Node, Selector};
-use ucm_core::{Content, MediaKind, Role, TextFormat};
+use ucm_core::{Content, MediaKind, Role};
 
 use crate::html_lines::{self, ElementLines};
 use crate::section::SectionBuilder;
@@ -15,7 +16,7 @@ use crate::section::SectionBuilder;
 /// Element names that never carry content.
 const DROPPED_ELEMENTS: &[&str] = &[
     "script", "style", "nav", "noscript", "template", "svg", "iframe", "form", "button", "select", "input", "header",
-    "footer", "aside", "head", "link", "meta",
+    "footer", "head", "link", "meta",
 ];
 
 /// `class`/`id` tokens of navigation and page furniture.
@@ -25,7 +26,6 @@ const BOILERPLATE_MARKERS: &[&str] = &[
     "navheader",
     "navfooter",
     "navigation",
-    "sidebar",
     "sphinxsidebar",
     "menu",
     "breadcrumb",
@@ -37,6 +37,69 @@ const BOILERPLATE_MARKERS: &[&str] = &[
     "skip-link",
     "cookie-banner",
 ];
+
+/// Elements that browsers lay out as blocks by default.
+const BLOCK_ELEMENTS: &[&str] = &[
+    "address",
+    "article",
+    "aside",
+    "blockquote",
+    "body",
+    "caption",
+    "center",
+    "colgroup",
+    "dd",
+    "details",
+    "dialog",
+    "dir",
+    "div",
+    "dl",
+    "dt",
+    "fieldset",
+    "figcaption",
+    "figure",
+    "footer",
+    "form",
+    "frameset",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "header",
+    "hgroup",
+    "hr",
+    "html",
+    "legend",
+    "li",
+    "listing",
+    "main",
+    "menu",
+    "nav",
+    "ol",
+    "optgroup",
+    "option",
+    "p",
+    "plaintext",
+    "pre",
+    "search",
+    "section",
+    "summary",
+    "table",
+    "tbody",
+    "td",
+    "tfoot",
+    "th",
+    "thead",
+    "tr",
+    "ul",
+    "xmp",
+];
+
+/// Element names and `class`/`id` tokens that are page furniture only when
+/// most of their text is link text (a sidebar of links, not a prose aside).
+const LINK_LIST_MARKERS: &[&str] = &["aside", "sidebar"];
 
 /// `role` attribute values of page furniture.
 const BOILERPLATE_ROLES: &[&str] = &["navigation", "banner", "contentinfo", "search", "menu"];
@@ -156,7 +219,7 @@ impl Page<'_, '_> {
                 self.flush();
                 let level = name.as_bytes()[1] - b'0';
                 let text = inline_text(element);
-                let index = self.builder.push_heading(level, text.clone(), &text.replace('`', ""), self.span(element));
+                let index = self.builder.push_heading(level, Content::plain(text.clone()), &text, self.span(element));
                 if let Some(anchor) = opened_section_id(element) {
                     self.builder.add_anchor(&anchor, index);
                 }
@@ -179,13 +242,13 @@ impl Page<'_, '_> {
                 self.flush();
                 let mut text = String::new();
                 render_list(element, 0, &mut text);
-                self.builder.push(Content::Text { text, format: TextFormat::Markdown }, Role::List, self.span(element))
+                self.builder.push(Content::plain(text), Role::List, self.span(element))
             }
             "table" => {
                 self.flush();
                 self.builder.push(table(element), Role::Table, self.span(element))
             }
-            "blockquote" => {
+            "blockquote" if !holds_blocks(element) => {
                 self.flush();
                 self.builder.push(Content::plain(inline_text(element)), Role::Quote, self.span(element))
             }
@@ -205,7 +268,9 @@ impl Page<'_, '_> {
                 return;
             }
             _ if is_inline(name) => {
-                self.loose.push_text(&inline_text(element), self.line(element));
+                let mut text = String::new();
+                push_inline(*element, &mut text);
+                self.loose.push_text(&text, self.line(element));
                 self.loose.links.extend(links(element));
                 self.pending_anchors.extend(element_ids(element));
                 return;
@@ -234,6 +299,18 @@ impl Page<'_, '_> {
     }
 }
 
+/// Whether an element holds structure that is blocks of its own (a code
+/// block, a list, a definition list, a table, a heading, a section): such
+/// a blockquote is walked like any container, not flattened to one quote.
+fn holds_blocks(element: ElementRef<'_>) -> bool {
+    element.descendants().skip(1).filter_map(|node| node.value().as_element()).any(|el| {
+        matches!(
+            el.name(),
+            "pre" | "ul" | "ol" | "dl" | "table" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "section" | "blockquote"
+        )
+    })
+}
+
 /// Ids (and `<a name>`s) of an element and everything inside it.
 fn element_ids(element: ElementRef<'_>) -> Vec<String> {
     element
@@ -244,39 +321,11 @@ fn element_ids(element: ElementRef<'_>) -> Vec<String> {
         .collect()
 }
 
+/// Whether an element flows inside text. Browsers lay out every element
+/// that HTML does not define as a block (`acronym`, `span`, custom
+/// elements ...) inline, so this is the complement of the block set.
 fn is_inline(name: &str) -> bool {
-    matches!(
-        name,
-        "a" | "abbr"
-            | "b"
-            | "bdi"
-            | "bdo"
-            | "cite"
-            | "code"
-            | "data"
-            | "del"
-            | "dfn"
-            | "em"
-            | "i"
-            | "ins"
-            | "kbd"
-            | "mark"
-            | "q"
-            | "s"
-            | "samp"
-            | "small"
-            | "span"
-            | "strong"
-            | "sub"
-            | "sup"
-            | "time"
-            | "tt"
-            | "u"
-            | "var"
-            | "wbr"
-            | "label"
-            | "font"
-    )
+    !BLOCK_ELEMENTS.contains(&name)
 }
 
 fn is_boilerplate(element: ElementRef<'_>) -> bool {
@@ -287,78 +336,93 @@ fn is_boilerplate(element: ElementRef<'_>) -> bool {
     if el.attr("role").is_some_and(|r| BOILERPLATE_ROLES.contains(&r)) || el.attr("hidden").is_some() {
         return true;
     }
-    let marked = |value: Option<&str>| {
-        value.is_some_and(|v| {
-            v.split_whitespace().any(|t| BOILERPLATE_MARKERS.contains(&t.to_ascii_lowercase().as_str()))
-        })
+    let marked = |markers: &[&str]| {
+        [el.attr("class"), el.attr("id")]
+            .into_iter()
+            .flatten()
+            .flat_map(str::split_whitespace)
+            .any(|token| markers.contains(&token.to_ascii_lowercase().as_str()))
     };
-    marked(el.attr("class")) || marked(el.attr("id"))
+    if marked(BOILERPLATE_MARKERS) {
+        return true;
+    }
+    (LINK_LIST_MARKERS.contains(&el.name()) || marked(LINK_LIST_MARKERS)) && mostly_links(element)
 }
 
-/// Text of an element with inline code in backticks, whitespace collapsed.
+/// Whether at least half of an element's visible text sits inside links.
+fn mostly_links(element: ElementRef<'_>) -> bool {
+    let length = |e: ElementRef<'_>| e.text().map(|t| t.trim().chars().count()).sum::<usize>();
+    let total = length(element);
+    let linked: usize =
+        element.descendants().filter_map(ElementRef::wrap).filter(|e| e.value().name() == "a").map(length).sum();
+    linked * 2 >= total
+}
+
+/// The visible text of an element, whitespace collapsed.
 fn inline_text(element: ElementRef<'_>) -> String {
     let mut out = String::new();
     push_inline(*element, &mut out);
     collapse(&out)
 }
 
+/// Appends the visible text under `node` as it is: inline elements add
+/// nothing, `<br>` and block elements inside are line breaks.
 fn push_inline(node: NodeRef<'_, Node>, out: &mut String) {
     for child in node.children() {
-        match child.value() {
-            Node::Text(text) => out.push_str(text),
-            Node::Element(el) => {
-                let Some(element) = ElementRef::wrap(child) else { continue };
-                if is_boilerplate(element) {
-                    continue;
-                }
-                match el.name() {
-                    "code" | "tt" | "kbd" | "samp" => {
-                        let text: String = element.text().collect();
-                        out.push('`');
-                        out.push_str(text.trim());
-                        out.push('`');
-                    }
-                    "br" => out.push('\n'),
-                    "img" => out.push_str(el.attr("alt").unwrap_or("")),
-                    "p" | "div" | "li" | "tr" | "pre" | "ul" | "ol" | "dd" | "dt" => {
-                        out.push(' ');
-                        push_inline(child, out);
-                        out.push(' ');
-                    }
-                    _ => push_inline(child, out),
-                }
-            }
-            _ => {}
-        }
+        push_node(child, out);
     }
 }
 
-fn render_list(list: ElementRef<'_>, indent: usize, out: &mut String) {
-    let ordered = list.value().name() == "ol";
-    let items = list.children().filter_map(ElementRef::wrap).filter(|e| e.value().name() == "li");
-    for (n, item) in items.enumerate() {
-        let mut text = String::new();
-        let mut nested = Vec::new();
-        for child in item.children() {
-            match ElementRef::wrap(child) {
-                Some(e) if matches!(e.value().name(), "ul" | "ol") => nested.push(e),
-                Some(e) if is_boilerplate(e) => {}
-                Some(e) => push_inline(*e, &mut text),
-                None => {
-                    if let Node::Text(t) = child.value() {
-                        text.push_str(t);
-                    }
+/// Appends the visible text of one node (see [`push_inline`]).
+fn push_node(node: NodeRef<'_, Node>, out: &mut String) {
+    match node.value() {
+        Node::Text(text) => out.push_str(text),
+        Node::Element(el) => {
+            let Some(element) = ElementRef::wrap(node) else { return };
+            if is_boilerplate(element) {
+                return;
+            }
+            match el.name() {
+                "br" => out.push('\n'),
+                "img" => {}
+                name if is_inline(name) => push_inline(node, out),
+                _ => {
+                    out.push('\n');
+                    push_inline(node, out);
+                    out.push('\n');
                 }
             }
         }
-        let marker = if ordered { format!("{}.", n + 1) } else { "-".to_owned() };
-        if !out.is_empty() {
-            out.push('\n');
+        _ => {}
+    }
+}
+
+/// A list as its items' text, one line per item (and per run of an item's
+/// text around a nested list), nested items indented, in document order.
+fn render_list(list: ElementRef<'_>, indent: usize, out: &mut String) {
+    let line = |text: &mut String, out: &mut String| {
+        let text = collapse(&std::mem::take(text));
+        if !text.is_empty() {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&" ".repeat(indent));
+            out.push_str(&text);
         }
-        out.push_str(&format!("{}{marker} {}", " ".repeat(indent), collapse(&text)));
-        for list in nested {
-            render_list(list, indent + 2, out);
+    };
+    let items = list.children().filter_map(ElementRef::wrap).filter(|e| e.value().name() == "li");
+    for item in items {
+        let mut text = String::new();
+        for child in item.children() {
+            match ElementRef::wrap(child) {
+                Some(e) if matches!(e.value().name(), "ul" | "ol") => {
+                    line(&mut text, out);
+                    render_list(e, indent + 2, out);
+                }
+                _ => push_node(child, &mut text),
+            }
         }
+        line(&mut text, out);
     }
 }
 
@@ -445,9 +509,9 @@ mod tests {
             .collect();
         let expected = [
             ("heading1", "# Intro"),
-            ("paragraph", "Use `fs.open` here."),
+            ("paragraph", "Use fs.open here."),
             ("code", "```python\nprint(1)\n```"),
-            ("list", "- one\n  - two\n- three"),
+            ("list", "one\n  two\nthree"),
             ("table", "| k | v |\n| --- | --- |\n| a | 1 |"),
             ("heading2", "## More"),
             ("quote", "quoted"),

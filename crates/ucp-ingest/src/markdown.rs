@@ -115,7 +115,7 @@ fn push_element(
     let index = match tag {
         Tag::Heading { level, .. } => {
             let (source, plain) = inline_source(text, inner);
-            builder.push_heading(level as u8, collapse_whitespace(&source), &plain, span)
+            builder.push_heading(level as u8, Content::markdown(collapse_whitespace(&source)), &plain, span)
         }
         Tag::Paragraph => paragraph(text, &range, inner, span, builder),
         Tag::CodeBlock(kind) => {

@@ -97,13 +97,14 @@ impl SectionBuilder {
         index
     }
 
-    /// Adds a heading and registers its anchor (GitHub-style slug of
-    /// `plain_text`, deduplicated with `-1`, `-2` ...).
-    pub(crate) fn push_heading(&mut self, level: u8, text: String, plain_text: &str, lines: (u32, u32)) -> usize {
+    /// Adds a heading with `content` (its source text) and registers its
+    /// anchor (GitHub-style slug of `plain_text`, deduplicated with `-1`,
+    /// `-2` ...).
+    pub(crate) fn push_heading(&mut self, level: u8, content: Content, plain_text: &str, lines: (u32, u32)) -> usize {
         if self.parsed.title.is_none() && level == 1 {
             self.parsed.title = Some(plain_text.trim().to_owned());
         }
-        let index = self.push(Content::markdown(text), Role::heading(level), lines);
+        let index = self.push(content, Role::heading(level), lines);
         let slug = slugify(plain_text);
         let seen = self.slugs.entry(slug.clone()).or_insert(0);
         let anchor = if *seen == 0 { slug } else { format!("{slug}-{seen}") };
@@ -171,13 +172,13 @@ mod tests {
     #[test]
     fn headings_nest_and_duplicates_get_distinct_ids() {
         let mut b = SectionBuilder::new("".into(), None, 0);
-        let h1 = b.push_heading(1, "Top".into(), "Top", (1, 1));
-        let a = b.push_heading(2, "A".into(), "A", (2, 2));
+        let h1 = b.push_heading(1, Content::markdown("Top"), "Top", (1, 1));
+        let a = b.push_heading(2, Content::markdown("A"), "A", (2, 2));
         let p1 = b.push(Content::markdown("TODO"), Role::Paragraph, (3, 3));
-        let h3 = b.push_heading(3, "Deep".into(), "Deep", (4, 4));
-        let bsec = b.push_heading(2, "B".into(), "B", (5, 5));
+        let h3 = b.push_heading(3, Content::markdown("Deep"), "Deep", (4, 4));
+        let bsec = b.push_heading(2, Content::markdown("B"), "B", (5, 5));
         let p2 = b.push(Content::markdown("TODO"), Role::Paragraph, (6, 6));
-        let dup = b.push_heading(2, "B".into(), "B", (7, 7));
+        let dup = b.push_heading(2, Content::markdown("B"), "B", (7, 7));
         let parsed = b.finish();
         let parent = |i: usize| parsed.blocks[i].parent;
         assert_eq!(parent(h1), None);
