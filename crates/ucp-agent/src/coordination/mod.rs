@@ -56,6 +56,11 @@ impl AgentCoordinator {
         self.discoveries.get(filter)
     }
 
+    /// Removes and returns what `sources` shared (see [`DiscoveryPool::take`]).
+    pub fn take_discoveries(&self, sources: &[SessionId]) -> Vec<Discovery> {
+        self.discoveries.take(sources)
+    }
+
     /// Claims `blocks` for exploration by `session` for `ttl`.
     pub fn claim_exploration(&self, session: SessionId, blocks: &[BlockId], ttl: Duration) -> ClaimResult {
         self.claims.claim(session, blocks, ttl)

@@ -93,15 +93,27 @@ impl DiscoveryFilter {
 
 /// Discoveries shared by the sessions of an engine.
 pub struct DiscoveryPool {
-    entries: RwLock<Vec<Discovery>>,
+    entries: RwLock<Entries>,
     next: AtomicU64,
     clock: fn() -> i64,
 }
 
+/// The pool's list, and the length at which sharing next drops the
+/// expired entries (twice what stayed at the last sweep), so a share costs
+/// O(1) amortized however large the pool grows.
+#[derive(Default)]
+struct Entries {
+    list: Vec<Discovery>,
+    sweep_at: usize,
+}
+
+/// The smallest pool worth sweeping.
+const MIN_SWEEP: usize = 1024;
+
 impl DiscoveryPool {
     /// An empty pool reading time from `clock`.
     pub fn new(clock: fn() -> i64) -> Self {
-        DiscoveryPool { entries: RwLock::new(Vec::new()), next: AtomicU64::new(1), clock }
+        DiscoveryPool { entries: RwLock::new(Entries::default()), next: AtomicU64::new(1), clock }
     }
 
     /// Shares a discovery; returns its sequence number.
@@ -109,10 +121,13 @@ impl DiscoveryPool {
         let now = (self.clock)();
         let ttl = i64::try_from(discovery.ttl.as_millis()).unwrap_or(i64::MAX);
         let mut entries = self.entries.write().unwrap_or_else(|e| e.into_inner());
-        entries.retain(|d| d.expires_ms > now);
+        if entries.list.len() >= entries.sweep_at {
+            entries.list.retain(|d| d.expires_ms > now);
+            entries.sweep_at = (entries.list.len() * 2).max(MIN_SWEEP);
+        }
         // Numbered under the lock, so sequence order is pool order.
         let seq = self.next.fetch_add(1, Ordering::Relaxed);
-        entries.push(Discovery {
+        entries.list.push(Discovery {
             seq,
             source,
             block_ids: discovery.block_ids,
@@ -131,7 +146,7 @@ impl DiscoveryPool {
         let now = (self.clock)();
         let entries = self.entries.read().unwrap_or_else(|e| e.into_inner());
         let mut found: Vec<Discovery> =
-            entries.iter().filter(|d| d.expires_ms > now && filter.accepts(d)).cloned().collect();
+            entries.list.iter().filter(|d| d.expires_ms > now && filter.accepts(d)).cloned().collect();
         if let Some(limit) = filter.limit {
             let cut = found.len().saturating_sub(limit);
             found.drain(..cut);
@@ -139,19 +154,31 @@ impl DiscoveryPool {
         found
     }
 
+    /// Removes the discoveries `sources` shared and returns the live ones,
+    /// oldest first: how a host that ran those sessions for one job (the
+    /// orchestrator) collects their findings without leaving them behind.
+    pub fn take(&self, sources: &[SessionId]) -> Vec<Discovery> {
+        let now = (self.clock)();
+        let mut entries = self.entries.write().unwrap_or_else(|e| e.into_inner());
+        let (taken, kept): (Vec<Discovery>, Vec<Discovery>) =
+            std::mem::take(&mut entries.list).into_iter().partition(|d| sources.contains(&d.source));
+        entries.list = kept;
+        taken.into_iter().filter(|d| d.expires_ms > now).collect()
+    }
+
     /// Drops expired discoveries; returns how many left.
     pub fn expire(&self) -> usize {
         let now = (self.clock)();
         let mut entries = self.entries.write().unwrap_or_else(|e| e.into_inner());
-        let before = entries.len();
-        entries.retain(|d| d.expires_ms > now);
-        before - entries.len()
+        let before = entries.list.len();
+        entries.list.retain(|d| d.expires_ms > now);
+        before - entries.list.len()
     }
 
     /// Live discoveries held.
     pub fn len(&self) -> usize {
         let now = (self.clock)();
-        self.entries.read().unwrap_or_else(|e| e.into_inner()).iter().filter(|d| d.expires_ms > now).count()
+        self.entries.read().unwrap_or_else(|e| e.into_inner()).list.iter().filter(|d| d.expires_ms > now).count()
     }
 
     /// Whether no live discovery is held.
@@ -205,5 +232,30 @@ mod tests {
         assert_eq!(pool.len(), 2, "the 100 ms discovery expired");
         assert_eq!(pool.expire(), 1);
         assert!(pool.get(&DiscoveryFilter::default()).iter().all(|d| d.relevance != DiscoveryRelevance::Low));
+    }
+
+    #[test]
+    fn take_removes_what_the_sources_shared() {
+        let pool = DiscoveryPool::new(clock);
+        let (a, b, c) = (SessionId::from_u128(1), SessionId::from_u128(2), SessionId::from_u128(3));
+        pool.share(a, found(&[1], DiscoveryRelevance::High, 10_000));
+        pool.share(b, found(&[2], DiscoveryRelevance::High, 10_000));
+        pool.share(c, found(&[3], DiscoveryRelevance::High, 10_000));
+        let taken = pool.take(&[a, c]);
+        assert_eq!(taken.iter().map(|d| d.source).collect::<Vec<_>>(), [a, c]);
+        assert_eq!(pool.len(), 1);
+        assert!(pool.take(&[a]).is_empty(), "taken once");
+    }
+
+    #[test]
+    fn a_pool_shared_into_for_long_stays_bounded_by_what_lives() {
+        let pool = DiscoveryPool::new(clock);
+        let a = SessionId::from_u128(1);
+        for _ in 0..10 * MIN_SWEEP {
+            pool.share(a, found(&[1], DiscoveryRelevance::Low, 1));
+            NOW.fetch_add(2, Ordering::SeqCst);
+        }
+        let held = pool.entries.read().unwrap().list.len();
+        assert!(held <= MIN_SWEEP, "{held} entries held, all but one expired");
     }
 }

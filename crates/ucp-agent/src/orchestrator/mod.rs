@@ -24,7 +24,6 @@ use ucm_core::{BlockId, Document, IdMap, IdSet, Role};
 use ucp_context::{segment, Representation};
 use ucp_search::SearchOptions;
 
-use crate::coordination::DiscoveryFilter;
 use crate::error::AgentError;
 use crate::policy::{ExplorationTask, Policy, QueryTerms, TaskOrigin};
 use crate::session::SessionId;
@@ -222,8 +221,9 @@ impl Orchestrator {
             // Not one sub-agent could start: say why rather than return an empty context.
             return Err(refused);
         }
-        let discoveries =
-            coordinator.get_discoveries(&DiscoveryFilter { sources: sessions.clone(), ..DiscoveryFilter::default() });
+        // The sub-agents' findings are this job's alone: taken, not left in
+        // the pool for the engine's lifetime.
+        let discoveries = coordinator.take_discoveries(&sessions);
         for session in &sessions {
             coordinator.forget_session(*session);
         }
