@@ -116,10 +116,10 @@ impl HeuristicPolicy {
 
     /// A block's score: its search hit, and the question's terms its text
     /// and the section's heading path (`heading`, analyzed) hold.
-    fn score(&self, exploration: &Exploration<'_>, heading: &[String], view: &BlockView) -> f64 {
+    fn score(&self, exploration: &Exploration<'_>, heading: u64, view: &BlockView) -> f64 {
         let hit = exploration.task.hits.iter().find(|(b, _)| *b == view.id).map_or(0.0, |(_, s)| *s);
-        let text = QueryTerms::analyze(view.text.as_deref().unwrap_or(""));
-        let coverage = exploration.terms.coverage_of(&[heading, &text]);
+        let terms = exploration.terms;
+        let coverage = terms.coverage_mask(heading | terms.block_mask(view.id, view.text.as_deref().unwrap_or("")));
         self.hit_weight * hit + (1.0 - self.hit_weight) * coverage
     }
 
@@ -127,17 +127,17 @@ impl HeuristicPolicy {
     fn judge_section(&self, exploration: &Exploration<'_>, items: &[Item]) -> Decision {
         let task = exploration.task;
         let seen = Self::seen(items);
-        let heading = QueryTerms::analyze(&task.heading_path.join(" "));
+        let heading = exploration.terms.mask_of(&QueryTerms::analyze(&task.heading_path.join(" ")));
         let mut decision = Decision::default();
         let mut own: Vec<(BlockId, f64, usize)> = seen
             .iter()
             .filter(|s| s.under.is_none())
-            .map(|s| (s.view.id, self.score(exploration, &heading, s.view), s.view.edges))
+            .map(|s| (s.view.id, self.score(exploration, heading, s.view), s.view.edges))
             .collect();
         let best = own.iter().map(|(_, s, _)| *s).fold(0.0, f64::max);
         // The section's heading speaks for the whole section.
         let heading_score = self.hit_weight * task.hits.iter().find(|(b, _)| *b == task.root).map_or(0.0, |h| h.1)
-            + (1.0 - self.hit_weight) * exploration.terms.coverage_of(&[&heading]);
+            + (1.0 - self.hit_weight) * exploration.terms.coverage_mask(heading);
         decision.share.push(block_discovery(task.root, heading_score.max(best), task.root, "section", self.ttl));
         for (block, score, _) in &own {
             decision.share.push(block_discovery(*block, *score, task.root, "section block", self.ttl));
@@ -162,15 +162,15 @@ impl HeuristicPolicy {
             }
         }
         // Subsections that match the question on their own.
-        let mut texts: IdMap<Vec<&str>> = IdMap::default();
+        let mut masks: IdMap<u64> = IdMap::default();
         for s in &seen {
-            if let (Some(under), Some(text)) = (s.under, s.view.text.as_deref()) {
-                texts.entry(under).or_default().push(text);
+            if let Some(under) = s.under {
+                let mask = exploration.terms.block_mask(s.view.id, s.view.text.as_deref().unwrap_or(""));
+                *masks.entry(under).or_default() |= mask;
             }
         }
         for heading in seen.iter().filter(|s| s.under == Some(s.view.id)) {
-            let text = texts.get(&heading.view.id).map_or(String::new(), |t| t.join("\n"));
-            let coverage = exploration.terms.coverage(&text);
+            let coverage = exploration.terms.coverage_mask(masks.get(&heading.view.id).copied().unwrap_or(0));
             if coverage >= self.subsection_coverage {
                 let title = heading.view.text.as_deref().unwrap_or("").trim_start_matches('#').trim().to_owned();
                 let mut heading_path = task.heading_path.clone();
@@ -194,7 +194,7 @@ impl HeuristicPolicy {
         let mut decision = Decision { done: true, ..Decision::default() };
         for (from, view) in items {
             let text = view.text.as_deref().unwrap_or("");
-            let coverage = exploration.terms.coverage(text);
+            let coverage = exploration.terms.coverage_mask(exploration.terms.block_mask(view.id, text));
             if coverage >= self.link_coverage && view.id != task.root {
                 let title = text.lines().next().unwrap_or("").trim_start_matches('#').trim().to_owned();
                 decision.spawn.push(ExplorationTask {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 use ucl_parser::Command;
-use ucm_core::BlockId;
+use ucm_core::{BlockId, IdMap};
 
 use crate::coordination::NewDiscovery;
 use crate::error::AgentError;
@@ -56,19 +56,27 @@ pub enum TaskOrigin {
 }
 
 /// A question's terms with weights: how an agent judges text without a
-/// model.
+/// model. Which terms a text holds is a bit set over the terms (at most
+/// [`QueryTerms::MAX_TERMS`], the weightiest).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct QueryTerms {
     terms: Vec<(String, f64)>,
     total: f64,
+    /// Per block, the terms its text holds, from the search index's
+    /// postings: judging a block is then a lookup, not an analysis of its
+    /// text. `None`: blocks are judged by their text.
+    blocks: Option<IdMap<u64>>,
 }
 
 impl QueryTerms {
+    /// The most terms a question is judged by.
+    pub const MAX_TERMS: usize = 64;
+
     /// The terms of `question` weighted by `weights` (term, idf), as a
     /// search provider reports them; without weights every term of the
     /// search analyzer counts the same.
     pub fn new(question: &str, weights: Vec<(String, f64)>) -> Self {
-        let terms = if weights.is_empty() {
+        let mut terms = if weights.is_empty() {
             let mut terms = ucp_search::analyzer::terms(question);
             terms.sort_unstable();
             terms.dedup();
@@ -76,17 +84,36 @@ impl QueryTerms {
         } else {
             weights
         };
+        if terms.len() > Self::MAX_TERMS {
+            terms.sort_by(|a, b| b.1.total_cmp(&a.1));
+            terms.truncate(Self::MAX_TERMS);
+        }
         let total = terms.iter().map(|(_, w)| w).sum();
-        QueryTerms { terms, total }
+        QueryTerms { terms, total, blocks: None }
+    }
+
+    /// Judges blocks by `term_blocks` (each term with the blocks whose text
+    /// holds it, as [`ucp_search::RagProvider::term_blocks`] reports).
+    pub fn with_term_blocks(mut self, term_blocks: Vec<(String, Vec<BlockId>)>) -> Self {
+        let mut blocks: IdMap<u64> = IdMap::default();
+        for (term, holders) in term_blocks {
+            if let Some(bit) = self.terms.iter().position(|(t, _)| *t == term) {
+                for block in holders {
+                    *blocks.entry(block).or_default() |= 1 << bit;
+                }
+            }
+        }
+        self.blocks = Some(blocks);
+        self
     }
 
     /// The weighted share of the question's terms that occur in `text`
     /// (0..1), analyzed the way search analyzes.
     pub fn coverage(&self, text: &str) -> f64 {
-        self.coverage_of(&[&Self::analyze(text)])
+        self.coverage_mask(self.mask_of(&Self::analyze(text)))
     }
 
-    /// The terms of `text` as [`QueryTerms::coverage_of`] reads them: the
+    /// The terms of `text` as [`QueryTerms::mask_of`] reads them: the
     /// search analyzer's, sorted and deduplicated.
     pub fn analyze(text: &str) -> Vec<String> {
         let mut found = ucp_search::analyzer::terms(text);
@@ -95,19 +122,32 @@ impl QueryTerms {
         found
     }
 
-    /// The weighted share of the question's terms found in any of the
-    /// analyzed texts (see [`QueryTerms::analyze`]), so a text shared by
-    /// many judgements (a heading path) is analyzed once.
-    pub fn coverage_of(&self, analyzed: &[&[String]]) -> f64 {
+    /// The question's terms found in an analyzed text (see
+    /// [`QueryTerms::analyze`]), as a bit set.
+    pub fn mask_of(&self, analyzed: &[String]) -> u64 {
+        self.terms
+            .iter()
+            .enumerate()
+            .filter(|(_, (t, _))| analyzed.binary_search(t).is_ok())
+            .fold(0, |mask, (bit, _)| mask | 1 << bit)
+    }
+
+    /// The question's terms that block `id`'s text (`text`) holds: looked
+    /// up when the index's postings were given, else analyzed.
+    pub fn block_mask(&self, id: BlockId, text: &str) -> u64 {
+        match &self.blocks {
+            Some(blocks) => blocks.get(&id).copied().unwrap_or(0),
+            None => self.mask_of(&Self::analyze(text)),
+        }
+    }
+
+    /// The weighted share (0..1) of the question's terms in `mask`.
+    pub fn coverage_mask(&self, mask: u64) -> f64 {
         if self.total <= 0.0 {
             return 0.0;
         }
-        let matched: f64 = self
-            .terms
-            .iter()
-            .filter(|(t, _)| analyzed.iter().any(|found| found.binary_search(t).is_ok()))
-            .map(|(_, w)| w)
-            .sum();
+        let matched: f64 =
+            self.terms.iter().enumerate().filter(|(bit, _)| mask & 1 << bit != 0).map(|(_, (_, w))| w).sum();
         matched / self.total
     }
 
@@ -193,5 +233,27 @@ mod tests {
         let plain = QueryTerms::new("Streams buffer?", Vec::new());
         assert!((plain.coverage("a buffer") - 0.5).abs() < 1e-9);
         assert_eq!(QueryTerms::new("the of", Vec::new()).coverage("the of"), 0.0);
+    }
+
+    #[test]
+    fn postings_judge_blocks_like_their_text() {
+        let (a, b) = (BlockId::from_bytes([1; 12]), BlockId::from_bytes([2; 12]));
+        let weights = vec![("highwatermark".into(), 4.0), ("stream".into(), 1.0)];
+        let by_text = QueryTerms::new("", weights.clone());
+        let by_postings = QueryTerms::new("", weights)
+            .with_term_blocks(vec![("stream".into(), vec![a, b]), ("highwatermark".into(), vec![a])]);
+        let text_a = "Set `highWaterMark` on a stream";
+        assert_eq!(by_postings.block_mask(a, ""), by_text.block_mask(a, text_a));
+        assert!((by_postings.coverage_mask(by_postings.block_mask(a, "")) - 1.0).abs() < 1e-9);
+        assert!((by_postings.coverage_mask(by_postings.block_mask(b, "")) - 0.2).abs() < 1e-9);
+        assert_eq!(by_postings.block_mask(BlockId::from_bytes([3; 12]), "stream"), 0, "not in the postings");
+    }
+
+    #[test]
+    fn long_questions_keep_their_weightiest_terms() {
+        let weights: Vec<(String, f64)> = (0..100).map(|n| (format!("t{n:03}"), f64::from(n))).collect();
+        let terms = QueryTerms::new("", weights);
+        assert_eq!(terms.terms.len(), QueryTerms::MAX_TERMS);
+        assert!(terms.terms.iter().all(|(_, w)| *w >= 36.0));
     }
 }

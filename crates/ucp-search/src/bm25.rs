@@ -7,7 +7,7 @@ use std::path::Path;
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STRING};
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+use tantivy::{DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, TERMINATED};
 use ucm_core::BlockId;
 
 use crate::analyzer::{self, ANALYZER};
@@ -153,6 +153,41 @@ impl Bm25 {
             }
         }
         Ok(weights)
+    }
+
+    /// For each distinct term of `text` (as the analyzer makes them), the
+    /// blocks whose text holds it, read from the postings: the cost grows
+    /// with how many blocks the terms occur in, not with the document.
+    pub fn term_blocks(&self, text: &str) -> Result<Vec<(String, Vec<BlockId>)>, SearchError> {
+        let mut terms = analyzer::terms(text);
+        terms.sort_unstable();
+        terms.dedup();
+        let searcher = self.reader.searcher();
+        let mut out = Vec::with_capacity(terms.len());
+        for text in terms {
+            let term = Term::from_field_text(self.fields.searched[0], &text);
+            let mut blocks = Vec::new();
+            for segment in searcher.segment_readers() {
+                let postings = segment.inverted_index(self.fields.searched[0])?;
+                let postings =
+                    postings.read_postings(&term, IndexRecordOption::Basic).map_err(tantivy::TantivyError::from)?;
+                let Some(mut postings) = postings else { continue };
+                let fast = segment.fast_fields();
+                let (hi, lo) = (fast.u64("id_hi")?, fast.u64("id_lo")?);
+                let alive = segment.alive_bitset();
+                let mut doc = postings.doc();
+                while doc != TERMINATED {
+                    if alive.is_none_or(|a| a.is_alive(doc)) {
+                        if let (Some(hi), Some(lo)) = (hi.first(doc), lo.first(doc)) {
+                            blocks.push(join_id(hi, lo));
+                        }
+                    }
+                    doc = postings.advance();
+                }
+            }
+            out.push((text, blocks));
+        }
+        Ok(out)
     }
 
     /// The best `options.limit` blocks for `query`, scores normalized to

@@ -436,6 +436,11 @@ impl RagProvider for SearchIndex {
         self.bm25.term_weights(text).unwrap_or_default()
     }
 
+    fn term_blocks(&self, text: &str) -> Option<Vec<(String, Vec<BlockId>)>> {
+        // A failed read only costs the caller the shortcut.
+        self.bm25.term_blocks(text).ok()
+    }
+
     fn sync(&self, document: &Document) -> Result<(), SearchError> {
         self.sync_with(document, &()).map(drop)
     }

@@ -84,6 +84,14 @@ pub trait RagProvider: Send + Sync {
         Vec::new()
     }
 
+    /// For each distinct term of `text` as the provider analyzes it, the
+    /// blocks whose text holds it (from an inverted index), so that a
+    /// caller judging many blocks against a query need not analyze their
+    /// text. `None`: the provider cannot tell.
+    fn term_blocks(&self, _text: &str) -> Option<Vec<(String, Vec<BlockId>)>> {
+        None
+    }
+
     /// Brings the provider up to date with `document` before a search, after
     /// edits; cheap when nothing changed. Providers over other data ignore it.
     fn sync(&self, _document: &Document) -> Result<(), SearchError> {

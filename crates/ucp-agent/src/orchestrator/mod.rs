@@ -201,7 +201,10 @@ impl Orchestrator {
             provider.sync(doc).map_err(failed)?;
             let options = SearchOptions { limit: self.config.search_limit, ..SearchOptions::default() };
             let hits = pollster::block_on(provider.search(&request.question, &options)).map_err(failed)?;
-            let terms = QueryTerms::new(&request.question, provider.term_weights(&request.question));
+            let mut terms = QueryTerms::new(&request.question, provider.term_weights(&request.question));
+            if let Some(term_blocks) = provider.term_blocks(&request.question) {
+                terms = terms.with_term_blocks(term_blocks);
+            }
             let hit_count = hits.len();
             (plan(doc, &hits.into_iter().map(|h| (h.id, h.score)).collect::<Vec<_>>()), hit_count, terms)
         };

@@ -122,6 +122,10 @@ impl RagProvider for TempIndex {
     fn term_weights(&self, text: &str) -> Vec<(String, f64)> {
         self.index.term_weights(text)
     }
+
+    fn term_blocks(&self, text: &str) -> Option<Vec<(String, Vec<BlockId>)>> {
+        self.index.term_blocks(text)
+    }
 }
 
 /// A traversal with a BM25 index of its document as its search provider.
