@@ -77,10 +77,7 @@ impl QueryTerms {
     /// search analyzer counts the same.
     pub fn new(question: &str, weights: Vec<(String, f64)>) -> Self {
         let mut terms = if weights.is_empty() {
-            let mut terms = ucp_search::analyzer::terms(question);
-            terms.sort_unstable();
-            terms.dedup();
-            terms.into_iter().map(|t| (t, 1.0)).collect()
+            ucp_search::analyzer::distinct_terms(question).into_iter().map(|t| (t, 1.0)).collect()
         } else {
             weights
         };
@@ -116,10 +113,7 @@ impl QueryTerms {
     /// The terms of `text` as [`QueryTerms::mask_of`] reads them: the
     /// search analyzer's, sorted and deduplicated.
     pub fn analyze(text: &str) -> Vec<String> {
-        let mut found = ucp_search::analyzer::terms(text);
-        found.sort_unstable();
-        found.dedup();
-        found
+        ucp_search::analyzer::distinct_terms(text)
     }
 
     /// The question's terms found in an analyzed text (see

@@ -69,6 +69,14 @@ pub fn terms(text: &str) -> Vec<String> {
     collect(&mut CodeTokenizer::analyzing(), text)
 }
 
+/// The distinct terms of `text`, sorted (for lookups by binary search).
+pub fn distinct_terms(text: &str) -> Vec<String> {
+    let mut terms = terms(text);
+    terms.sort_unstable();
+    terms.dedup();
+    terms
+}
+
 /// Every token `tokenizer` makes of `text`, in order.
 fn collect(tokenizer: &mut CodeTokenizer, text: &str) -> Vec<String> {
     let mut stream = tokenizer.token_stream(text);

@@ -140,9 +140,7 @@ impl Bm25 {
     /// The distinct analyzed terms of `text` with their idf in the text
     /// field (terms no block holds are left out).
     pub fn term_weights(&self, text: &str) -> Result<Vec<(String, f64)>, SearchError> {
-        let mut terms = analyzer::terms(text);
-        terms.sort_unstable();
-        terms.dedup();
+        let terms = analyzer::distinct_terms(text);
         let searcher = self.reader.searcher();
         let docs = searcher.num_docs() as f64;
         let mut weights = Vec::with_capacity(terms.len());
@@ -159,9 +157,7 @@ impl Bm25 {
     /// blocks whose text holds it, read from the postings: the cost grows
     /// with how many blocks the terms occur in, not with the document.
     pub fn term_blocks(&self, text: &str) -> Result<Vec<(String, Vec<BlockId>)>, SearchError> {
-        let mut terms = analyzer::terms(text);
-        terms.sort_unstable();
-        terms.dedup();
+        let terms = analyzer::distinct_terms(text);
         let searcher = self.reader.searcher();
         let mut out = Vec::with_capacity(terms.len());
         for text in terms {
@@ -193,9 +189,7 @@ impl Bm25 {
     /// The best `options.limit` blocks for `query`, scores normalized to
     /// 0..1 by the most the query's terms could score.
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>, SearchError> {
-        let mut terms = analyzer::terms(query);
-        terms.sort_unstable();
-        terms.dedup();
+        let terms = analyzer::distinct_terms(query);
         if terms.is_empty() || options.limit == 0 {
             return Ok(Vec::new());
         }
