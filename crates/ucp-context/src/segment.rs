@@ -31,10 +31,18 @@ pub fn title(block: &Block) -> Option<String> {
     })
 }
 
-/// The titled ancestors of a block, outermost first.
+/// The titled ancestors of a block, outermost first. A folder followed by
+/// a file or folder below it is left out: their titles are paths that
+/// already name it (`library > library/csv.html` reads `library/csv.html`).
 pub fn titled_path(doc: &Document, id: BlockId) -> Vec<BlockId> {
-    let mut path: Vec<BlockId> =
-        doc.ancestors(id).filter(|a| !a.is_root() && doc.get(*a).and_then(title).is_some()).collect();
+    let is_path = |b: BlockId| doc.get(b).is_some_and(|b| matches!(b.role(), Some(Role::Directory | Role::File)));
+    let mut path: Vec<BlockId> = Vec::new();
+    for ancestor in doc.ancestors(id).filter(|a| !a.is_root() && doc.get(*a).and_then(title).is_some()) {
+        let named_below = path.last().is_some_and(|&below| is_path(below));
+        if !(named_below && doc.get(ancestor).is_some_and(|b| b.role() == Some(&Role::Directory))) {
+            path.push(ancestor);
+        }
+    }
     path.reverse();
     path
 }

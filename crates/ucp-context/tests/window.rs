@@ -4,7 +4,9 @@ use std::path::Path;
 
 use ucl_parser::{CompressMethod, CtxDirection, IdMapper, Reason, RenderFormat};
 use ucm_core::{BlockId, BpeTokenizer, Document, RemoveMode, Role, Tokenizer};
-use ucp_context::{Action, ContextWindow, Env, ExtractiveSummarizer, Representation, WindowConfig, WindowError};
+use ucp_context::{
+    segment, Action, ContextWindow, Env, ExtractiveSummarizer, Representation, WindowConfig, WindowError,
+};
 
 fn corpus() -> Document {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/node-excerpt");
@@ -204,4 +206,27 @@ fn a_window_survives_a_json_round_trip() {
     assert_eq!(loaded.render(&env, RenderFormat::Default, &mut IdMapper::new()), text);
     assert_eq!(loaded.tokens(), window.tokens());
     assert_eq!(loaded.task(), Some("punycode"));
+}
+
+#[test]
+fn heading_paths_name_a_folder_once_through_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let nested = dir.path().join("corpus/library/io");
+    std::fs::create_dir_all(&nested).unwrap();
+    std::fs::write(nested.join("csv.md"), "# CSV\n\nReading rows.\n").unwrap();
+    let doc = ucp_ingest::ingest(&[dir.path().join("corpus")], "c", &ucp_ingest::IngestOptions::default(), &())
+        .unwrap()
+        .document;
+    let rows = doc.document_order().find(|id| doc.get(*id).is_some_and(|b| b.plain_text() == "Reading rows.")).unwrap();
+    assert_eq!(segment::path_titles(&doc, rows), ["library/io/csv.md", "CSV"]);
+    // A folder's own path still names the folders above it.
+    let io = doc
+        .ancestors(rows)
+        .find(|a| {
+            doc.get(*a).is_some_and(|b| {
+                b.role() == Some(&Role::Directory) && b.metadata.label.as_deref() == Some("library/io")
+            })
+        })
+        .unwrap();
+    assert_eq!(segment::path_titles(&doc, io), ["library"]);
 }
