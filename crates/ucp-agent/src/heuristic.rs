@@ -3,8 +3,9 @@
 //! For a section it issues, round by round:
 //! 1. `EXPAND <section> DOWN MODE=full`: everything the section holds;
 //! 2. scores each of the section's own blocks (those not under a
-//!    subsection heading) by the search hit that led there and by how much
-//!    of the question's weighted terms the block and its heading path hold;
+//!    subsection heading) by the question's ranking of the document's
+//!    blocks, or, for a block it did not rank, by how much of the
+//!    question's weighted terms the block and its heading path hold;
 //!    `CTX ADD`s the relevant ones, shares every own block in the pool with
 //!    its score, queues subsections that match the question as tasks of
 //!    their own, and `FOLLOW`s the links of its best blocks;
@@ -25,8 +26,9 @@ use crate::view::BlockView;
 pub struct HeuristicPolicy {
     /// How deep a section is expanded.
     pub depth: u32,
-    /// Weight of the search hit in a block's score (the rest: term coverage).
-    pub hit_weight: f64,
+    /// Score of a block the question's ranking did not score (a link
+    /// target, a block the ranking left out), per unit of term coverage.
+    pub coverage_weight: f64,
     /// Score from which a block goes into the sub-agent's window.
     pub add_score: f64,
     /// Term coverage from which a subsection becomes a task of its own.
@@ -43,7 +45,7 @@ impl Default for HeuristicPolicy {
     fn default() -> Self {
         HeuristicPolicy {
             depth: 6,
-            hit_weight: 0.5,
+            coverage_weight: 0.5,
             add_score: 0.25,
             subsection_coverage: 0.5,
             link_coverage: 0.4,
@@ -114,13 +116,16 @@ impl HeuristicPolicy {
         out
     }
 
-    /// A block's score: its search hit, and the question's terms its text
-    /// and the section's heading path (`heading`, analyzed) hold.
+    /// A block's score: the question's ranking of it (see [`crate::rank`])
+    /// when it ranked it, else a share of how much of the question's
+    /// weighted terms its text and the section's heading path (`heading`,
+    /// analyzed) hold.
     fn score(&self, exploration: &Exploration<'_>, heading: u64, view: &BlockView) -> f64 {
-        let hit = exploration.task.hits.iter().find(|(b, _)| *b == view.id).map_or(0.0, |(_, s)| *s);
         let terms = exploration.terms;
-        let coverage = terms.coverage_mask(heading | terms.block_mask(view.id, view.text.as_deref().unwrap_or("")));
-        self.hit_weight * hit + (1.0 - self.hit_weight) * coverage
+        terms.ranked(view.id).unwrap_or_else(|| {
+            let text = view.text.as_deref().unwrap_or("");
+            self.coverage_weight * terms.coverage_mask(heading | terms.block_mask(view.id, text))
+        })
     }
 
     /// Round 2: score the section, add, share, queue subsections, follow links.
@@ -136,8 +141,7 @@ impl HeuristicPolicy {
             .collect();
         let best = own.iter().map(|(_, s, _)| *s).fold(0.0, f64::max);
         // The section's heading speaks for the whole section.
-        let heading_score = self.hit_weight * task.hits.iter().find(|(b, _)| *b == task.root).map_or(0.0, |h| h.1)
-            + (1.0 - self.hit_weight) * exploration.terms.coverage_mask(heading);
+        let heading_score = self.coverage_weight * exploration.terms.coverage_mask(heading);
         decision.share.push(block_discovery(task.root, heading_score.max(best), task.root, "section", self.ttl));
         for (block, score, _) in &own {
             decision.share.push(block_discovery(*block, *score, task.root, "section block", self.ttl));

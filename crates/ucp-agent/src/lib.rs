@@ -23,6 +23,7 @@ mod metrics;
 mod navigate;
 mod orchestrator;
 pub mod policy;
+pub mod rank;
 mod reply;
 mod safety;
 mod session;

@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde::Serialize;
 use ucl_parser::Command;
 use ucm_core::{BlockId, IdMap};
+use ucp_search::TermPostings;
 
 use crate::coordination::NewDiscovery;
 use crate::error::AgentError;
@@ -66,6 +67,8 @@ pub struct QueryTerms {
     /// postings: judging a block is then a lookup, not an analysis of its
     /// text. `None`: blocks are judged by their text.
     blocks: Option<IdMap<u64>>,
+    /// The blocks the question's ranking scored (relative to its best, 0..1).
+    ranked: IdMap<f64>,
 }
 
 impl QueryTerms {
@@ -86,22 +89,36 @@ impl QueryTerms {
             terms.truncate(Self::MAX_TERMS);
         }
         let total = terms.iter().map(|(_, w)| w).sum();
-        QueryTerms { terms, total, blocks: None }
+        QueryTerms { terms, total, blocks: None, ranked: IdMap::default() }
     }
 
-    /// Judges blocks by `term_blocks` (each term with the blocks whose text
-    /// holds it, as [`ucp_search::RagProvider::term_blocks`] reports).
-    pub fn with_term_blocks(mut self, term_blocks: Vec<(String, Vec<BlockId>)>) -> Self {
+    /// The terms of `question` as the search index's `postings` of them
+    /// weigh them (their idf); blocks are judged by the postings (the
+    /// blocks whose text holds each term), not by analyzing their text.
+    pub fn from_postings(question: &str, postings: &[TermPostings]) -> Self {
+        let mut terms = QueryTerms::new(question, postings.iter().map(|t| (t.term.clone(), t.idf)).collect());
         let mut blocks: IdMap<u64> = IdMap::default();
-        for (term, holders) in term_blocks {
-            if let Some(bit) = self.terms.iter().position(|(t, _)| *t == term) {
-                for block in holders {
-                    *blocks.entry(block).or_default() |= 1 << bit;
+        for term in postings {
+            if let Some(bit) = terms.terms.iter().position(|(t, _)| *t == term.term) {
+                for (block, _) in &term.text {
+                    *blocks.entry(*block).or_default() |= 1 << bit;
                 }
             }
         }
-        self.blocks = Some(blocks);
+        terms.blocks = Some(blocks);
+        terms
+    }
+
+    /// Remembers the ranking of the document's blocks for the question
+    /// (see [`crate::rank`]), each score relative to the best.
+    pub fn with_ranking(mut self, ranked: &[(BlockId, f64)]) -> Self {
+        self.ranked = ranked.iter().copied().collect();
         self
+    }
+
+    /// The ranking's score of block `id` (0..1), if it ranked it.
+    pub fn ranked(&self, id: BlockId) -> Option<f64> {
+        self.ranked.get(&id).copied()
     }
 
     /// The weighted share of the question's terms that occur in `text`
@@ -234,8 +251,13 @@ mod tests {
         let (a, b) = (BlockId::from_bytes([1; 12]), BlockId::from_bytes([2; 12]));
         let weights = vec![("highwatermark".into(), 4.0), ("stream".into(), 1.0)];
         let by_text = QueryTerms::new("", weights.clone());
-        let by_postings = QueryTerms::new("", weights)
-            .with_term_blocks(vec![("stream".into(), vec![a, b]), ("highwatermark".into(), vec![a])]);
+        let posting = |term: &str, blocks: &[BlockId]| TermPostings {
+            term: term.into(),
+            idf: weights.iter().find(|(t, _)| t == term).unwrap().1,
+            text: blocks.iter().map(|b| (*b, 1)).collect(),
+            headings: Vec::new(),
+        };
+        let by_postings = QueryTerms::from_postings("", &[posting("stream", &[a, b]), posting("highwatermark", &[a])]);
         let text_a = "Set `highWaterMark` on a stream";
         assert_eq!(by_postings.block_mask(a, ""), by_text.block_mask(a, text_a));
         assert!((by_postings.coverage_mask(by_postings.block_mask(a, "")) - 1.0).abs() < 1e-9);

@@ -16,6 +16,7 @@ use crate::error::AgentError;
 use crate::event::{Event, EventBus};
 use crate::metrics::{Metrics, MetricsSnapshot};
 use crate::navigate::Indexes;
+use crate::rank::Layout;
 use crate::safety::{GlobalLimits, TokenBucket};
 use crate::session::{Session, SessionConfig, SessionId, SessionInfo, SessionRecord, SessionState};
 use crate::Step;
@@ -58,6 +59,7 @@ impl Registry {
 pub struct AgentTraversal {
     pub(crate) engine: RwLock<Engine>,
     indexes: Mutex<Option<(u64, Arc<Indexes>)>>,
+    layout: Mutex<Option<(u64, Arc<Layout>)>>,
     pub(crate) search: Option<Arc<dyn RagProvider>>,
     pub(crate) tokenizer: Arc<dyn Tokenizer>,
     pub(crate) summarizer: Arc<dyn Summarizer>,
@@ -93,6 +95,7 @@ impl AgentTraversal {
         AgentTraversal {
             engine: RwLock::new(engine),
             indexes: Mutex::new(None),
+            layout: Mutex::new(None),
             search: None,
             tokenizer: Arc::new(BpeTokenizer::default()),
             summarizer: Arc::new(ExtractiveSummarizer),
@@ -110,6 +113,8 @@ impl AgentTraversal {
     /// Uses `provider` for SEARCH.
     pub fn set_search(&mut self, provider: Arc<dyn RagProvider>) {
         self.search = Some(provider);
+        // The layout holds the lengths the provider measured.
+        *lock(&self.layout) = None;
     }
 
     /// Uses `summarizer` for CTX COMPRESS METHOD=SUMMARIZE.
@@ -149,6 +154,21 @@ impl AgentTraversal {
     /// The engine, consuming the traversal (to save its document).
     pub fn into_engine(self) -> Engine {
         self.engine.into_inner().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The content layout of the current document version (for ranking),
+    /// built on first use.
+    pub(crate) fn layout(&self, doc: &Document) -> Arc<Layout> {
+        let mut cached = lock(&self.layout);
+        match &*cached {
+            Some((version, layout)) if *version == doc.version() => Arc::clone(layout),
+            _ => {
+                let lengths = self.search.as_ref().and_then(|search| search.block_lengths());
+                let layout = Arc::new(Layout::build(doc, lengths.as_deref()));
+                *cached = Some((doc.version(), Arc::clone(&layout)));
+                layout
+            }
+        }
     }
 
     /// Indexes of the current document version, built on first use.

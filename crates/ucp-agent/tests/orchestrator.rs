@@ -8,13 +8,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::searchable;
+use common::{searchable, TempIndex};
 use proptest::prelude::*;
 use ucl_parser::RenderFormat;
 use ucm_core::{BpeTokenizer, Tokenizer};
+use ucm_engine::Engine;
 use ucp_agent::coordination::{DiscoveryRelevance, NewDiscovery};
 use ucp_agent::policy::{Decision, Exploration, HeuristicPolicy, Policy};
-use ucp_agent::{AgentError, ContextRequest, Orchestrator, OrchestratorConfig};
+use ucp_agent::{AgentError, AgentTraversal, ContextRequest, Orchestrator, OrchestratorConfig};
 
 fn heuristic() -> Orchestrator {
     Orchestrator::new(Arc::new(HeuristicPolicy::default()), OrchestratorConfig { agents: 4, ..Default::default() })
@@ -173,4 +174,30 @@ proptest! {
         let total: usize = built.blocks.iter().map(|b| b.tokens).sum();
         prop_assert!(total <= budget);
     }
+}
+
+const POOL: &str = "# Buffer\n\n## Pool size\n\nThe preallocated internal pool that small Buffer instances are sliced from.\n\n\
+    **Default:** `8192`\n\nA Buffer larger than half the pool is never taken from the preallocated pool: it gets memory of its own.\n";
+
+/// The context for `question` over the Buffer page with `neighbour_tokens`.
+fn pool_context(question: &str, budget: usize, neighbour_tokens: usize) -> String {
+    let doc = ucp_ingest::markdown_document("buffer", POOL, &ucp_ingest::IngestOptions::default());
+    let mut traversal = AgentTraversal::new(Engine::new(doc.clone()));
+    traversal.set_search(Arc::new(TempIndex::new(&doc)));
+    let config = OrchestratorConfig { agents: 2, neighbour_tokens, ..Default::default() };
+    let orchestrator = Orchestrator::new(Arc::new(HeuristicPolicy::default()), config);
+    orchestrator.context(&traversal, &request(question, budget, RenderFormat::Markdown)).unwrap().text
+}
+
+#[test]
+fn a_chosen_block_brings_its_short_neighbours() {
+    let question = "How large is the preallocated Buffer pool?";
+    // Room for the best paragraph and one more block: its short neighbour
+    // comes with it, before the next paragraph the ranking prefers.
+    let with = pool_context(question, 46, 40);
+    assert!(with.contains("The preallocated internal pool"), "{with}");
+    assert!(with.contains("**Default:** `8192`"), "{with}");
+    assert!(!with.contains("never taken"), "{with}");
+    let without = pool_context(question, 46, 0);
+    assert!(without.contains("never taken") && !without.contains("`8192`"), "{without}");
 }

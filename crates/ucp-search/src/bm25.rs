@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use tantivy::collector::TopDocs;
+use tantivy::postings::Postings;
 use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STRING};
 use tantivy::{DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, TERMINATED};
@@ -12,7 +13,7 @@ use ucm_core::BlockId;
 
 use crate::analyzer::{self, ANALYZER};
 use crate::catalog::Indexable;
-use crate::{SearchError, SearchHit, SearchOptions};
+use crate::{BlockLengths, SearchError, SearchHit, SearchOptions, TermPostings};
 
 /// tantivy's BM25 `k1`; a term can add at most `idf * (1 + k1)` to a score.
 const K1: f32 = 1.2;
@@ -153,37 +154,82 @@ impl Bm25 {
         Ok(weights)
     }
 
-    /// For each distinct term of `text` (as the analyzer makes them), the
-    /// blocks whose text holds it, read from the postings: the cost grows
-    /// with how many blocks the terms occur in, not with the document.
-    pub fn term_blocks(&self, text: &str) -> Result<Vec<(String, Vec<BlockId>)>, SearchError> {
-        let terms = analyzer::distinct_terms(text);
+    /// For each distinct term of `text` (as the analyzer makes them), its
+    /// idf and the blocks whose text and whose heading path hold it, with
+    /// how often, read from the postings: the cost grows with how many
+    /// blocks the terms occur in, not with the document.
+    pub fn term_postings(&self, text: &str) -> Result<Vec<TermPostings>, SearchError> {
         let searcher = self.reader.searcher();
-        let mut out = Vec::with_capacity(terms.len());
-        for text in terms {
-            let term = Term::from_field_text(self.fields.searched[0], &text);
-            let mut blocks = Vec::new();
-            for segment in searcher.segment_readers() {
-                let postings = segment.inverted_index(self.fields.searched[0])?;
-                let postings =
-                    postings.read_postings(&term, IndexRecordOption::Basic).map_err(tantivy::TantivyError::from)?;
-                let Some(mut postings) = postings else { continue };
-                let fast = segment.fast_fields();
-                let (hi, lo) = (fast.u64("id_hi")?, fast.u64("id_lo")?);
-                let alive = segment.alive_bitset();
-                let mut doc = postings.doc();
-                while doc != TERMINATED {
-                    if alive.is_none_or(|a| a.is_alive(doc)) {
-                        if let (Some(hi), Some(lo)) = (hi.first(doc), lo.first(doc)) {
-                            blocks.push(join_id(hi, lo));
-                        }
-                    }
-                    doc = postings.advance();
-                }
+        let docs = searcher.num_docs() as f64;
+        let [text_field, headings_field, _] = self.fields.searched;
+        let mut out = Vec::new();
+        for term in analyzer::distinct_terms(text) {
+            let text_term = Term::from_field_text(text_field, &term);
+            let df = searcher.doc_freq(&text_term)? as f64;
+            let idf = if df > 0.0 { (1.0 + (docs - df + 0.5) / (df + 0.5)).ln() } else { 0.0 };
+            let text_postings = self.postings(&searcher, text_field, &text_term)?;
+            let headings_postings =
+                self.postings(&searcher, headings_field, &Term::from_field_text(headings_field, &term))?;
+            if text_postings.is_empty() && headings_postings.is_empty() {
+                continue;
             }
-            out.push((text, blocks));
+            out.push(TermPostings { term, idf, text: text_postings, headings: headings_postings });
         }
         Ok(out)
+    }
+
+    /// Every live block's text and heading path length in analyzed terms
+    /// (as BM25 reads them: tantivy's field norms, exact up to 40 terms and
+    /// within a few percent above).
+    pub fn block_lengths(&self) -> Result<Vec<BlockLengths>, SearchError> {
+        let searcher = self.reader.searcher();
+        let [text, headings, _] = self.fields.searched;
+        let mut out = Vec::with_capacity(searcher.num_docs() as usize);
+        for segment in searcher.segment_readers() {
+            let fast = segment.fast_fields();
+            let (hi, lo) = (fast.u64("id_hi")?, fast.u64("id_lo")?);
+            let (text_norms, heading_norms) =
+                (segment.get_fieldnorms_reader(text)?, segment.get_fieldnorms_reader(headings)?);
+            for doc in segment.doc_ids_alive() {
+                if let (Some(hi), Some(lo)) = (hi.first(doc), lo.first(doc)) {
+                    out.push(BlockLengths {
+                        id: join_id(hi, lo),
+                        text: text_norms.fieldnorm(doc),
+                        headings: heading_norms.fieldnorm(doc),
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The live blocks holding `term` in `field`, with its frequency.
+    fn postings(
+        &self,
+        searcher: &tantivy::Searcher,
+        field: Field,
+        term: &Term,
+    ) -> Result<Vec<(BlockId, u32)>, SearchError> {
+        let mut blocks = Vec::new();
+        for segment in searcher.segment_readers() {
+            let index = segment.inverted_index(field)?;
+            let postings =
+                index.read_postings(term, IndexRecordOption::WithFreqs).map_err(tantivy::TantivyError::from)?;
+            let Some(mut postings) = postings else { continue };
+            let fast = segment.fast_fields();
+            let (hi, lo) = (fast.u64("id_hi")?, fast.u64("id_lo")?);
+            let alive = segment.alive_bitset();
+            let mut doc = postings.doc();
+            while doc != TERMINATED {
+                if alive.is_none_or(|a| a.is_alive(doc)) {
+                    if let (Some(hi), Some(lo)) = (hi.first(doc), lo.first(doc)) {
+                        blocks.push((join_id(hi, lo), postings.term_freq()));
+                    }
+                }
+                doc = postings.advance();
+            }
+        }
+        Ok(blocks)
     }
 
     /// The best `options.limit` blocks for `query`, scores normalized to

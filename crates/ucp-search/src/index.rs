@@ -13,8 +13,8 @@ use crate::bm25::Bm25;
 use crate::catalog::{indexables, Catalog, Indexable};
 use crate::vector::{hnsw_threshold, VectorStore};
 use crate::{
-    fuse, EmbedFuture, Embedder, RagCapabilities, RagProvider, SearchError, SearchFuture, SearchHit, SearchOptions,
-    MAX_HITS,
+    fuse, BlockLengths, EmbedFuture, Embedder, RagCapabilities, RagProvider, SearchError, SearchFuture, SearchHit,
+    SearchOptions, TermPostings, MAX_HITS,
 };
 
 /// Bumped whenever the files' layout or analysis changes: older indexes are
@@ -436,9 +436,14 @@ impl RagProvider for SearchIndex {
         self.bm25.term_weights(text).unwrap_or_default()
     }
 
-    fn term_blocks(&self, text: &str) -> Option<Vec<(String, Vec<BlockId>)>> {
+    fn term_postings(&self, text: &str) -> Option<Vec<TermPostings>> {
         // A failed read only costs the caller the shortcut.
-        self.bm25.term_blocks(text).ok()
+        self.bm25.term_postings(text).ok()
+    }
+
+    fn block_lengths(&self) -> Option<Vec<BlockLengths>> {
+        // A failed read only costs the caller exact lengths.
+        self.bm25.block_lengths().ok()
     }
 
     fn sync(&self, document: &Document) -> Result<(), SearchError> {

@@ -42,6 +42,30 @@ pub struct SearchHit {
     pub score: f64,
 }
 
+/// Where one query term occurs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TermPostings {
+    /// The term, as the analyzer makes it.
+    pub term: String,
+    /// How informative it is: BM25's idf over the indexed blocks' text.
+    pub idf: f64,
+    /// Blocks whose text holds it, with the number of occurrences.
+    pub text: Vec<(BlockId, u32)>,
+    /// Blocks whose heading path holds it, with the number of occurrences.
+    pub headings: Vec<(BlockId, u32)>,
+}
+
+/// How long an indexed block is, in analyzed terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockLengths {
+    /// The block.
+    pub id: BlockId,
+    /// Terms of its text.
+    pub text: u32,
+    /// Terms of its heading path.
+    pub headings: u32,
+}
+
 /// What a provider can do.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct RagCapabilities {
@@ -84,11 +108,20 @@ pub trait RagProvider: Send + Sync {
         Vec::new()
     }
 
-    /// For each distinct term of `text` as the provider analyzes it, the
-    /// blocks whose text holds it (from an inverted index), so that a
-    /// caller judging many blocks against a query need not analyze their
+    /// For each distinct term of `text` as the provider analyzes it, where
+    /// it occurs (from an inverted index): the blocks whose text and whose
+    /// heading path hold it, with how often. A caller scoring many blocks,
+    /// windows or sections against a query then needs no analysis of their
     /// text. `None`: the provider cannot tell.
-    fn term_blocks(&self, _text: &str) -> Option<Vec<(String, Vec<BlockId>)>> {
+    fn term_postings(&self, _text: &str) -> Option<Vec<TermPostings>> {
+        None
+    }
+
+    /// Every indexed block's length in analyzed terms, of its text and of
+    /// its heading path (BM25's document lengths), for scoring passages
+    /// made of several blocks the way search scores one. `None`: the
+    /// provider cannot tell.
+    fn block_lengths(&self) -> Option<Vec<BlockLengths>> {
         None
     }
 

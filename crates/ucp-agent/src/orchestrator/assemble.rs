@@ -1,67 +1,45 @@
 //! Assembling one context window from what the sub-agents shared.
 //!
-//! Every block keeps the best score any agent gave it. A first pass spreads
-//! part of the budget over the best block of each section in turn, so the
-//! second half of an answer that lies in another section is not crowded out
-//! by the first. Then sections go in by rank: a small section whole (its text
-//! reads best in one piece), a large one by its blocks that scored, best
-//! first; whatever does not fit is skipped, never cut. In the formats with
-//! ids, sections that were explored but got no room are listed as stubs
-//! (SPEC §6) in a small reserve of the budget, so the agent knows what else
-//! exists and can open it by id. The window bounds the rendering
-//! the request asks for, so the returned text never exceeds the budget.
-
-use std::collections::BTreeMap;
+//! Every block keeps the best score any agent gave it (for the blocks the
+//! question's ranking scored, that score: see [`crate::rank`]). Blocks go in
+//! best first while they fit, each with its short neighbours in its section
+//! (a default, a type, a version note next to a paragraph is often what
+//! answers); whatever does not fit is skipped, never cut, and a cheaper
+//! block further down may still take the room left. Each
+//! block is quoted in full under its section's `§` line, so a block that
+//! answers reads in its place however few of its neighbours made it. In the
+//! formats with ids, sections that were explored but got no room are
+//! listed as stubs (SPEC §6) in a small reserve of the budget, so the agent
+//! knows what else exists and can open it by id. The window bounds the
+//! rendering the request asks for, so the returned text never exceeds the
+//! budget.
 
 use ucl_parser::{IdMapper, Reason, RenderFormat};
-use ucm_core::{BlockId, Document, IdMap, Role};
-use ucp_context::{segment, BudgetFormat, ContextWindow, Env, Representation, WindowConfig};
+use ucm_core::{BlockId, Document, IdMap, IdSet, Role};
+use ucp_context::{BudgetFormat, ContextWindow, Env, Representation, WindowConfig};
 
 use super::{heading_path, BuiltContext, ContextBlock, ContextRequest, OrchestratorConfig};
 use crate::coordination::Discovery;
 use crate::error::AgentError;
 use crate::traversal::AgentTraversal;
 
-/// A section and the scored blocks agents found in it.
-struct Section {
-    root: BlockId,
-    priority: f64,
-    best: f64,
-    /// `(block, score)` in document order.
-    blocks: Vec<(BlockId, f64)>,
-}
-
-/// Groups the discoveries by section, most promising section first: by its
-/// best block's score plus `priority_weight` times its search priority.
-fn sections(doc: &Document, discoveries: &[Discovery], priorities: &IdMap<f64>, priority_weight: f64) -> Vec<Section> {
-    let mut scores: IdMap<(f64, BlockId)> = IdMap::default();
+/// Every block the agents scored with its best score and its section,
+/// best first (ties in id order, so the context is deterministic).
+fn scored_blocks(doc: &Document, discoveries: &[Discovery]) -> Vec<(BlockId, f64, BlockId)> {
+    let mut best: IdMap<(f64, BlockId)> = IdMap::default();
     for discovery in discoveries {
         let section = discovery.metadata.get("section").and_then(|s| s.parse::<BlockId>().ok());
         for block in &discovery.block_ids {
             let section = section.unwrap_or_else(|| super::section_of(doc, *block));
-            let slot = scores.entry(*block).or_insert((discovery.score, section));
+            let slot = best.entry(*block).or_insert((discovery.score, section));
             if discovery.score > slot.0 {
                 *slot = (discovery.score, section);
             }
         }
     }
-    let mut by_section: BTreeMap<BlockId, Vec<(BlockId, f64)>> = BTreeMap::new();
-    for (block, (score, section)) in scores {
-        if doc.contains(block) {
-            by_section.entry(section).or_default().push((block, score));
-        }
-    }
-    let mut out: Vec<Section> = by_section
-        .into_iter()
-        .map(|(root, mut blocks)| {
-            blocks.sort_by_cached_key(|(b, _)| segment::order_key(doc, *b));
-            let best = blocks.iter().map(|(_, s)| *s).fold(0.0, f64::max);
-            let priority = priorities.get(&root).copied().unwrap_or(0.0);
-            Section { root, priority, best, blocks }
-        })
-        .collect();
-    let key = |s: &Section| s.best + priority_weight * s.priority;
-    out.sort_by(|a, b| key(b).total_cmp(&key(a)).then(b.best.total_cmp(&a.best)));
+    let mut out: Vec<(BlockId, f64, BlockId)> =
+        best.into_iter().filter(|(b, _)| doc.contains(*b)).map(|(b, (score, section))| (b, score, section)).collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     out
 }
 
@@ -77,7 +55,6 @@ pub(super) fn assemble(
     config: &OrchestratorConfig,
     request: &ContextRequest,
     discoveries: &[Discovery],
-    priorities: &IdMap<f64>,
 ) -> Result<BuiltContext, AgentError> {
     let engine = traversal.engine();
     let doc = engine.document();
@@ -107,51 +84,42 @@ pub(super) fn assemble(
         }
         Ok(window.get(block).is_some())
     };
-    let sections = sections(doc, discoveries, priorities, config.priority_weight);
-    // Spread: the best block of each section in turn, so that the second
-    // half of an answer in another section is not crowded out by the first.
-    let spread = (request.budget as f64 * config.spread_share) as usize;
-    for section in &sections {
-        if window.tokens() >= spread {
-            break;
+    let scored = scored_blocks(doc, discoveries);
+    // Sections in the order of their best block, for the stubs.
+    let mut sections: Vec<(BlockId, f64)> = Vec::new();
+    let mut listed = IdSet::default();
+    let limit = window.config().max_tokens;
+    let layout = traversal.layout(doc);
+    let short = |id: BlockId| {
+        doc.get(id).is_some_and(|b| b.metadata.tokens.is_some_and(|t| t as usize <= config.neighbour_tokens))
+    };
+    for &(block, score, section) in &scored {
+        if listed.insert(section) {
+            sections.push((section, score));
         }
-        let content = section.blocks.iter().filter(|(b, _)| !is_title(doc, *b));
-        if let Some(&(block, score)) = content.max_by(|a, b| a.1.total_cmp(&b.1)) {
-            if score >= config.min_block_score {
-                admit(&mut window, block, score)?;
+        if score < config.min_block_score || is_title(doc, block) {
+            continue;
+        }
+        // A block's segment holds at least its own tokens: one larger than
+        // the room left is not worth pricing.
+        let room = limit.saturating_sub(window.tokens());
+        let fits = doc.get(block).is_some_and(|b| b.metadata.tokens.is_none_or(|t| t as usize <= room));
+        if fits && admit(&mut window, block, score)? {
+            // The short lines around a block (a default, a type, a version
+            // note) come with it.
+            for neighbour in layout.neighbours(block) {
+                if window.get(neighbour).is_none() && short(neighbour) {
+                    admit(&mut window, neighbour, score)?;
+                }
             }
         }
     }
-    // Depth: sections in order, small ones whole, large ones by their
-    // blocks that scored, best first.
-    let mut unopened = Vec::new();
-    for section in &sections {
-        let content: Vec<(BlockId, f64)> = section.blocks.iter().copied().filter(|(b, _)| !is_title(doc, *b)).collect();
-        let whole: usize =
-            content.iter().filter_map(|(b, _)| doc.get(*b)).map(|b| segment::block_tokens(b, env.tokenizer)).sum();
-        let mut chosen: Vec<(BlockId, f64)> = if whole <= config.section_tokens {
-            content
-        } else {
-            let mut strong: Vec<(BlockId, f64)> =
-                content.into_iter().filter(|(_, s)| *s >= config.min_block_score).collect();
-            strong.sort_by(|a, b| b.1.total_cmp(&a.1));
-            strong
-        };
-        // A section nothing of which scored is not worth its tokens.
-        if section.best < config.min_block_score {
-            chosen.clear();
-        }
-        let mut opened = false;
-        for (block, score) in chosen {
-            opened |= admit(&mut window, block, score)?;
-        }
-        if !opened {
-            unopened.push((section.root, section.best));
-        }
-    }
+    let opened: IdSet =
+        scored.iter().filter(|(b, _, _)| window.get(*b).is_some()).map(|(_, _, section)| *section).collect();
+    let unopened = sections.into_iter().filter(|(section, _)| !opened.contains(section));
     // Stubs of the sections left out, in what the budget keeps for them.
     window.set_limits(&env, request.budget, usize::MAX);
-    for (root, score) in unopened.into_iter().filter(|_| stubs) {
+    for (root, score) in unopened.filter(|_| stubs) {
         if window.add_if_fits(&env, root, Reason::StructuralContext, score, Representation::StructureOnly)?.is_some() {
             relevance.insert(root, score);
         }

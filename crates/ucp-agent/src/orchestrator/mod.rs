@@ -1,8 +1,12 @@
 //! The orchestrator: the best context for a question within a token budget.
 //!
-//! 1. **Search** the engine's provider (hybrid with a model, BM25 without).
-//! 2. **Plan**: group the hits by the section they lie in; each section is an
-//!    [`ExplorationTask`] whose priority is its best hit.
+//! 1. **Rank** the document's blocks for the question at three
+//!    granularities (block, window, section; [`crate::rank`]) from the
+//!    search index's postings; a provider without postings is searched
+//!    instead (hybrid with a model, BM25 without).
+//! 2. **Plan**: group the best ranked blocks by the section they lie in;
+//!    each section is an [`ExplorationTask`] whose priority is its best
+//!    block.
 //! 3. **Explore**: sub-agents on as many threads as there are cores take
 //!    tasks from the coordinator's work queue, each in a session of its own:
 //!    it claims the section, runs the [`Policy`]'s commands, shares what it
@@ -20,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use ucl_parser::RenderFormat;
-use ucm_core::{BlockId, Document, IdMap, IdSet, Role};
+use ucm_core::{BlockId, Document, IdMap, IdSet};
 use ucp_context::{segment, Representation};
 use ucp_search::SearchOptions;
 
@@ -29,32 +33,31 @@ use crate::policy::{ExplorationTask, Policy, QueryTerms, TaskOrigin};
 use crate::session::SessionId;
 use crate::traversal::AgentTraversal;
 
+/// Hits of a semantic search fused into the ranking.
+const SEMANTIC_HITS: usize = 200;
+
 /// Tuning of the orchestrator.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OrchestratorConfig {
     /// Sub-agents running at once (default: the number of cores; never
     /// more than `max_tasks`).
     pub agents: usize,
-    /// Search hits planned from.
+    /// Ranked blocks (or search hits) planned from.
     pub search_limit: usize,
     /// Sections explored at most, spawned ones included.
     pub max_tasks: usize,
     /// Spawned tasks below this priority are not queued.
     pub min_priority: f64,
-    /// A section up to this many tokens goes into the context whole when it
-    /// fits; a larger one contributes its best blocks.
-    pub section_tokens: usize,
-    /// Blocks of a partly taken section need at least this score.
+    /// Blocks need at least this score (relative to the best) to go in;
+    /// 0 fills the budget.
     pub min_block_score: f64,
+    /// A block's neighbours in its section up to this many tokens go in
+    /// with it: the short lines around a paragraph (a default, a type, a
+    /// version note) are often what answers.
+    pub neighbour_tokens: usize,
     /// Share of the budget that stubs of unopened sections may use (in the
     /// formats with ids; a markdown context has no stubs).
     pub stub_share: f64,
-    /// Share of the budget first spread over the best block of each section
-    /// in turn, before sections are taken whole.
-    pub spread_share: f64,
-    /// Weight of a section's search priority next to its best block score
-    /// when sections are ranked.
-    pub priority_weight: f64,
     /// How long a sub-agent's claim on its section lasts.
     pub claim_ttl: Duration,
 }
@@ -66,11 +69,9 @@ impl Default for OrchestratorConfig {
             search_limit: 100,
             max_tasks: 32,
             min_priority: 0.05,
-            section_tokens: 400,
-            min_block_score: 0.2,
+            min_block_score: 0.0,
+            neighbour_tokens: 40,
             stub_share: 0.05,
-            spread_share: 0.4,
-            priority_weight: 0.5,
             claim_ttl: Duration::from_secs(60),
         }
     }
@@ -199,14 +200,28 @@ impl Orchestrator {
             let doc = engine.document();
             let failed = |e: ucp_search::SearchError| AgentError::SearchFailed(e.to_string());
             provider.sync(doc).map_err(failed)?;
-            let options = SearchOptions { limit: self.config.search_limit, ..SearchOptions::default() };
-            let hits = pollster::block_on(provider.search(&request.question, &options)).map_err(failed)?;
-            let mut terms = QueryTerms::new(&request.question, provider.term_weights(&request.question));
-            if let Some(term_blocks) = provider.term_blocks(&request.question) {
-                terms = terms.with_term_blocks(term_blocks);
-            }
-            let hit_count = hits.len();
-            (plan(doc, &hits.into_iter().map(|h| (h.id, h.score)).collect::<Vec<_>>()), hit_count, terms)
+            let search = |limit: usize| -> Result<Vec<(BlockId, f64)>, AgentError> {
+                let options = SearchOptions { limit, ..SearchOptions::default() };
+                let hits = pollster::block_on(provider.search(&request.question, &options)).map_err(failed)?;
+                let best = hits.iter().map(|h| h.score).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+                Ok(hits.into_iter().map(|h| (h.id, h.score / best)).collect())
+            };
+            let (ranked, terms) = match provider.term_postings(&request.question) {
+                // The index's postings: blocks ranked at three granularities,
+                // and by meaning too when the provider has a model.
+                Some(postings) => {
+                    let semantic = if provider.capabilities().semantic { search(SEMANTIC_HITS)? } else { Vec::new() };
+                    let ranked = traversal.layout(doc).rank(&postings, &semantic, self.config.search_limit);
+                    (ranked, QueryTerms::from_postings(&request.question, &postings))
+                }
+                // A provider without postings: its own search's hits.
+                None => (
+                    search(self.config.search_limit)?,
+                    QueryTerms::new(&request.question, provider.term_weights(&request.question)),
+                ),
+            };
+            let terms = terms.with_ranking(&ranked);
+            (plan(doc, &ranked), ranked.len(), terms)
         };
         let search_ms = millis(started);
 
@@ -230,8 +245,7 @@ impl Orchestrator {
         for session in &sessions {
             coordinator.forget_session(*session);
         }
-        let priorities = run.priorities.into_inner().unwrap_or_else(|e| e.into_inner());
-        let mut built = assemble::assemble(traversal, &self.config, request, &discoveries, &priorities)?;
+        let mut built = assemble::assemble(traversal, &self.config, request, &discoveries)?;
         built.hits = hits;
         built.tasks = tasks_run;
         built.agents = self.config.agents.max(1).min(tasks_run);
@@ -244,9 +258,7 @@ impl Orchestrator {
 /// The section a block belongs to: itself when it is a heading or a file,
 /// else its nearest such ancestor (the block itself when it has none).
 pub(crate) fn section_of(doc: &Document, id: BlockId) -> BlockId {
-    let is_section = |b: BlockId| {
-        doc.get(b).is_some_and(|block| block.heading_level().is_some() || block.role() == Some(&Role::File))
-    };
+    let is_section = |b: BlockId| doc.get(b).is_some_and(crate::rank::is_section_root);
     std::iter::once(id).chain(doc.ancestors(id)).find(|b| !b.is_root() && is_section(*b)).unwrap_or(id)
 }
 
@@ -295,8 +307,6 @@ struct Exploration<'a> {
     terms: QueryTerms,
     /// Sections queued so far (never twice).
     queued: Mutex<IdSet>,
-    /// Every section's priority, for the assembler.
-    priorities: Mutex<IdMap<f64>>,
     /// The sub-agents' sessions.
     sessions: Mutex<Vec<SessionId>>,
     /// Why a sub-agent could not open its session (the engine was full).
@@ -317,7 +327,6 @@ impl<'a> Exploration<'a> {
             request,
             terms,
             queued: Mutex::new(IdSet::default()),
-            priorities: Mutex::new(IdMap::default()),
             sessions: Mutex::new(Vec::new()),
             refused: Mutex::new(None),
             started: AtomicUsize::new(0),
@@ -325,7 +334,7 @@ impl<'a> Exploration<'a> {
     }
 
     /// Queues `task` unless its section was queued already or it is too
-    /// weak to bother; records its priority.
+    /// weak to bother.
     fn offer(&self, job: crate::coordination::JobId, task: ExplorationTask) {
         if task.priority < self.orchestrator.config.min_priority {
             return;
@@ -333,7 +342,6 @@ impl<'a> Exploration<'a> {
         if !self.queued.lock().unwrap_or_else(|e| e.into_inner()).insert(task.root) {
             return;
         }
-        self.priorities.lock().unwrap_or_else(|e| e.into_inner()).insert(task.root, task.priority);
         let priority = task.priority;
         self.traversal.coordinator().queue.push(job, task, priority);
     }

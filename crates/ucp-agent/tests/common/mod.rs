@@ -13,7 +13,7 @@ use ucp_agent::{
     AgentError, AgentTraversal, GlobalLimits, RagCapabilities, RagProvider, SearchError, SearchFuture, SearchOptions,
     SessionConfig, SessionId, Step,
 };
-use ucp_search::{SearchConfig, SearchIndex};
+use ucp_search::{BlockLengths, SearchConfig, SearchIndex, TermPostings};
 
 thread_local! {
     static NOW: Cell<i64> = const { Cell::new(1_700_000_000_000) };
@@ -123,8 +123,12 @@ impl RagProvider for TempIndex {
         self.index.term_weights(text)
     }
 
-    fn term_blocks(&self, text: &str) -> Option<Vec<(String, Vec<BlockId>)>> {
-        self.index.term_blocks(text)
+    fn term_postings(&self, text: &str) -> Option<Vec<TermPostings>> {
+        self.index.term_postings(text)
+    }
+
+    fn block_lengths(&self) -> Option<Vec<BlockLengths>> {
+        self.index.block_lengths()
     }
 }
 
