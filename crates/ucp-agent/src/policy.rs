@@ -28,8 +28,8 @@ pub struct ExplorationTask {
     pub root: BlockId,
     /// Titles of the section and the headings above it, outermost first.
     pub heading_path: Vec<String>,
-    /// Search hits inside the section with their scores relative to the
-    /// best hit of the search (0..1).
+    /// The best ranked blocks (or search hits) inside the section, with
+    /// their scores relative to the best (0..1): where a policy may start.
     pub hits: Vec<(BlockId, f64)>,
     /// How promising the section is (0..1); the queue serves the most
     /// promising first.

@@ -13,9 +13,10 @@
 //!    text and heading path hold.
 //!
 //! Term frequencies come from the search index's postings
-//! ([`ucp_search::TermPostings`]) and lengths from the blocks' token counts,
-//! so nothing is analyzed again: the cost follows the postings of the
-//! question's terms, not the size of the sections or pages they fall in.
+//! ([`ucp_search::TermPostings`]) and lengths from its field norms, so
+//! nothing is analyzed again: the scoring work follows the postings of the
+//! question's terms, not the size of the sections or pages they fall in
+//! (the per-block score arrays are zeroed once per question).
 //! The [`Layout`] (content blocks in document order, grouped by section) is
 //! built once per document version.
 
@@ -113,7 +114,12 @@ impl Layout {
         let mut section_slot: IdMap<u32> = IdMap::default();
         for id in doc.document_order() {
             let Some(block) = doc.get(id).filter(|b| is_content(b)) else { continue };
-            let root = super::orchestrator::section_of(doc, id);
+            // Blocks under no heading or file (a single file's preamble, a
+            // file without headings) share their parent as a section.
+            let root = match super::orchestrator::section_of(doc, id) {
+                own if own == id => doc.parent(id).unwrap_or(BlockId::ROOT),
+                section => section,
+            };
             let at = *section_slot.entry(root).or_insert_with(|| {
                 layout.sections.push(Section { blocks: Vec::new(), tokens: 0 });
                 (layout.sections.len() - 1) as u32
@@ -152,16 +158,6 @@ impl Layout {
         blocks[at.saturating_sub(WINDOW)..(at + WINDOW + 1).min(blocks.len())].iter().copied()
     }
 
-    /// How many content blocks the document has.
-    pub fn len(&self) -> usize {
-        self.blocks.len()
-    }
-
-    /// Whether the document has no content block.
-    pub fn is_empty(&self) -> bool {
-        self.blocks.is_empty()
-    }
-
     /// The content blocks right before and after `id` in its section.
     pub fn neighbours(&self, id: BlockId) -> impl Iterator<Item = BlockId> + '_ {
         let place = self.slot.get(&id).map(|&i| self.section[i as usize]);
@@ -179,8 +175,8 @@ impl Layout {
     /// The blocks best matching the question whose terms are `postings`,
     /// best first, at most `limit`, each with its score relative to the
     /// best (1.0 for the first). `hits`, another ranking of blocks with
-    /// scores relative to its best (a semantic search's), adds a fifth
-    /// component, and its blocks are candidates too.
+    /// scores relative to its best (a hybrid search's, with a model), adds
+    /// a fifth component, and its blocks are candidates too.
     pub fn rank(&self, postings: &[TermPostings], hits: &[(BlockId, f64)], limit: usize) -> Vec<(BlockId, f64)> {
         let mut terms: Vec<&TermPostings> = postings.iter().filter(|t| t.idf > 0.0).collect();
         terms.sort_by(|a, b| b.idf.total_cmp(&a.idf));
@@ -241,13 +237,13 @@ impl Layout {
                     if window_tf[j as usize] == 0 {
                         touched_windows.push(j);
                     }
-                    window_tf[j as usize] += tf;
+                    window_tf[j as usize] = window_tf[j as usize].saturating_add(tf);
                 }
                 let section = self.section[i].0 as usize;
                 if section_tf[section] == 0 {
                     touched_sections.push(section as u32);
                 }
-                section_tf[section] += tf;
+                section_tf[section] = section_tf[section].saturating_add(tf);
             }
             // A section's heading path is the path of each of its blocks:
             // counted once for the section.
@@ -272,7 +268,7 @@ impl Layout {
                 if section_tf[s] == 0 {
                     touched_sections.push(s as u32);
                 }
-                section_tf[s] += path_tf[s];
+                section_tf[s] = section_tf[s].saturating_add(path_tf[s]);
                 path_tf[s] = 0;
             }
             for s in touched_sections.drain(..) {
@@ -389,7 +385,7 @@ mod tests {
     fn windows_and_sections_stay_inside_their_section() {
         let doc = guide();
         let layout = Layout::build(&doc, None);
-        assert_eq!(layout.len(), 5);
+        assert_eq!(layout.blocks.len(), 5);
         let errors = layout.slot[&find(&doc, "Errors are emitted")] as usize;
         let window: Vec<BlockId> = layout.window(errors).map(|j| layout.blocks[j as usize]).collect();
         assert_eq!(window, vec![find(&doc, "Errors are emitted"), find(&doc, "A threshold of retries")]);
@@ -399,6 +395,19 @@ mod tests {
         let neighbours: Vec<BlockId> = layout.neighbours(find(&doc, "Past the threshold")).collect();
         assert_eq!(neighbours, vec![find(&doc, "Readable streams"), find(&doc, "The default is")]);
         assert_eq!(layout.neighbours(find(&doc, "Errors are emitted")).count(), 1);
+    }
+
+    #[test]
+    fn blocks_under_no_heading_share_a_window() {
+        let doc = ucp_ingest::markdown_document(
+            "notes",
+            "First note.\n\nSecond note.\n\n# Later\n\nThird.\n",
+            &ucp_ingest::IngestOptions::default(),
+        );
+        let layout = Layout::build(&doc, None);
+        let neighbours: Vec<BlockId> = layout.neighbours(find(&doc, "First note")).collect();
+        assert_eq!(neighbours, vec![find(&doc, "Second note")]);
+        assert_eq!(layout.neighbours(find(&doc, "Third")).count(), 0);
     }
 
     #[test]
@@ -420,6 +429,6 @@ mod tests {
         assert!(layout.rank(&[], &[], 10).is_empty());
         assert!(layout.rank(&postings(&doc, "zebra"), &[], 10).is_empty());
         assert_eq!(layout.rank(&postings(&doc, "stream threshold"), &[], 2).len(), 2);
-        assert!(Layout::build(&Document::new("empty"), None).is_empty());
+        assert!(Layout::build(&Document::new("empty"), None).blocks.is_empty());
     }
 }

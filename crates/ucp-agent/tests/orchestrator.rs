@@ -176,12 +176,12 @@ proptest! {
     }
 }
 
-const POOL: &str = "# Buffer\n\n## Pool size\n\nThe preallocated internal pool that small Buffer instances are sliced from.\n\n\
-    **Default:** `8192`\n\nA Buffer larger than half the pool is never taken from the preallocated pool: it gets memory of its own.\n";
+const CACHE: &str = "# Cache\n\n## Entry limit\n\nThe in-memory cache keeps recently used entries up to a fixed limit.\n\n\
+    **Default:** `512`\n\nAn entry larger than half the cache is never stored in the in-memory cache: it is read again each time.\n";
 
-/// The context for `question` over the Buffer page with `neighbour_tokens`.
-fn pool_context(question: &str, budget: usize, neighbour_tokens: usize) -> String {
-    let doc = ucp_ingest::markdown_document("buffer", POOL, &ucp_ingest::IngestOptions::default());
+/// The context for `question` over the cache page with `neighbour_tokens`.
+fn cache_context(question: &str, budget: usize, neighbour_tokens: usize) -> String {
+    let doc = ucp_ingest::markdown_document("cache", CACHE, &ucp_ingest::IngestOptions::default());
     let mut traversal = AgentTraversal::new(Engine::new(doc.clone()));
     traversal.set_search(Arc::new(TempIndex::new(&doc)));
     let config = OrchestratorConfig { agents: 2, neighbour_tokens, ..Default::default() };
@@ -191,13 +191,13 @@ fn pool_context(question: &str, budget: usize, neighbour_tokens: usize) -> Strin
 
 #[test]
 fn a_chosen_block_brings_its_short_neighbours() {
-    let question = "How large is the preallocated Buffer pool?";
+    let question = "How many entries does the in-memory cache keep?";
     // Room for the best paragraph and one more block: its short neighbour
     // comes with it, before the next paragraph the ranking prefers.
-    let with = pool_context(question, 46, 40);
-    assert!(with.contains("The preallocated internal pool"), "{with}");
-    assert!(with.contains("**Default:** `8192`"), "{with}");
-    assert!(!with.contains("never taken"), "{with}");
-    let without = pool_context(question, 46, 0);
-    assert!(without.contains("never taken") && !without.contains("`8192`"), "{without}");
+    let with = cache_context(question, 46, 40);
+    assert!(with.contains("keeps recently used entries"), "{with}");
+    assert!(with.contains("**Default:** `512`"), "{with}");
+    assert!(!with.contains("never stored"), "{with}");
+    let without = cache_context(question, 46, 0);
+    assert!(without.contains("never stored") && !without.contains("`512`"), "{without}");
 }

@@ -31,16 +31,24 @@ pub fn title(block: &Block) -> Option<String> {
     })
 }
 
-/// The titled ancestors of a block, outermost first. A folder followed by
-/// a file or folder below it is left out: their titles are paths that
-/// already name it (`library > library/csv.html` reads `library/csv.html`).
+/// The titled ancestors of a block, outermost first. A folder whose path
+/// the label of a file or folder below it (the block itself included)
+/// already starts with is left out: `library > library/csv.html` reads
+/// `library/csv.html`.
 pub fn titled_path(doc: &Document, id: BlockId) -> Vec<BlockId> {
-    let is_path = |b: BlockId| doc.get(b).is_some_and(|b| matches!(b.role(), Some(Role::Directory | Role::File)));
+    let label = |b: BlockId, roles: &[Role]| {
+        doc.get(b).filter(|b| b.role().is_some_and(|r| roles.contains(r))).and_then(|b| b.metadata.label.as_deref())
+    };
     let mut path: Vec<BlockId> = Vec::new();
+    let mut below = label(id, &[Role::Directory, Role::File]);
     for ancestor in doc.ancestors(id).filter(|a| !a.is_root() && doc.get(*a).and_then(title).is_some()) {
-        let named_below = path.last().is_some_and(|&below| is_path(below));
-        if !(named_below && doc.get(ancestor).is_some_and(|b| b.role() == Some(&Role::Directory))) {
+        let named = match (label(ancestor, &[Role::Directory]), below) {
+            (Some(folder), Some(below)) => below.strip_prefix(folder).is_some_and(|rest| rest.starts_with('/')),
+            _ => false,
+        };
+        if !named {
             path.push(ancestor);
+            below = label(ancestor, &[Role::Directory, Role::File]);
         }
     }
     path.reverse();

@@ -165,14 +165,16 @@ impl Bm25 {
         let mut out = Vec::new();
         for term in analyzer::distinct_terms(text) {
             let text_term = Term::from_field_text(text_field, &term);
-            let df = searcher.doc_freq(&text_term)? as f64;
-            let idf = if df > 0.0 { (1.0 + (docs - df + 0.5) / (df + 0.5)).ln() } else { 0.0 };
             let text_postings = self.postings(&searcher, text_field, &text_term)?;
             let headings_postings =
                 self.postings(&searcher, headings_field, &Term::from_field_text(headings_field, &term))?;
             if text_postings.is_empty() && headings_postings.is_empty() {
                 continue;
             }
+            // A term only heading paths hold (a file's name) is weighed by
+            // how many blocks they are the path of.
+            let df = if text_postings.is_empty() { headings_postings.len() } else { text_postings.len() } as f64;
+            let idf = (1.0 + (docs - df + 0.5) / (df + 0.5)).ln().max(0.0);
             out.push(TermPostings { term, idf, text: text_postings, headings: headings_postings });
         }
         Ok(out)

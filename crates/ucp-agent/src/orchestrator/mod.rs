@@ -33,8 +33,8 @@ use crate::policy::{ExplorationTask, Policy, QueryTerms, TaskOrigin};
 use crate::session::SessionId;
 use crate::traversal::AgentTraversal;
 
-/// Hits of a semantic search fused into the ranking.
-const SEMANTIC_HITS: usize = 200;
+/// Hits of the hybrid search (with a model) fused into the ranking.
+const HYBRID_HITS: usize = 200;
 
 /// Tuning of the orchestrator.
 #[derive(Debug, Clone, PartialEq)]
@@ -208,10 +208,12 @@ impl Orchestrator {
             };
             let (ranked, terms) = match provider.term_postings(&request.question) {
                 // The index's postings: blocks ranked at three granularities,
-                // and by meaning too when the provider has a model.
+                // with the hybrid search's hits when the provider has a model.
                 Some(postings) => {
-                    let semantic = if provider.capabilities().semantic { search(SEMANTIC_HITS)? } else { Vec::new() };
-                    let ranked = traversal.layout(doc).rank(&postings, &semantic, self.config.search_limit);
+                    let hybrid = if provider.capabilities().semantic { search(HYBRID_HITS)? } else { Vec::new() };
+                    // Every candidate keeps its score (so blocks past the
+                    // planned ones are judged on the same scale).
+                    let ranked = traversal.layout(doc).rank(&postings, &hybrid, usize::MAX);
                     (ranked, QueryTerms::from_postings(&request.question, &postings))
                 }
                 // A provider without postings: its own search's hits.
@@ -221,7 +223,8 @@ impl Orchestrator {
                 ),
             };
             let terms = terms.with_ranking(&ranked);
-            (plan(doc, &ranked), ranked.len(), terms)
+            let planned = &ranked[..ranked.len().min(self.config.search_limit)];
+            (plan(doc, planned), planned.len(), terms)
         };
         let search_ms = millis(started);
 
