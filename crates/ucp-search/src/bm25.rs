@@ -58,6 +58,11 @@ fn schema() -> Schema {
     builder.build()
 }
 
+/// BM25's inverse document frequency of a term `df` of `docs` blocks hold.
+fn idf(docs: f64, df: f64) -> f64 {
+    (1.0 + (docs - df + 0.5) / (df + 0.5)).ln()
+}
+
 fn split_id(id: BlockId) -> (u64, u64) {
     let b = id.as_bytes();
     let hi = u64::from_be_bytes(b[..8].try_into().expect("8 bytes"));
@@ -148,7 +153,7 @@ impl Bm25 {
         for term in terms {
             let df = searcher.doc_freq(&Term::from_field_text(self.fields.searched[0], &term))? as f64;
             if df > 0.0 {
-                weights.push((term, (1.0 + (docs - df + 0.5) / (df + 0.5)).ln()));
+                weights.push((term, idf(docs, df)));
             }
         }
         Ok(weights)
@@ -164,17 +169,15 @@ impl Bm25 {
         let [text_field, headings_field, _] = self.fields.searched;
         let mut out = Vec::new();
         for term in analyzer::distinct_terms(text) {
-            let text_term = Term::from_field_text(text_field, &term);
-            let text_postings = self.postings(&searcher, text_field, &text_term)?;
-            let headings_postings =
-                self.postings(&searcher, headings_field, &Term::from_field_text(headings_field, &term))?;
+            let text_postings = self.postings(&searcher, text_field, &term)?;
+            let headings_postings = self.postings(&searcher, headings_field, &term)?;
             if text_postings.is_empty() && headings_postings.is_empty() {
                 continue;
             }
             // A term only heading paths hold (a file's name) is weighed by
             // how many blocks they are the path of.
             let df = if text_postings.is_empty() { headings_postings.len() } else { text_postings.len() } as f64;
-            let idf = (1.0 + (docs - df + 0.5) / (df + 0.5)).ln().max(0.0);
+            let idf = idf(docs, df).max(0.0);
             out.push(TermPostings { term, idf, text: text_postings, headings: headings_postings });
         }
         Ok(out)
@@ -210,8 +213,9 @@ impl Bm25 {
         &self,
         searcher: &tantivy::Searcher,
         field: Field,
-        term: &Term,
+        term: &str,
     ) -> Result<Vec<(BlockId, u32)>, SearchError> {
+        let term = &Term::from_field_text(field, term);
         let mut blocks = Vec::new();
         for segment in searcher.segment_readers() {
             let index = segment.inverted_index(field)?;
