@@ -67,6 +67,34 @@ impl Block {
         }
     }
 
+    /// The first `max_chars` characters of [`Block::plain_text`] on one
+    /// line (runs of whitespace read as one space), with `…` when cut: the
+    /// one preview every listing shows.
+    pub fn preview(&self, max_chars: usize) -> String {
+        let text = self.plain_text();
+        let mut out = String::with_capacity(max_chars.min(text.len()) + 4);
+        let mut space = false;
+        let mut count = 0;
+        for c in text.trim().chars() {
+            if c.is_whitespace() {
+                space = true;
+                continue;
+            }
+            let needed = 1 + usize::from(space);
+            if count + needed > max_chars {
+                out.push('…');
+                break;
+            }
+            if space {
+                out.push(' ');
+            }
+            space = false;
+            out.push(c);
+            count += needed;
+        }
+        out
+    }
+
     /// The block as markdown: what export writes and what token counts measure.
     pub fn to_markdown(&self) -> String {
         crate::render::block_markdown(self)
@@ -94,5 +122,19 @@ mod tests {
         let a = Block::derive_id(&Content::markdown("a\r\nb  "), None, "", 0);
         let b = Block::derive_id(&Content::markdown("a\nb"), None, "", 0);
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn a_preview_is_one_line_cut_with_an_ellipsis() {
+        let block = Block::new(BlockId::ROOT, Content::plain("  one\n\n two\tthree  "), Metadata::default());
+        assert_eq!(block.preview(100), "one two three");
+        assert_eq!(block.preview(5), "one t…");
+        assert_eq!(block.preview(4), "one…");
+        let section = Block::new(
+            BlockId::ROOT,
+            Content::Composite,
+            Metadata { label: Some("Intro".into()), ..Metadata::default() },
+        );
+        assert_eq!(section.preview(100), "Intro");
     }
 }

@@ -26,71 +26,34 @@ mod build;
 mod condition;
 mod error;
 mod form;
+mod history;
 mod outcome;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use ucl_parser::{
     Append, BlockRef, Command, Delete, DeleteMode, Edit, EditOp, Fold, Link, Move, MoveDestination, Prune, PruneTarget,
-    Snapshot as SnapshotCommand, Transaction, Value,
+    Value,
 };
 use ucm_core::{BlockId, Document, Edge, EdgeMetadata, IdSet, RemoveMode, Tokenizer};
 
 use crate::condition::Matcher;
 pub use crate::error::EngineError;
 pub use crate::form::{export_ucl, import_ucl, ImportError};
+use crate::history::{Checkpoint, ScriptScope, Snapshots};
+pub use crate::history::{Kept, ScriptEnd, ScriptRun, Snapshot};
 pub use crate::outcome::{Outcome, SnapshotDiff, SnapshotInfo};
 
 /// The metadata key FOLD sets on blocks whose subtree is collapsed.
 pub const FOLDED_KEY: &str = "folded";
-
-/// A named full copy of a document.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Snapshot {
-    /// Its name.
-    pub name: String,
-    /// What it is for.
-    pub description: Option<String>,
-    /// When it was taken (ms since the Unix epoch).
-    pub created_ms: i64,
-    /// Number of blocks in it.
-    pub blocks: usize,
-    /// The document's JSON form.
-    pub json: Arc<str>,
-}
-
-impl Snapshot {
-    fn info(&self) -> SnapshotInfo {
-        SnapshotInfo {
-            name: self.name.clone(),
-            description: self.description.clone(),
-            created_ms: self.created_ms,
-            blocks: self.blocks,
-        }
-    }
-
-    fn document(&self) -> Result<Document, EngineError> {
-        Document::from_json(&self.json)
-            .map_err(|e| EngineError::SnapshotDamaged { name: self.name.clone(), reason: e.to_string() })
-    }
-}
-
-type Snapshots = BTreeMap<String, Snapshot>;
-
-/// State to return to when a group or transaction is undone.
-struct Checkpoint {
-    name: Option<String>,
-    document: Document,
-    snapshots: Snapshots,
-}
 
 /// Executes edit commands against one document.
 pub struct Engine {
     document: Document,
     snapshots: Snapshots,
     transactions: Vec<Checkpoint>,
-    committed: Option<(Document, Snapshots)>,
+    script: Option<ScriptScope>,
     names: HashMap<String, BlockId>,
     tokenizer: Option<Arc<dyn Tokenizer>>,
     clock: fn() -> i64,
@@ -110,7 +73,7 @@ impl Engine {
             document,
             snapshots: Snapshots::new(),
             transactions: Vec::new(),
-            committed: None,
+            script: None,
             names: HashMap::new(),
             tokenizer: None,
             clock: system_clock,
@@ -151,13 +114,6 @@ impl Engine {
         !self.transactions.is_empty()
     }
 
-    /// The document and snapshots as of the last COMMIT that closed the
-    /// outermost transaction, if any: what a script that later failed may
-    /// still keep.
-    pub fn last_commit(&self) -> Option<(&Document, impl Iterator<Item = &Snapshot>)> {
-        self.committed.as_ref().map(|(document, snapshots)| (document, snapshots.values()))
-    }
-
     /// The document and snapshots, consuming the engine.
     pub fn into_parts(self) -> (Document, Vec<Snapshot>) {
         (self.document, self.snapshots.into_values().collect())
@@ -165,6 +121,9 @@ impl Engine {
 
     /// Runs one command. On error nothing changed.
     pub fn execute(&mut self, command: &Command) -> Result<Outcome, EngineError> {
+        if command.is_edit() {
+            self.enter_edit();
+        }
         let outcome = match command {
             Command::Edit(edit) => self.edit(edit),
             Command::Append(append) => self.append(append),
@@ -193,6 +152,7 @@ impl Engine {
         if outcome.changed() {
             self.document.metadata.modified_ms = (self.clock)();
         }
+        self.note_success(command);
         Ok(outcome)
     }
 
@@ -474,127 +434,6 @@ impl Engine {
             .unwrap_or(ucm_core::Encoding::O200k);
         let tokenizer = self.tokenizer.get_or_insert_with(|| Arc::new(ucm_core::BpeTokenizer::new(encoding)));
         u32::try_from(tokenizer.count(&block.to_markdown())).unwrap_or(u32::MAX)
-    }
-
-    fn snapshot(&mut self, snapshot: &SnapshotCommand) -> Result<Outcome, EngineError> {
-        let get = |snapshots: &Snapshots, name: &str| {
-            snapshots.get(name).cloned().ok_or_else(|| EngineError::SnapshotNotFound(name.to_owned()))
-        };
-        match snapshot {
-            SnapshotCommand::Create { name, properties } => {
-                if self.snapshots.contains_key(name) {
-                    return Err(EngineError::SnapshotExists(name.clone()));
-                }
-                let mut description = None;
-                for (key, value) in properties {
-                    match (key.to_ascii_lowercase().as_str(), value) {
-                        ("description", Value::String(text)) => description = Some(text.clone()),
-                        _ => {
-                            return Err(EngineError::InvalidValue(format!(
-                                "SNAPSHOT CREATE takes description=\"...\", not {key}={value}"
-                            )))
-                        }
-                    }
-                }
-                let snapshot = Snapshot {
-                    name: name.clone(),
-                    description,
-                    created_ms: (self.clock)(),
-                    blocks: self.document.len(),
-                    json: self.document.to_json(false).into(),
-                };
-                let note = format!("took snapshot {name:?} of {} blocks", snapshot.blocks);
-                self.snapshots.insert(name.clone(), snapshot);
-                Ok(Outcome::noted("SNAPSHOT CREATE", note))
-            }
-            SnapshotCommand::Restore(name) => {
-                let restored = get(&self.snapshots, name)?.document()?;
-                let removed: Vec<BlockId> =
-                    self.document.ordered_ids().into_iter().filter(|id| !restored.contains(*id)).collect();
-                let created: Vec<BlockId> =
-                    restored.ordered_ids().into_iter().filter(|id| !self.document.contains(*id)).collect();
-                self.document = restored;
-                Ok(Outcome { created, removed, ..Outcome::noted("SNAPSHOT RESTORE", format!("restored {name:?}")) })
-            }
-            SnapshotCommand::Delete(name) => {
-                self.snapshots.remove(name).ok_or_else(|| EngineError::SnapshotNotFound(name.clone()))?;
-                Ok(Outcome::noted("SNAPSHOT DELETE", format!("deleted snapshot {name:?}")))
-            }
-            SnapshotCommand::List => {
-                let snapshots: Vec<SnapshotInfo> = self.snapshots.values().map(Snapshot::info).collect();
-                let note = if snapshots.is_empty() { Some("no snapshots".to_owned()) } else { None };
-                Ok(Outcome { snapshots, note, ..Outcome::new("SNAPSHOT LIST") })
-            }
-            SnapshotCommand::Diff(a, b) => {
-                let from = get(&self.snapshots, a)?.document()?;
-                let to = get(&self.snapshots, b)?.document()?;
-                Ok(Outcome { diff: Some(form::diff(&from, &to)), ..Outcome::new("SNAPSHOT DIFF") })
-            }
-        }
-    }
-
-    fn transaction(&mut self, transaction: &Transaction) -> Result<Outcome, EngineError> {
-        if self.atomic_depth > 0 {
-            return Err(EngineError::InvalidValue("transactions cannot be opened or closed inside ATOMIC".into()));
-        }
-        let check = |open: &[Checkpoint], named: &Option<String>| -> Result<(), EngineError> {
-            let top = open.last().ok_or(EngineError::NoTransaction)?;
-            match named {
-                Some(name) if top.name.as_ref() != Some(name) => {
-                    Err(EngineError::TransactionMismatch { open: top.name.clone(), named: name.clone() })
-                }
-                _ => Ok(()),
-            }
-        };
-        match transaction {
-            Transaction::Begin { name } => {
-                self.transactions.push(Checkpoint {
-                    name: name.clone(),
-                    document: self.document.clone(),
-                    snapshots: self.snapshots.clone(),
-                });
-                Ok(Outcome::noted("BEGIN TRANSACTION", "transaction open"))
-            }
-            Transaction::Commit { name } => {
-                check(&self.transactions, name)?;
-                self.transactions.pop();
-                if self.transactions.is_empty() {
-                    self.committed = Some((self.document.clone(), self.snapshots.clone()));
-                }
-                Ok(Outcome::noted("COMMIT", "committed"))
-            }
-            Transaction::Rollback { name } => {
-                check(&self.transactions, name)?;
-                let checkpoint = self.transactions.pop().expect("checked above");
-                self.document = checkpoint.document;
-                self.snapshots = checkpoint.snapshots;
-                Ok(Outcome::noted("ROLLBACK", "rolled back: the document is as it was at BEGIN"))
-            }
-        }
-    }
-
-    fn atomic(&mut self, commands: &[Command]) -> Result<Outcome, EngineError> {
-        let document = self.document.clone();
-        let snapshots = self.snapshots.clone();
-        self.atomic_depth += 1;
-        let mut group = Vec::with_capacity(commands.len());
-        let mut failure = None;
-        for (index, command) in commands.iter().enumerate() {
-            match self.execute(command) {
-                Ok(outcome) => group.push(outcome),
-                Err(error) => {
-                    failure = Some(EngineError::Atomic { index: index + 1, source: Box::new(error) });
-                    break;
-                }
-            }
-        }
-        self.atomic_depth -= 1;
-        if let Some(error) = failure {
-            self.document = document;
-            self.snapshots = snapshots;
-            return Err(error);
-        }
-        Ok(Outcome { group, ..Outcome::new("ATOMIC") })
     }
 }
 

@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use ucm_core::{BlockId, Content, EdgeType, Role};
-use ucm_engine::EngineError;
+use ucm_engine::{EngineError, Kept};
 
 #[test]
 fn append_every_content_type() {
@@ -318,7 +318,7 @@ fn transactions_commit_rollback_and_nest() {
     assert_eq!(e.snapshots().count(), 0, "snapshots roll back too");
     run(&mut e, &format!("BEGIN TRANSACTION\nAPPEND {ROOT} text :: \"x\"\nBEGIN TRANSACTION \"inner\"\nAPPEND {ROOT} text :: \"y\"\nROLLBACK \"inner\"\nCOMMIT"));
     assert_eq!(e.document().len(), 2);
-    assert!(e.last_commit().is_some() && !e.in_transaction());
+    assert!(!e.in_transaction());
     assert_eq!(fails(&mut e, "COMMIT").code(), "no_transaction");
     assert_eq!(fails(&mut e, "ROLLBACK").code(), "no_transaction");
     run(&mut e, "BEGIN TRANSACTION \"a\"");
@@ -371,4 +371,37 @@ fn commands_on_a_real_corpus_keep_untouched_ids() {
     let after: ucm_core::IdSet = e.document().ordered_ids().into_iter().collect();
     assert!(before.iter().all(|id| after.contains(id)));
     assert!(e.document().validate().is_valid());
+}
+
+/// The one durability rule: a script's edits stand together, or are undone
+/// back to its last COMMIT, or to before it.
+#[test]
+fn a_failed_script_keeps_nothing_or_its_last_commit() {
+    let script = |source: &str| ucl_parser::parse_commands(source).unwrap();
+    let mut e = engine();
+    let before = e.document().to_json(false);
+
+    let run = e.run_script(&script(&format!("APPEND {ROOT} text :: \"a\"\nDELETE blk_ffffffffffffffffffffffff")));
+    assert_eq!((run.outcomes.len(), run.failure.as_ref().map(|f| f.0)), (1, Some(1)));
+    assert_eq!((run.end.kept, run.end.changed), (Kept::Nothing, false));
+    assert_eq!(e.document().to_json(false), before, "the APPEND before the failure is undone");
+
+    let run = e.run_script(&script(&format!(
+        "BEGIN TRANSACTION\nAPPEND {ROOT} text WITH label=\"kept\" :: \"k\"\nCOMMIT\nAPPEND {ROOT} text :: \"lost\"\nSNAPSHOT CREATE \"s\"\nDELETE blk_ffffffffffffffffffffffff"
+    )));
+    assert_eq!((run.end.kept, run.end.changed), (Kept::LastCommit, true));
+    assert_eq!(e.document().len(), 2, "only the committed block stands");
+    assert_eq!(e.snapshots().count(), 0, "the snapshot after the COMMIT is undone too");
+
+    let after_commit = e.document().to_json(false);
+    let run = e.run_script(&script(&format!("BEGIN TRANSACTION\nAPPEND {ROOT} text :: \"open\"")));
+    assert!(run.failure.is_none() && run.end.open_transaction && !e.in_transaction());
+    assert_eq!(run.end.kept, Kept::Nothing);
+    assert_eq!(e.document().to_json(false), after_commit, "a transaction left open is rolled back");
+
+    let run = e.run_script(&script(&format!("APPEND {ROOT} text :: \"b\"\nSNAPSHOT LIST")));
+    assert_eq!((run.end.kept, run.end.changed), (Kept::Everything, true));
+    assert_eq!(e.document().len(), 3);
+    let run = e.run_script(&script("SNAPSHOT LIST"));
+    assert!(!run.end.changed, "a script that only reads changes nothing");
 }

@@ -87,17 +87,25 @@ pub struct ScriptStep {
     pub result: Result<Step, AgentError>,
 }
 
-/// The commands a script ran, up to and including the first failure.
+/// The commands a script ran, up to and including the first failure, and
+/// what its edits became.
 #[derive(Debug, Default)]
 pub struct ScriptReport {
     /// Commands run.
     pub steps: Vec<ScriptStep>,
+    /// How its edits ended; `None` for a script with no edit command.
+    pub end: Option<ucm_engine::ScriptEnd>,
 }
 
 impl ScriptReport {
-    /// Whether every command succeeded.
+    /// Whether every command succeeded and no transaction was left open.
     pub fn ok(&self) -> bool {
-        self.steps.iter().all(|s| s.result.is_ok())
+        self.steps.iter().all(|s| s.result.is_ok()) && !self.end.is_some_and(|end| end.open_transaction)
+    }
+
+    /// The first failed command and its error.
+    pub fn failure(&self) -> Option<(&ScriptStep, &AgentError)> {
+        self.steps.iter().find_map(|s| s.result.as_ref().err().map(|e| (s, e)))
     }
 }
 
@@ -112,6 +120,9 @@ impl fmt::Display for ScriptReport {
                 Err(error) => write!(f, "{}: {} failed [{}]: {error}", step.line, step.text, error.code())?,
             }
         }
-        Ok(())
+        match self.end {
+            Some(end) if end.kept != ucm_engine::Kept::Everything => write!(f, "\n({})", end.kept.describe()),
+            _ => Ok(()),
+        }
     }
 }

@@ -58,6 +58,10 @@ impl Registry {
 /// ```
 pub struct AgentTraversal {
     pub(crate) engine: RwLock<Engine>,
+    /// Held by a script that edits, and by a lone edit command, for their
+    /// whole run: a failed script's edits are undone by restoring the state
+    /// before it, which must hold no other writer's edit.
+    writer: Mutex<()>,
     indexes: Mutex<Option<(u64, Arc<Indexes>)>>,
     layout: Mutex<Option<(u64, Arc<Layout>)>>,
     pub(crate) search: Option<Arc<dyn RagProvider>>,
@@ -94,6 +98,7 @@ impl AgentTraversal {
         let now = system_clock();
         AgentTraversal {
             engine: RwLock::new(engine),
+            writer: Mutex::new(()),
             indexes: Mutex::new(None),
             layout: Mutex::new(None),
             search: None,
@@ -316,6 +321,18 @@ impl AgentTraversal {
         Ok(())
     }
 
+    /// Makes `hits` a session's last results (for `CTX ADD RESULTS`), as a
+    /// SEARCH for `query` would; the query becomes its task when it has none.
+    pub fn remember_results(&self, id: SessionId, query: &str, hits: &[ucm_core::BlockId]) -> Result<(), AgentError> {
+        let session = self.session(id)?;
+        let mut session = lock(&session);
+        session.last_results = hits.to_vec();
+        if session.window.task().is_none() {
+            session.window.set_task_text(Some(query));
+        }
+        Ok(())
+    }
+
     /// A new subscription to every command's [`Event`].
     pub fn subscribe(&self) -> std::sync::mpsc::Receiver<Event> {
         self.events.subscribe()
@@ -328,6 +345,13 @@ impl AgentTraversal {
 
     /// Runs one command in a session. A failed command changes nothing.
     pub fn execute(&self, id: SessionId, command: &Command) -> Result<Step, AgentError> {
+        let _writer = command.is_edit().then(|| lock(&self.writer));
+        self.execute_held(id, command)
+    }
+
+    /// [`AgentTraversal::execute`] for a caller that holds the writer lock
+    /// when `command` edits.
+    fn execute_held(&self, id: SessionId, command: &Command) -> Result<Step, AgentError> {
         let now = (self.clock)();
         self.rate.take(now)?;
         let session = self.session(id)?;
@@ -372,20 +396,33 @@ impl AgentTraversal {
     }
 
     /// Parses and runs a script in a session, stopping at the first failed
-    /// command (each command before it has taken effect).
+    /// command. The script's edits follow the engine's one rule
+    /// ([`Engine::begin_script`]): when a command fails, or the script
+    /// leaves a transaction open, they are undone back to its last COMMIT
+    /// or to before it; the session's own changes (cursor, window, results)
+    /// stand. A script that edits runs alone among writers.
     pub fn run_script(&self, id: SessionId, source: &str) -> Result<crate::ScriptReport, AgentError> {
         let script = parse_script(source).map_err(|errors| AgentError::Parse(errors.render(source)))?;
+        let edits = script.document.commands.iter().any(Command::is_edit);
+        let _writer = edits.then(|| lock(&self.writer));
+        if edits {
+            self.engine.write().unwrap_or_else(|e| e.into_inner()).begin_script();
+        }
         let mut report = crate::ScriptReport::default();
         let lines = ucl_parser::LineIndex::new(source);
         for (command, span) in script.document.commands.iter().zip(&script.spans) {
             let (line, column) = lines.line_column(source, span.start);
             let text = source[span.clone()].trim().to_owned();
-            let result = self.execute(id, command);
+            let result = self.execute_held(id, command);
             let failed = result.is_err();
             report.steps.push(crate::ScriptStep { line, column, text, result });
             if failed {
                 break;
             }
+        }
+        if edits {
+            let ok = report.ok();
+            report.end = Some(self.engine.write().unwrap_or_else(|e| e.into_inner()).finish_script(ok));
         }
         Ok(report)
     }

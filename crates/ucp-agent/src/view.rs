@@ -81,7 +81,7 @@ pub fn view(doc: &Document, block: &Block, mode: ViewMode, task: Option<&Task>) 
     view.children = doc.children(block.id).len();
     view.edges = edges.outgoing(block.id).len() + edges.incoming(block.id).len();
     view.text = match mode {
-        ViewMode::Preview => Some(preview(block)),
+        ViewMode::Preview => Some(block.preview(PREVIEW_CHARS)),
         ViewMode::Full => Some(segment::full_body(block)),
         _ => None,
     };
@@ -99,29 +99,6 @@ fn adaptive_mode(block: &Block, task: Option<&Task>) -> ViewMode {
     } else {
         ViewMode::Ids
     }
-}
-
-/// The first [`PREVIEW_CHARS`] characters on one line.
-fn preview(block: &Block) -> String {
-    let text = block.plain_text();
-    let mut out = String::with_capacity(PREVIEW_CHARS + 4);
-    let mut space = false;
-    for (count, c) in text.trim().chars().enumerate() {
-        if count == PREVIEW_CHARS {
-            out.push('…');
-            break;
-        }
-        if c.is_whitespace() {
-            space = true;
-            continue;
-        }
-        if space && !out.is_empty() {
-            out.push(' ');
-        }
-        space = false;
-        out.push(c);
-    }
-    out
 }
 
 impl fmt::Display for BlockView {

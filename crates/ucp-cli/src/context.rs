@@ -1,21 +1,16 @@
 //! `ucp context` (the main job) and `ucp eval` (its evaluation harness).
 
 use std::io::IsTerminal as _;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 
-use anyhow::Context as _;
 use clap::ValueEnum;
 use ucl_parser::RenderFormat;
-use ucm_core::{Document, Tokenizer as _};
-use ucm_engine::Engine;
-use ucp_agent::policy::HeuristicPolicy;
-use ucp_agent::{AgentTraversal, ContextRequest, GlobalLimits, Orchestrator, OrchestratorConfig};
+use ucm_core::Tokenizer as _;
 use ucp_eval::{FlatChunks, Orchestrated, Outcome, Ranking};
+use ucp_ingest::DEFAULT_MAX_FILE_SIZE;
 use ucp_search::{load_embedder, Mode};
-use ucp_store::Store;
+use ucp_workspace::{ContextOptions, DEFAULT_BUDGET};
 
-use crate::search::open_index;
 use crate::{print, print_json, Cli};
 
 /// How `ucp context` renders.
@@ -53,7 +48,7 @@ pub(crate) struct ContextArgs {
     #[arg(long, value_name = "PATH")]
     corpus: Option<PathBuf>,
     /// Most tokens of the context (counted exactly, o200k).
-    #[arg(long, default_value_t = 4000, value_name = "TOKENS", value_parser = crate::count_in(1, crate::MAX_BUDGET))]
+    #[arg(long, default_value_t = DEFAULT_BUDGET, value_name = "TOKENS", value_parser = crate::count_in(1, crate::MAX_BUDGET))]
     budget: usize,
     /// How the context is rendered.
     #[arg(long, value_enum, default_value_t = ContextFormat::Markdown)]
@@ -91,60 +86,32 @@ pub(crate) struct EvalArgs {
     per_question: bool,
 }
 
-/// The document `--corpus` names, ingested and saved to the store unless
-/// the stored one is the same.
-fn corpus_document(cli: &Cli, store_dir: &Path, path: &Path) -> anyhow::Result<Document> {
-    let name = cli.doc.clone().unwrap_or_else(|| ucp_ingest::default_name(path));
-    ucp_store::check_document_name(&name)?;
-    let mut store = Store::open(store_dir)?;
-    let ingested = ucp_ingest::ingest(&[path.to_path_buf()], &name, &ucp_ingest::IngestOptions::default(), &())?;
-    let stored = store.documents()?.iter().any(|d| d.name == name).then(|| store.load_document(&name)).transpose()?;
-    if !stored.is_some_and(|stored| stored.same_content(&ingested.document)) {
-        if !cli.json {
-            eprintln!(
-                "ucp: indexing {} as {name} ({} files, {} blocks)",
-                path.display(),
-                ingested.report.files,
-                ingested.document.len()
-            );
-        }
-        store.save_document(&ingested.document).with_context(|| format!("saving {name}"))?;
-    }
-    Ok(ingested.document)
-}
-
-/// A traversal over `doc` with its search index, for one command-line run.
-fn traversal(cli: &Cli, store_dir: &Path, doc: Document) -> anyhow::Result<AgentTraversal> {
-    let (index, _) = open_index(cli, store_dir, &doc, true)?;
-    // A command-line run is a batch, not a server: no rate limit.
-    let limits = GlobalLimits { max_ops_per_second: u32::MAX, ..GlobalLimits::default() };
-    let mut traversal = AgentTraversal::with_limits(Engine::new(doc), limits);
-    traversal.set_search(Arc::new(index));
-    Ok(traversal)
-}
-
-fn orchestrator(agents: Option<usize>) -> Orchestrator {
-    let mut config = OrchestratorConfig::default();
-    if let Some(agents) = agents {
-        config.agents = agents.max(1);
-    }
-    Orchestrator::new(Arc::new(HeuristicPolicy::default()), config)
-}
-
 pub(crate) fn context(cli: &Cli, args: &ContextArgs) -> anyhow::Result<()> {
-    let store_dir = cli.store_dir();
-    let doc = match &args.corpus {
-        Some(path) => corpus_document(cli, &store_dir, path)?,
-        None => {
-            let store = Store::open_existing(&store_dir)?;
-            let name = store.resolve_name(cli.doc.as_deref())?;
-            store.load_document(&name)?
+    let library = cli.library(args.corpus.is_some())?;
+    let workspace = match &args.corpus {
+        Some(path) => {
+            let indexed = library.index(std::slice::from_ref(path), cli.doc.as_deref(), DEFAULT_MAX_FILE_SIZE, &())?;
+            if indexed.changed && !cli.json {
+                eprintln!(
+                    "ucp: indexed {} as {} ({} files, {} blocks)",
+                    path.display(),
+                    indexed.workspace.name(),
+                    indexed.report.files,
+                    indexed.report.blocks
+                );
+            }
+            indexed.workspace
         }
+        None => cli.workspace(&library)?,
     };
-    let name = doc.name().to_owned();
-    let traversal = traversal(cli, &store_dir, doc)?;
-    let request = ContextRequest { question: args.question.clone(), budget: args.budget, format: args.format.into() };
-    let built = orchestrator(args.agents).context(&traversal, &request)?;
+    let name = workspace.name();
+    let options = ContextOptions {
+        budget: args.budget,
+        format: args.format.into(),
+        agents: args.agents,
+        ..ContextOptions::new(args.question.clone())
+    };
+    let built = library.context(&workspace, &options)?;
     if cli.json {
         return print_json(&serde_json::json!({
             "document": name,
@@ -178,10 +145,9 @@ pub(crate) fn eval(cli: &Cli, args: &EvalArgs) -> anyhow::Result<()> {
         anyhow::bail!("--budget needs one or more budgets above 0");
     }
     let questions = ucp_eval::load_questions(&args.questions)?;
-    let store_dir = cli.store_dir();
-    let store = Store::open_existing(&store_dir)?;
-    let name = store.resolve_name(cli.doc.as_deref())?;
-    let doc = store.load_document(&name)?;
+    let library = cli.library(false)?;
+    let workspace = cli.workspace(&library)?;
+    let name = workspace.name();
     let tokenizer = ucm_core::BpeTokenizer::default();
     let chunks = if args.no_baselines {
         None
@@ -190,12 +156,13 @@ pub(crate) fn eval(cli: &Cli, args: &EvalArgs) -> anyhow::Result<()> {
         if embedder.is_some() && !cli.json {
             eprintln!("ucp: indexing the baseline's chunks (embedding them once; later runs reuse them)");
         }
-        let dir = ucp_search::index_dir(&store_dir, &format!("{name}#chunks{}", ucp_eval::CHUNK_TOKENS));
-        Some(FlatChunks::open(&doc, &dir, embedder, Box::new(tokenizer), &())?)
+        let dir = ucp_search::index_dir(library.store_dir(), &format!("{name}#chunks{}", ucp_eval::CHUNK_TOKENS));
+        let engine = workspace.traversal().engine();
+        Some(FlatChunks::open(engine.document(), &dir, embedder, Box::new(tokenizer), &())?)
     };
-    let traversal = traversal(cli, &store_dir, doc)?;
-    let orchestrator = orchestrator(args.agents);
-    let ours = Orchestrated { traversal: &traversal, orchestrator: &orchestrator, format: args.format.into() };
+    let orchestrator = ContextOptions { agents: args.agents, ..ContextOptions::new("") }.orchestrator();
+    let ours =
+        Orchestrated { traversal: workspace.traversal(), orchestrator: &orchestrator, format: args.format.into() };
     let mut systems: Vec<Box<dyn ucp_eval::ContextSystem + '_>> = vec![Box::new(ours)];
     if let Some(chunks) = &chunks {
         systems.push(Box::new(chunks.system(Ranking::Reference)));

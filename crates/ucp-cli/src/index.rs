@@ -1,12 +1,14 @@
-//! `ucp index`: ingest paths and save them to the store in one transaction.
+//! `ucp index`: ingest paths and save them to the store in one transaction
+//! (only a document whose content changed is written).
 
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context as _;
 use indicatif::{ProgressBar, ProgressStyle};
-use ucp_ingest::{IngestOptions, IngestReport, Progress};
+use ucp_ingest::{IngestReport, Progress};
+use ucp_workspace::IndexProgress;
 
 use crate::Cli;
 
@@ -25,24 +27,35 @@ pub(crate) struct IndexArgs {
     max_file_size: u64,
 }
 
-/// Progress on a terminal: a bar over files.
-struct Bar(ProgressBar);
+/// Progress on a terminal: a bar over files; elsewhere, a line on stderr
+/// when the write starts (`store` names where it goes).
+struct Bar {
+    bar: ProgressBar,
+    store: Option<String>,
+}
+
+impl IndexProgress for Bar {
+    fn writing(&self, name: &str, blocks: usize) {
+        match &self.store {
+            Some(store) => eprintln!("ucp: writing {name} ({blocks} blocks) to {store}"),
+            None => self.bar.set_message(format!("writing {blocks} blocks")),
+        }
+    }
+}
 
 impl Progress for Bar {
     fn files_found(&self, count: usize) {
-        self.0.set_length(count as u64);
+        self.bar.set_length(count as u64);
     }
 
     fn file_done(&self, path: &str, _bytes: u64) {
-        self.0.set_message(path.to_owned());
-        self.0.inc(1);
+        self.bar.set_message(path.to_owned());
+        self.bar.inc(1);
     }
 }
 
 pub(crate) fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<()> {
-    let store_dir = cli.store_dir();
-    let mut store = ucp_store::Store::open(&store_dir)?;
-    let options = IngestOptions { max_file_size: args.max_file_size, ..IngestOptions::default() };
+    let library = cli.library(true)?;
     let groups: Vec<(String, Vec<PathBuf>)> = match &args.name {
         Some(name) => vec![(name.clone(), args.paths.clone())],
         None => args.paths.iter().map(|p| (ucp_ingest::default_name(p), vec![p.clone()])).collect(),
@@ -52,9 +65,9 @@ pub(crate) fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<()> {
         ucp_store::check_document_name(name)?;
     }
     let interactive = std::io::stderr().is_terminal() && !cli.json;
+    let announce = (!interactive && !cli.json).then(|| library.store_dir().display().to_string());
     let mut reports = Vec::new();
     for (name, paths) in groups {
-        let started = Instant::now();
         let bar = ProgressBar::new(0);
         if interactive {
             bar.set_style(
@@ -67,23 +80,21 @@ pub(crate) fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<()> {
         } else {
             bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
         }
-        let ingested = ucp_ingest::ingest(&paths, &name, &options, &Bar(bar.clone()))?;
-        let blocks = ingested.document.len();
-        if interactive {
-            bar.set_message(format!("writing {blocks} blocks"));
-        } else if !cli.json {
-            eprintln!("ucp: writing {name} ({blocks} blocks) to {}", store_dir.display());
-        }
-        store.save_document(&ingested.document).with_context(|| format!("saving {name} to {}", store_dir.display()))?;
+        let indexed = library
+            .index(&paths, Some(&name), args.max_file_size, &Bar { bar: bar.clone(), store: announce.clone() })
+            .with_context(|| format!("indexing {name} into {}", library.store_dir().display()))?;
         bar.finish_and_clear();
-        let seconds = started.elapsed().as_secs_f64();
+        let search = indexed.workspace.index_opened();
         if !cli.json {
-            print_summary(&name, &ingested.report, seconds);
-        }
-        let (index, search) = crate::search::open_index(cli, &store_dir, &ingested.document, false)?;
-        if !cli.json {
-            let vectors =
-                if index.embedder().is_some() { format!(", {} embedded", search.embedded) } else { String::new() };
+            print_summary(&name, &indexed.report, indexed.seconds);
+            if !indexed.changed {
+                eprintln!("  unchanged since it was last indexed: nothing written");
+            }
+            let vectors = if indexed.workspace.index().embedder().is_some() {
+                format!(", {} embedded", search.embedded)
+            } else {
+                String::new()
+            };
             eprintln!(
                 "  search index: {} blocks indexed, {} updated, {} removed{vectors} in {:.2}s ({:.1} MB/s)",
                 search.added,
@@ -93,8 +104,9 @@ pub(crate) fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<()> {
                 search.bytes as f64 / 1e6 / search.seconds.max(1e-9)
             );
         }
-        let mut report = report_json(&name, &ingested.report, seconds);
-        report["search"] = serde_json::to_value(&search)?;
+        let mut report = report_json(&name, &indexed.report, indexed.seconds);
+        report["changed"] = indexed.changed.into();
+        report["search"] = serde_json::to_value(search)?;
         reports.push(report);
     }
     if cli.json {

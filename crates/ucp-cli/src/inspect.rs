@@ -1,27 +1,20 @@
 //! Read-only commands: `docs`, `stats`, `tree`, `view`, `export`.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::{bail, Context as _};
+use anyhow::Context as _;
 use serde_json::{json, Value};
 use ucm_core::{printable, Block, BlockId, Document};
-use ucp_store::Store;
+use ucp_workspace::find_block;
 
 use crate::{print, print_json, Cli, ExportFormat, ViewMode};
 
 /// Characters shown by previews.
 const PREVIEW_CHARS: usize = 100;
 
-fn open_store(cli: &Cli) -> anyhow::Result<Store> {
-    Ok(Store::open_existing(cli.store_dir())?)
-}
-
 fn load(cli: &Cli) -> anyhow::Result<Document> {
-    let store = open_store(cli)?;
-    let name = store.resolve_name(cli.doc.as_deref())?;
-    Ok(store.load_document(&name)?)
+    Ok(cli.library(false)?.read_document(None)?)
 }
 
 /// Most characters of a name, title or field shown on one line (escaped
@@ -29,7 +22,7 @@ fn load(cli: &Cli) -> anyhow::Result<Document> {
 pub(crate) const SHOWN_CHARS: usize = 200;
 
 pub(crate) fn docs(cli: &Cli) -> anyhow::Result<()> {
-    let docs = open_store(cli)?.documents()?;
+    let docs = cli.library(false)?.documents()?;
     if cli.json {
         return print_json(&docs);
     }
@@ -52,95 +45,36 @@ pub(crate) fn docs(cli: &Cli) -> anyhow::Result<()> {
 }
 
 pub(crate) fn stats(cli: &Cli) -> anyhow::Result<()> {
-    let doc = load(cli)?;
-    let mut by_role: BTreeMap<String, u64> = BTreeMap::new();
-    let mut tokens_by_role: BTreeMap<String, u64> = BTreeMap::new();
-    for block in doc.blocks() {
-        let role = block.role().map_or("none".to_owned(), ToString::to_string);
-        *by_role.entry(role.clone()).or_default() += 1;
-        *tokens_by_role.entry(role).or_default() += u64::from(block.metadata.tokens.unwrap_or(0));
-    }
-    let mut edges_by_type: BTreeMap<String, u64> = BTreeMap::new();
-    for edge in doc.edges().iter() {
-        *edges_by_type.entry(edge.edge_type.to_string()).or_default() += 1;
-    }
-    let max_depth = max_depth(&doc);
-    let tokens: u64 = tokens_by_role.values().sum();
-    let issues = doc.validate().issues.len();
+    let stats = ucp_workspace::stats(&load(cli)?);
     if cli.json {
-        return print_json(&json!({
-            "name": doc.name(),
-            "title": doc.metadata.title,
-            "tokenizer": doc.metadata.tokenizer,
-            "version": doc.version(),
-            "blocks": doc.len(),
-            "tokens": tokens,
-            "edges": doc.edges().len(),
-            "max_depth": max_depth,
-            "blocks_by_role": by_role,
-            "tokens_by_role": tokens_by_role,
-            "edges_by_type": edges_by_type,
-            "validation_issues": issues,
-        }));
+        return print_json(&stats);
     }
     let mut out = String::new();
-    let _ = writeln!(out, "document   {}", printable(doc.name(), SHOWN_CHARS));
-    let _ = writeln!(out, "title      {}", printable(doc.metadata.title.as_deref().unwrap_or("-"), SHOWN_CHARS));
-    let _ = writeln!(out, "blocks     {}", doc.len());
-    let _ = writeln!(out, "tokens     {tokens} ({})", doc.metadata.tokenizer.as_deref().unwrap_or("not counted"));
-    let _ = writeln!(out, "edges      {}", doc.edges().len());
-    let _ = writeln!(out, "max depth  {max_depth}");
+    let issues = stats.validation_issues;
+    let _ = writeln!(out, "document   {}", printable(&stats.name, SHOWN_CHARS));
+    let _ = writeln!(out, "title      {}", printable(stats.title.as_deref().unwrap_or("-"), SHOWN_CHARS));
+    let _ = writeln!(out, "blocks     {}", stats.blocks);
+    let _ = writeln!(out, "tokens     {} ({})", stats.tokens, stats.tokenizer.as_deref().unwrap_or("not counted"));
+    let _ = writeln!(out, "edges      {}", stats.edges);
+    let _ = writeln!(out, "max depth  {}", stats.max_depth);
     let _ =
         writeln!(out, "valid      {}", if issues == 0 { "yes".to_owned() } else { format!("no ({issues} issues)") });
     let _ = writeln!(out, "by role:");
-    for (role, n) in &by_role {
-        let _ = writeln!(out, "  {role:<14} {n:>8} blocks {:>10} tokens", tokens_by_role[role]);
+    for (role, n) in &stats.blocks_by_role {
+        let _ = writeln!(out, "  {role:<14} {n:>8} blocks {:>10} tokens", stats.tokens_by_role[role]);
     }
-    if !edges_by_type.is_empty() {
+    if !stats.edges_by_type.is_empty() {
         let _ = writeln!(out, "edges by type:");
-        for (edge_type, n) in &edges_by_type {
+        for (edge_type, n) in &stats.edges_by_type {
             let _ = writeln!(out, "  {edge_type:<14} {n:>8}");
         }
     }
     print(&out)
 }
 
-fn max_depth(doc: &Document) -> usize {
-    let mut deepest = 0;
-    let mut stack = vec![(doc.root(), 0usize)];
-    while let Some((id, depth)) = stack.pop() {
-        deepest = deepest.max(depth);
-        stack.extend(doc.children(id).iter().map(|c| (*c, depth + 1)));
-    }
-    deepest
-}
-
-/// Finds a block by full id or `@label`.
-fn find_block(doc: &Document, reference: &str) -> anyhow::Result<BlockId> {
-    if let Some(label) = reference.strip_prefix('@') {
-        let matches: Vec<BlockId> =
-            doc.blocks().filter(|b| b.metadata.label.as_deref() == Some(label)).map(|b| b.id).collect();
-        return match matches.as_slice() {
-            [one] => Ok(*one),
-            [] => bail!("no block is labelled {label:?}"),
-            _ => bail!("{} blocks are labelled {label:?}; use an id", matches.len()),
-        };
-    }
-    let id: BlockId = reference.parse()?;
-    if !doc.contains(id) {
-        bail!("block {id} not found in document {}", doc.name());
-    }
-    Ok(id)
-}
-
-/// A one-line preview of a block.
+/// A one-line preview of a block, safe for a terminal.
 fn preview(block: &Block, chars: usize) -> String {
-    let text = match (&block.content, block.metadata.label.as_deref()) {
-        (ucm_core::Content::Composite, Some(label)) => label.to_owned(),
-        _ => block.to_markdown(),
-    };
-    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    ucm_core::printable(&line, chars).into_owned()
+    printable(&block.preview(chars), chars + 1).into_owned()
 }
 
 fn role_name(block: &Block) -> String {

@@ -1,5 +1,6 @@
-//! `ucp`: the command line. It parses arguments, calls the library crates,
-//! and prints; nothing here is needed to use UCP from Rust.
+//! `ucp`: the command line. It parses arguments, calls `ucp-workspace`
+//! (the one API under every front end), and prints; nothing here is needed
+//! to use UCP from Rust.
 
 mod context;
 mod index;
@@ -9,11 +10,13 @@ mod search;
 mod session;
 mod ucl;
 
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use ucp_workspace::{Library, LibraryConfig, Workspace};
 
 /// UCP: navigate a knowledge graph of documents and code, and build the best
 /// context for an LLM under a token budget.
@@ -82,12 +85,11 @@ enum Command {
         #[arg(long)]
         canonical: bool,
     },
-    /// Run a UCL script against a stored document. Without --session, edits
-    /// are saved only if the whole script succeeds (or up to its last
-    /// COMMIT). With --session, it runs in that named agent session
-    /// (traversal and CTX commands too); each command takes effect in turn
-    /// and the session persists, so the next run continues where this one
-    /// stopped.
+    /// Run a UCL script against a stored document, in an agent session
+    /// (traversal and CTX commands too). Its edits are saved only if the
+    /// whole script succeeds, or up to its last COMMIT. With --session, the
+    /// session is named and persists, so the next run continues where this
+    /// one stopped.
     Run {
         /// The script; `-` reads standard input.
         script: PathBuf,
@@ -173,6 +175,28 @@ impl Cli {
     pub(crate) fn store_dir(&self) -> PathBuf {
         self.store.clone().unwrap_or_else(|| PathBuf::from(ucp_store::DEFAULT_STORE_DIR))
     }
+
+    /// The library over the store as a command line uses it: no rate
+    /// limit (a batch, not a server), a progress bar on a terminal.
+    /// Without `create`, the store must exist.
+    pub(crate) fn library(&self, create: bool) -> anyhow::Result<Library> {
+        let mut config = LibraryConfig::new(self.store_dir());
+        config.document = self.doc.clone();
+        config.model = self.model.clone();
+        config.limits.max_ops_per_second = u32::MAX;
+        if std::io::stderr().is_terminal() && !self.json {
+            config.sync_progress = Some(Arc::new(search::Bar::new()));
+        }
+        Ok(if create { Library::open(config)? } else { Library::open_existing(config)? })
+    }
+
+    /// The document --doc names (or the store's only one), loaded, saying
+    /// on stderr when its search index had to be built or caught up.
+    pub(crate) fn workspace(&self, library: &Library) -> anyhow::Result<Arc<Workspace>> {
+        let workspace = library.workspace(&library.default_document()?)?;
+        search::announce(&workspace);
+        Ok(workspace)
+    }
 }
 
 fn run(cli: &Cli) -> anyhow::Result<()> {
@@ -188,12 +212,13 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::View { id, mode } => inspect::view(cli, id, *mode),
         Command::Export { format, out } => inspect::export(cli, *format, out.as_deref()),
         Command::Parse { file, canonical } => ucl::parse(file, *canonical),
-        Command::Run { script, session: None, .. } => ucl::run(cli, script),
-        Command::Run { script, session: Some(name), budget, task } => {
-            session::run(cli, script, &session::SessionArgs { name, budget: *budget, task: task.as_deref() })
-        }
-        Command::Shell { session: name, budget, task } => {
-            session::shell(cli, &session::SessionArgs { name, budget: *budget, task: task.as_deref() })
+        Command::Run { script, session, budget, task } => session::run(
+            cli,
+            script,
+            &session::SessionArgs { name: session.as_deref(), budget: *budget, task: task.as_deref() },
+        ),
+        Command::Shell { session, budget, task } => {
+            session::shell(cli, &session::SessionArgs { name: Some(session), budget: *budget, task: task.as_deref() })
         }
         Command::ImportUcl { file, name } => ucl::import(cli, file, name.as_deref()),
     }

@@ -75,7 +75,7 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
     let mut config = LibraryConfig::new(cli.store_dir());
     config.document = cli.doc.clone();
     config.model = cli.model.clone();
-    config.allowed_roots = args.allow.clone();
+    config.allowed_roots = Some(args.allow.clone());
     config.read_only = args.read_only;
     config.limits.max_sessions = args.max_sessions;
     config.evict_idle_after = Duration::from_secs(args.evict_idle_after);

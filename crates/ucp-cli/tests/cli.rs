@@ -183,7 +183,11 @@ fn run_saves_only_what_succeeds() {
     let out = ucp_stdin(&store, &["run", "-"], &failing);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("line 2, column 1: DELETE failed") && stderr.contains("nothing saved"), "{stderr}");
+    assert!(
+        stderr.contains("line 2, column 1: DELETE blk_ffffffffffffffffffffffff failed")
+            && stderr.contains("nothing saved"),
+        "{stderr}"
+    );
     assert_eq!(ucp(&store, &["export", "--format", "json"]).stdout, before, "a failed script changes nothing");
 
     let ok =
@@ -198,7 +202,7 @@ fn run_saves_only_what_succeeds() {
     let listed = ucp_stdin(&store, &["run", "-"], "SNAPSHOT LIST\n");
     assert!(String::from_utf8_lossy(&listed.stdout).contains("\"s1\""), "snapshots survive a restart");
 
-    let partial = format!("BEGIN TRANSACTION\nAPPEND {ROOT} text WITH label=\"kept\" :: \"kept\"\nCOMMIT\nAPPEND {ROOT} text WITH label=\"lost\" :: \"lost\"\nGOTO {ROOT}\n");
+    let partial = format!("BEGIN TRANSACTION\nAPPEND {ROOT} text WITH label=\"kept\" :: \"kept\"\nCOMMIT\nAPPEND {ROOT} text WITH label=\"lost\" :: \"lost\"\nDELETE blk_ffffffffffffffffffffffff\n");
     let out = ucp_stdin(&store, &["run", "-"], &partial);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("kept the state of the last COMMIT"));

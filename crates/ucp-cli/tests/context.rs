@@ -25,7 +25,7 @@ fn context_over_a_corpus_in_a_fresh_directory() {
 
     let first = ucp(&store, &args);
     assert!(first.status.success(), "{}", stderr(&first));
-    assert!(stderr(&first).contains("indexing"), "{}", stderr(&first));
+    assert!(stderr(&first).contains("ucp: indexed"), "{}", stderr(&first));
     let text = String::from_utf8(first.stdout).unwrap();
     assert!(text.contains("§ debugger.md > Debugger"), "{text}");
     assert!(text.contains("`out`, `o`: Step out"), "{text}");
@@ -33,7 +33,7 @@ fn context_over_a_corpus_in_a_fresh_directory() {
     // Unchanged: the stored document and its index are reused.
     let again = ucp(&store, &args);
     assert!(again.status.success());
-    assert!(!stderr(&again).contains("indexing") && !stderr(&again).contains("rebuilt"), "{}", stderr(&again));
+    assert!(!stderr(&again).contains("indexed") && !stderr(&again).contains("rebuilt"), "{}", stderr(&again));
     assert_eq!(String::from_utf8(again.stdout).unwrap(), text, "same question, same context");
 
     // Changed: indexed again, and the change is searchable.
@@ -41,7 +41,7 @@ fn context_over_a_corpus_in_a_fresh_directory() {
     std::fs::write(corpus.join("tuning.md"), extra).unwrap();
     let changed =
         ucp(&store, &["context", "--corpus", corpus.to_str().unwrap(), "frobnication level", "--budget", "300"]);
-    assert!(stderr(&changed).contains("indexing"), "{}", stderr(&changed));
+    assert!(stderr(&changed).contains("ucp: indexed"), "{}", stderr(&changed));
     assert!(String::from_utf8(changed.stdout).unwrap().contains("`--frobnicate=7`"));
 }
 

@@ -254,5 +254,5 @@ fn mcp_inspector_cli_lists_tools_and_calls_one() {
     assert_eq!(tools["tools"].as_array().unwrap().len(), 4, "{tools}");
     let called = inspect(&["--method", "tools/call", "--tool-name", "search", "--tool-arg", "query=querystring"]);
     assert_eq!(called["isError"], false, "{called}");
-    assert!(result_text(&json!({ "result": called })).contains("SEARCH:"), "{called}");
+    assert!(result_text(&json!({ "result": called })).contains("querystring.md:"), "{called}");
 }

@@ -100,7 +100,7 @@ async def exercise(test, session):
 
     failed = await session.call_tool("ucl", {"commands": "CTX STATS\nGOTO blk_000000000000000000000001"})
     test.assertTrue(failed.is_error)
-    test.assertIn("2:1: GOTO", text_of(failed))
+    test.assertIn("line 2, column 1: GOTO", text_of(failed))
     bad = await session.call_tool("ucl", {"commands": "EXPAND"})
     test.assertTrue(bad.is_error)
     test.assertIn("line 1", text_of(bad).lower())

@@ -4,13 +4,12 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use ucl_parser::{Command, RenderFormat, Search};
-use ucp_agent::policy::HeuristicPolicy;
-use ucp_agent::{AgentError, ContextRequest, Orchestrator, OrchestratorConfig, SessionId};
+use ucl_parser::RenderFormat;
+use ucp_agent::{AgentError, SessionId};
+use ucp_workspace::{ContextOptions, NewSession, SearchRequest, WorkspaceError, DEFAULT_BUDGET};
 
 use crate::bound::{paginate, Pages};
-use crate::library::{Library, Workspace};
-use crate::McpError;
+use crate::{Library, McpError, Workspace};
 
 /// Tokens a `context` result keeps for its closing summary line.
 const CONTEXT_FOOTER_TOKENS: usize = 40;
@@ -71,8 +70,8 @@ impl Connection {
         }
         let workspace = self.workspace(state)?;
         let session = match &state.named {
-            Some(name) => self.library.open_named(&workspace, name)?,
-            None => self.library.create_session(&workspace, None)?,
+            Some(name) => self.library.open_named(&workspace, name, &NewSession::default())?,
+            None => self.library.create_session(&workspace, &NewSession::default())?,
         };
         state.workspace = Some(Arc::clone(&workspace));
         state.session = Some(session);
@@ -83,19 +82,16 @@ impl Connection {
     fn workspace(&self, state: &State) -> Result<Arc<Workspace>, McpError> {
         match &state.workspace {
             Some(workspace) => Ok(Arc::clone(workspace)),
-            None => self.library.workspace(&self.library.default_document()?),
+            None => Ok(self.library.workspace(&self.library.default_document()?)?),
         }
     }
 
     /// Ends the current session: a named one is saved, then closed.
     fn leave(&self, state: &mut State) {
         if let (Some(workspace), Some(session)) = (&state.workspace, state.session.take()) {
-            if state.named.is_some() {
-                if let Err(e) = self.library.save_session(workspace, session) {
-                    tracing::warn!("saving session {session} failed: {e}");
-                }
+            if let Err(e) = self.library.close_session(workspace, session) {
+                tracing::warn!("saving session {session} failed: {e}");
             }
-            let _ = workspace.traversal().close_session(session);
         }
         state.named = None;
     }
@@ -140,45 +136,31 @@ impl Connection {
             self.use_named(&mut state, name)?;
         }
         let (workspace, session) = self.ensure(&mut state)?;
-        let traversal = workspace.traversal();
-        let (text, failed) = match traversal.run_script(session, commands) {
-            Err(AgentError::Parse(rendered)) => (format!("nothing ran: {}", rendered.trim_end()), true),
+        let (text, failed) = match self.library.run_script(&workspace, session, commands) {
+            Err(WorkspaceError::Agent(AgentError::Parse(rendered))) => {
+                (format!("nothing ran: {}", rendered.trim_end()), true)
+            }
             Err(e) => return Err(e.into()),
-            Ok(report) => {
-                let mut text = String::new();
-                for step in &report.steps {
-                    match &step.result {
-                        Ok(done) => text.push_str(&format!("{}: {done}\n", step.line)),
-                        Err(error) => text.push_str(&format!(
-                            "{}:{}: {} failed [{}]: {error}\n(the commands before it took effect; the rest did not run)\n",
-                            step.line,
-                            step.column,
-                            step.text,
-                            error.code()
-                        )),
-                    }
+            Ok(run) => {
+                let mut text = run.transcript();
+                if let Some(failure) = run.failure() {
+                    text.push_str(&failure);
+                    text.push('\n');
                 }
-                (text, !report.ok())
+                (text, !run.ok())
             }
         };
-        self.library.persist(&workspace)?;
-        if state.named.is_some() {
-            self.library.save_session(&workspace, session)?;
-        }
         Ok(self.bounded(&mut state, text, failed))
     }
 
     /// Switches to the named session, opening it as it was last saved.
     fn use_named(&self, state: &mut State, name: &str) -> Result<(), McpError> {
-        if name.trim().is_empty() {
-            return Err(McpError::Arguments("session names cannot be empty".into()));
-        }
         if state.named.as_deref() == Some(name) {
             // Already in it (`ensure` takes it up again if it was closed).
             return Ok(());
         }
         let workspace = self.workspace(state)?;
-        let opened = self.library.open_named(&workspace, name)?;
+        let opened = self.library.open_named(&workspace, name, &NewSession::default())?;
         self.leave(state);
         state.workspace = Some(workspace);
         state.session = Some(opened);
@@ -195,20 +177,16 @@ impl Connection {
             "short_ids" => RenderFormat::ShortIds,
             other => return Err(McpError::Arguments(format!("format {other:?}: use markdown, default or short_ids"))),
         };
-        if question.trim().is_empty() {
-            return Err(McpError::Arguments("question is empty".into()));
-        }
         let most = self.cap.saturating_sub(CONTEXT_FOOTER_TOKENS).max(1);
-        let asked = budget.unwrap_or(4000);
+        let asked = budget.unwrap_or(DEFAULT_BUDGET);
         if asked == 0 {
             return Err(McpError::Arguments("budget must be above 0".into()));
         }
         let budget = asked.min(most);
         let mut state = self.state();
         let (workspace, _) = self.ensure(&mut state)?;
-        let orchestrator = Orchestrator::new(Arc::new(HeuristicPolicy::default()), OrchestratorConfig::default());
-        let request = ContextRequest { question: question.to_owned(), budget, format };
-        let built = orchestrator.context(workspace.traversal(), &request)?;
+        let options = ContextOptions { budget, format, ..ContextOptions::new(question) };
+        let built = self.library.context(&workspace, &options)?;
         if built.blocks.is_empty() {
             return Ok(ToolOutput {
                 text: format!("nothing in {} matches {question:?}", workspace.name()),
@@ -232,23 +210,17 @@ impl Connection {
         Ok(self.bounded(&mut state, text, false))
     }
 
-    /// SEARCH in the client's session: the hits become its last results,
-    /// so `CTX ADD RESULTS` takes them.
+    /// Searches the client's document: the hits (with file, lines, heading
+    /// path and preview, as `ucp search` prints them) become its session's
+    /// last results, so `CTX ADD RESULTS` takes them.
     pub fn search(&self, query: &str, limit: Option<u32>) -> Result<ToolOutput, McpError> {
-        if query.trim().is_empty() {
-            return Err(McpError::Arguments("query is empty".into()));
-        }
         let mut state = self.state();
         let (workspace, session) = self.ensure(&mut state)?;
-        let command = Command::Search(Search {
-            query: query.to_owned(),
-            limit: Some(limit.unwrap_or(10).clamp(1, 100)),
-            min_similarity: None,
-            roles: Vec::new(),
-            tags: Vec::new(),
-        });
-        let step = workspace.traversal().execute(session, &command)?;
-        Ok(self.bounded(&mut state, step.to_string(), false))
+        let request = SearchRequest { limit: limit.unwrap_or(10).clamp(1, 100) as usize, ..SearchRequest::new(query) };
+        let results = workspace.search(&request)?;
+        let ids: Vec<_> = results.results.iter().filter_map(|hit| hit.id.parse().ok()).collect();
+        workspace.traversal().remember_results(session, query, &ids)?;
+        Ok(self.bounded(&mut state, results.text(), false))
     }
 
     /// Lists the documents; or moves the client to the stored `document`;
@@ -276,12 +248,14 @@ impl Connection {
             }
             (Some(document), None) => (self.library.workspace(document)?, "opened"),
             (None, Some(path)) => {
-                let (workspace, changed) = self.library.index_path(path, name)?;
-                (workspace, if changed { "indexed and opened" } else { "unchanged since last indexed; opened" })
+                let indexed =
+                    self.library.index(&[path.to_path_buf()], name, ucp_ingest::DEFAULT_MAX_FILE_SIZE, &())?;
+                let note = if indexed.changed { "indexed and opened" } else { "unchanged since last indexed; opened" };
+                (indexed.workspace, note)
             }
         };
         self.leave(&mut state);
-        let session = self.library.create_session(&workspace, None)?;
+        let session = self.library.create_session(&workspace, &NewSession::default())?;
         let blocks = workspace.traversal().engine().document().len();
         state.workspace = Some(Arc::clone(&workspace));
         state.session = Some(session);
@@ -296,7 +270,7 @@ impl Connection {
     pub fn current_document(&self) -> Result<String, McpError> {
         match &self.state().workspace {
             Some(workspace) => Ok(workspace.name().to_owned()),
-            None => self.library.default_document(),
+            None => Ok(self.library.default_document()?),
         }
     }
 

@@ -33,7 +33,7 @@ impl UcpServer {
 
     /// A request that cannot be served as asked.
     fn invalid(&self, error: McpError) -> ErrorData {
-        ErrorData::invalid_params(self.connection.library().client_message(&error), None)
+        ErrorData::invalid_params(crate::client_message(self.connection.library(), &error), None)
     }
 
     /// Runs `f` with the connection on the blocking pool.
@@ -94,7 +94,9 @@ impl ServerHandler for UcpServer {
             Ok(output) => CallToolResult::success(vec![ContentBlock::text(output.text)]),
             // Not a tool: the request cannot be routed (a JSON-RPC error).
             Err(e @ McpError::UnknownTool(_)) => return Err(self.invalid(e)),
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(self.connection.library().client_message(&e))]),
+            Err(e) => {
+                CallToolResult::error(vec![ContentBlock::text(crate::client_message(self.connection.library(), &e))])
+            }
         };
         Ok(result.into())
     }
@@ -132,7 +134,7 @@ impl ServerHandler for UcpServer {
         let text = self
             .blocking(move |c| resources::read(c.library(), &read_uri, c.cap()))
             .await?
-            .map_err(|e| ErrorData::resource_not_found(self.connection.library().client_message(&e), None))?;
+            .map_err(|e| ErrorData::resource_not_found(crate::client_message(self.connection.library(), &e), None))?;
         let contents = ResourceContents::text(text, uri).with_mime_type("text/markdown");
         Ok(ReadResourceResult::new(vec![contents]).into())
     }

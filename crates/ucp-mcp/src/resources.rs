@@ -7,7 +7,7 @@ use ucm_core::{BlockId, Document, Tokenizer};
 use ucp_context::segment;
 
 use crate::bound::fitting;
-use crate::library::Library;
+use crate::Library;
 use crate::McpError;
 
 /// The URI scheme.

@@ -1,0 +1,67 @@
+//! The main job: the best context for a question within a token budget.
+
+use std::sync::Arc;
+
+use ucl_parser::RenderFormat;
+use ucp_agent::policy::HeuristicPolicy;
+use ucp_agent::{BuiltContext, ContextRequest, Orchestrator, OrchestratorConfig};
+
+use crate::library::{Library, Workspace};
+use crate::WorkspaceError;
+
+/// The budget of a context when none is asked for, in tokens.
+pub const DEFAULT_BUDGET: usize = 4000;
+
+/// A question and how its context is built.
+#[derive(Debug, Clone)]
+pub struct ContextOptions {
+    /// The question.
+    pub question: String,
+    /// Most tokens of the context (counted exactly, o200k).
+    pub budget: usize,
+    /// How the context is rendered.
+    pub format: RenderFormat,
+    /// Sub-agents exploring at once (default: the number of cores).
+    pub agents: Option<usize>,
+}
+
+impl ContextOptions {
+    /// `question` within [`DEFAULT_BUDGET`] tokens, as markdown.
+    pub fn new(question: impl Into<String>) -> Self {
+        ContextOptions {
+            question: question.into(),
+            budget: DEFAULT_BUDGET,
+            format: RenderFormat::Markdown,
+            agents: None,
+        }
+    }
+
+    /// The orchestrator these options ask for.
+    pub fn orchestrator(&self) -> Orchestrator {
+        let mut config = OrchestratorConfig::default();
+        if let Some(agents) = self.agents {
+            config.agents = agents.max(1);
+        }
+        Orchestrator::new(Arc::new(HeuristicPolicy::default()), config)
+    }
+}
+
+impl Library {
+    /// Builds the context for `options.question` in `workspace`: search,
+    /// sub-agents exploring the sections around the hits, one window.
+    pub fn context(&self, workspace: &Workspace, options: &ContextOptions) -> Result<BuiltContext, WorkspaceError> {
+        if options.question.trim().is_empty() {
+            return Err(WorkspaceError::Invalid("the question is empty".into()));
+        }
+        if options.budget == 0 || options.budget > ContextRequest::MAX_BUDGET {
+            return Err(WorkspaceError::Invalid(format!(
+                "the budget must be 1 to {} tokens, not {}",
+                ContextRequest::MAX_BUDGET,
+                options.budget
+            )));
+        }
+        let request =
+            ContextRequest { question: options.question.clone(), budget: options.budget, format: options.format };
+        Ok(options.orchestrator().context(workspace.traversal(), &request)?)
+    }
+}

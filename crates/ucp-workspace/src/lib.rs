@@ -1,0 +1,84 @@
+//! The workspace: the one API every UCP front end (the `ucp` command line,
+//! the MCP server, the Python bindings) stands on. Front ends translate
+//! arguments and output; what they do lives here, once.
+//!
+//! A [`Library`] opens a store and keeps the documents it loaded, each as a
+//! [`Workspace`]: the engine with its agent sessions and its search index.
+//! On top of them:
+//! - [`Library::index`]: ingest paths into a document, written only when it
+//!   changed;
+//! - [`Library::run_script`]: UCL in a session under the one durability
+//!   rule (a failed script keeps none of its edits, or those up to its last
+//!   COMMIT; see [`ucm_engine::Engine::begin_script`]), saving the document
+//!   and a named session afterwards;
+//! - named sessions that load and save themselves ([`Library::open_named`],
+//!   [`Library::save_session`]);
+//! - [`Library::context`]: the main job, a context for a question within a
+//!   token budget;
+//! - [`Workspace::search`]: hits with their source file, lines, heading path
+//!   and preview;
+//! - [`stats`] and [`find_block`]: counts and `@label` resolution.
+//!
+//! ```no_run
+//! use ucp_workspace::{Library, LibraryConfig, ContextOptions};
+//!
+//! let library = Library::open(LibraryConfig::new(".ucp")).unwrap();
+//! let workspace = library.workspace(&library.default_document().unwrap()).unwrap();
+//! let built = library.context(&workspace, &ContextOptions::new("How do I read a file?")).unwrap();
+//! println!("{}", built.text);
+//! ```
+
+#![warn(missing_docs)]
+
+mod context;
+mod inspect;
+mod library;
+mod script;
+mod search;
+mod sessions;
+
+pub use context::{ContextOptions, DEFAULT_BUDGET};
+pub use inspect::{find_block, stats, DocumentStats};
+pub use library::{IndexProgress, Indexed, Library, LibraryConfig, Workspace, EVICT_IDLE_AFTER};
+pub use script::ScriptRun;
+pub use search::{SearchHit, SearchRequest, SearchResults};
+pub use sessions::NewSession;
+
+/// Why a workspace call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] ucp_store::StoreError),
+    /// Indexing a path failed.
+    #[error(transparent)]
+    Ingest(#[from] ucp_ingest::IngestError),
+    /// The search index failed.
+    #[error(transparent)]
+    Search(#[from] ucp_search::SearchError),
+    /// A session command failed.
+    #[error("{0}")]
+    Agent(#[from] ucp_agent::AgentError),
+    /// No stored document has this name.
+    #[error("no document {0:?} in the store (call open with no arguments to list them)")]
+    NoDocument(String),
+    /// A path cannot be read (the message names it).
+    #[error("{0}")]
+    Path(String),
+    /// A path that does not exist or lies outside the folders the server
+    /// may index: both get this answer, so a client cannot probe the host.
+    #[error("{0} does not exist or is outside the folders this server may index (the server's --allow folders)")]
+    NotAllowed(String),
+    /// A change refused because the library is read-only.
+    #[error("this server is read-only: {0}")]
+    ReadOnly(String),
+    /// Another connection holds the named session.
+    #[error("session {0:?} is in use by another connection")]
+    SessionInUse(String),
+    /// A stored record cannot be read.
+    #[error("damaged record: {0}")]
+    Damaged(String),
+    /// A request that cannot be served as asked (the message says why).
+    #[error("{0}")]
+    Invalid(String),
+}

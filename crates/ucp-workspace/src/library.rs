@@ -1,0 +1,394 @@
+//! The store and the documents loaded from it: each document once (engine,
+//! sessions, search index), shared by every caller; indexing paths into it;
+//! writing back what changed.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use ucm_core::{BpeTokenizer, Document, Tokenizer};
+use ucm_engine::{Engine, Snapshot};
+use ucp_agent::{AgentTraversal, GlobalLimits, SessionLimits};
+use ucp_ingest::{IngestOptions, IngestReport};
+use ucp_search::{load_embedder, SearchConfig, SearchIndex, SyncProgress, SyncReport};
+use ucp_store::{DocumentSummary, Store};
+
+use crate::WorkspaceError;
+
+/// How a library opens its store and the sessions it gives out.
+#[derive(Clone)]
+pub struct LibraryConfig {
+    /// The store directory (`.ucp`).
+    pub store_dir: PathBuf,
+    /// The document callers start in (the store's only one when `None`).
+    pub document: Option<String>,
+    /// An embedding model directory: hybrid search when set.
+    pub model: Option<PathBuf>,
+    /// Paths under these folders may be indexed; `None` allows any path
+    /// (a local command line), `Some` restricts (a server).
+    pub allowed_roots: Option<Vec<PathBuf>>,
+    /// Limits over all sessions of a document.
+    pub limits: GlobalLimits,
+    /// Limits of each new session.
+    pub session_limits: SessionLimits,
+    /// Sessions may not run edit commands, and nothing is indexed.
+    pub read_only: bool,
+    /// When a document has `limits.max_sessions` open, a new session takes
+    /// the place of the one idle longest, if it has been idle at least this
+    /// long (a named one is saved first).
+    pub evict_idle_after: Duration,
+    /// Told how building or catching up a search index goes.
+    pub sync_progress: Option<Arc<dyn SyncProgress + Send + Sync>>,
+}
+
+/// Default idle time after which a session may give its place to a new one.
+pub const EVICT_IDLE_AFTER: Duration = Duration::from_secs(30);
+
+impl LibraryConfig {
+    /// A configuration over `store_dir` with the defaults of SPEC §5.
+    pub fn new(store_dir: impl Into<PathBuf>) -> Self {
+        LibraryConfig {
+            store_dir: store_dir.into(),
+            document: None,
+            model: None,
+            allowed_roots: None,
+            limits: GlobalLimits::default(),
+            session_limits: SessionLimits::default(),
+            read_only: false,
+            evict_idle_after: EVICT_IDLE_AFTER,
+            sync_progress: None,
+        }
+    }
+}
+
+/// One loaded document: its engine and sessions, and its search index.
+pub struct Workspace {
+    name: String,
+    traversal: AgentTraversal,
+    pub(crate) index: Arc<SearchIndex>,
+    /// What opening the search index did (built, caught up, nothing).
+    opened: SyncReport,
+    /// The version and snapshots last written to the store.
+    pub(crate) saved: Mutex<(u64, Vec<Snapshot>)>,
+}
+
+impl Workspace {
+    /// The document's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The engine and sessions over the document.
+    pub fn traversal(&self) -> &AgentTraversal {
+        &self.traversal
+    }
+
+    /// The document's search index.
+    pub fn index(&self) -> &SearchIndex {
+        &self.index
+    }
+
+    /// What opening the search index did when the document was loaded.
+    pub fn index_opened(&self) -> &SyncReport {
+        &self.opened
+    }
+}
+
+/// What [`Library::index`] did.
+pub struct Indexed {
+    /// The document, loaded.
+    pub workspace: Arc<Workspace>,
+    /// What ingest read and found.
+    pub report: IngestReport,
+    /// Whether the document differed from the stored one (and was written).
+    pub changed: bool,
+    /// Seconds to ingest and write.
+    pub seconds: f64,
+}
+
+/// Told how [`Library::index`] goes: files read (as ingest tells), then
+/// the write of a changed document.
+pub trait IndexProgress: ucp_ingest::Progress {
+    /// A changed document of `blocks` blocks is about to be written.
+    fn writing(&self, _name: &str, _blocks: usize) {}
+}
+
+impl IndexProgress for () {}
+
+/// The store and the documents loaded from it.
+pub struct Library {
+    pub(crate) config: LibraryConfig,
+    /// The store directory as written in errors (absolute, resolved).
+    store_paths: Vec<String>,
+    pub(crate) store: Mutex<Store>,
+    loaded: Mutex<HashMap<String, Arc<Workspace>>>,
+    tokenizer: BpeTokenizer,
+}
+
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Library {
+    /// Opens the store, creating it when it does not exist. Allowed roots
+    /// are resolved now, so a link added later cannot widen them.
+    pub fn open(config: LibraryConfig) -> Result<Library, WorkspaceError> {
+        let store = Store::open(&config.store_dir)?;
+        Library::with_store(config, store)
+    }
+
+    /// Opens a store that must exist already (commands that only read).
+    pub fn open_existing(config: LibraryConfig) -> Result<Library, WorkspaceError> {
+        let store = Store::open_existing(&config.store_dir)?;
+        Library::with_store(config, store)
+    }
+
+    fn with_store(mut config: LibraryConfig, store: Store) -> Result<Library, WorkspaceError> {
+        if let Some(roots) = &config.allowed_roots {
+            let resolved = roots
+                .iter()
+                .map(|root| {
+                    root.canonicalize()
+                        .map_err(|e| WorkspaceError::Path(format!("cannot read {}: {e}", root.display())))
+                })
+                .collect::<Result<_, _>>()?;
+            config.allowed_roots = Some(resolved);
+        }
+        let mut store_paths: Vec<String> =
+            [config.store_dir.canonicalize().ok(), std::path::absolute(&config.store_dir).ok()]
+                .into_iter()
+                .flatten()
+                .map(|p| p.display().to_string())
+                .collect();
+        // The longest first, so a path is never half replaced.
+        store_paths.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        store_paths.dedup();
+        Ok(Library {
+            store_paths,
+            config,
+            store: Mutex::new(store),
+            loaded: Mutex::new(HashMap::new()),
+            tokenizer: BpeTokenizer::default(),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LibraryConfig {
+        &self.config
+    }
+
+    /// The store's directory.
+    pub fn store_dir(&self) -> &Path {
+        &self.config.store_dir
+    }
+
+    /// The exact tokenizer results are counted with (o200k).
+    pub fn tokenizer(&self) -> &dyn Tokenizer {
+        &self.tokenizer
+    }
+
+    /// The stored documents.
+    pub fn documents(&self) -> Result<Vec<DocumentSummary>, WorkspaceError> {
+        Ok(lock(&self.store).documents()?)
+    }
+
+    /// The document callers start in: the configured one, else the store's
+    /// only one.
+    pub fn default_document(&self) -> Result<String, WorkspaceError> {
+        Ok(lock(&self.store).resolve_name(self.config.document.as_deref())?)
+    }
+
+    /// The document `name`, loaded on first use with its search index
+    /// (built or caught up when it is missing or behind).
+    pub fn workspace(&self, name: &str) -> Result<Arc<Workspace>, WorkspaceError> {
+        let mut loaded = lock(&self.loaded);
+        if let Some(workspace) = loaded.get(name) {
+            return Ok(Arc::clone(workspace));
+        }
+        let (doc, snapshots) = {
+            let store = lock(&self.store);
+            if !store.documents()?.iter().any(|d| d.name == name) {
+                return Err(WorkspaceError::NoDocument(name.to_owned()));
+            }
+            (store.load_document(name)?, store.load_snapshots(name)?)
+        };
+        let workspace = Arc::new(self.load(doc, snapshots)?);
+        loaded.insert(name.to_owned(), Arc::clone(&workspace));
+        Ok(workspace)
+    }
+
+    fn load(&self, doc: Document, snapshots: Vec<Snapshot>) -> Result<Workspace, WorkspaceError> {
+        let (index, opened) = self.open_index(&doc)?;
+        let index = Arc::new(index);
+        let name = doc.name().to_owned();
+        let version = doc.version();
+        let mut traversal =
+            AgentTraversal::with_limits(Engine::with_snapshots(doc, snapshots.clone()), self.config.limits.clone());
+        traversal.set_search(index.clone());
+        Ok(Workspace { name, traversal, index, opened, saved: Mutex::new((version, snapshots)) })
+    }
+
+    /// Opens `doc`'s search index, building or catching it up.
+    fn open_index(&self, doc: &Document) -> Result<(SearchIndex, SyncReport), WorkspaceError> {
+        let embedder = self.config.model.as_deref().map(load_embedder).transpose()?;
+        let dir = ucp_search::index_dir(&self.config.store_dir, doc.name());
+        let progress: &dyn SyncProgress = match &self.config.sync_progress {
+            Some(progress) => progress.as_ref(),
+            None => &(),
+        };
+        Ok(SearchIndex::open(&dir, doc, embedder, SearchConfig::default(), progress)?)
+    }
+
+    /// Ingests `paths` as the document `name` (default: the first path's
+    /// name) and writes it unless the stored one is the same. With allowed
+    /// roots, every path must lie under one. A read-only library writes
+    /// nothing: it only opens a stored document whose content is the same.
+    pub fn index(
+        &self,
+        paths: &[PathBuf],
+        name: Option<&str>,
+        max_file_size: u64,
+        progress: &dyn IndexProgress,
+    ) -> Result<Indexed, WorkspaceError> {
+        let started = Instant::now();
+        let first = paths.first().ok_or_else(|| WorkspaceError::Invalid("no path to index".into()))?;
+        let resolved: Vec<PathBuf> = match &self.config.allowed_roots {
+            None => paths.to_vec(),
+            Some(roots) => paths
+                .iter()
+                .map(|path| {
+                    let not_allowed = || WorkspaceError::NotAllowed(path.display().to_string());
+                    let resolved = path.canonicalize().map_err(|_| not_allowed())?;
+                    if roots.iter().any(|root| resolved.starts_with(root)) {
+                        Ok(resolved)
+                    } else {
+                        Err(not_allowed())
+                    }
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        let name = name.map_or_else(|| ucp_ingest::default_name(&resolved[0]), str::to_owned);
+        ucp_store::check_document_name(&name)?;
+        let options = IngestOptions { max_file_size, ..IngestOptions::default() };
+        let ingested = ucp_ingest::ingest(&resolved, &name, &options, &Ingesting(progress)).map_err(|e| {
+            // The caller named `path`: the error says that, not where it resolved to.
+            let text = resolved
+                .iter()
+                .zip(paths)
+                .fold(e.to_string(), |text, (r, p)| text.replace(&r.display().to_string(), &p.display().to_string()));
+            if self.config.allowed_roots.is_some() {
+                WorkspaceError::Path(text)
+            } else {
+                WorkspaceError::Ingest(e)
+            }
+        })?;
+        let changed = {
+            let mut store = lock(&self.store);
+            let stored =
+                store.documents()?.iter().any(|d| d.name == name).then(|| store.load_document(&name)).transpose()?;
+            let exists = stored.is_some();
+            let changed = !stored.is_some_and(|stored| stored.same_content(&ingested.document));
+            if changed && self.config.read_only {
+                let why = if exists { "differs from the stored document" } else { "is not stored as the document" };
+                return Err(WorkspaceError::ReadOnly(format!(
+                    "{} {why} {name:?}, and nothing may be indexed (open a stored document by name instead)",
+                    first.display()
+                )));
+            }
+            if changed {
+                progress.writing(&name, ingested.document.len());
+                store.save_document(&ingested.document)?;
+            }
+            changed
+        };
+        let seconds = started.elapsed().as_secs_f64();
+        let workspace = if changed {
+            // Sessions already in the old version keep it until they open again.
+            let workspace = Arc::new(self.load(ingested.document, Vec::new())?);
+            lock(&self.loaded).insert(name, Arc::clone(&workspace));
+            workspace
+        } else {
+            self.workspace(&name)?
+        };
+        Ok(Indexed { workspace, report: ingested.report, changed, seconds })
+    }
+
+    /// Writes `document` and its snapshots to the store as they are (in
+    /// place of a stored document of that name) and loads it, its search
+    /// index brought up to date.
+    pub fn store_document(
+        &self,
+        document: Document,
+        snapshots: Vec<Snapshot>,
+    ) -> Result<Arc<Workspace>, WorkspaceError> {
+        if self.config.read_only {
+            return Err(WorkspaceError::ReadOnly(format!("{:?} cannot be written", document.name())));
+        }
+        ucp_store::check_document_name(document.name())?;
+        lock(&self.store).save_with_snapshots(&document, &snapshots)?;
+        let name = document.name().to_owned();
+        let workspace = Arc::new(self.load(document, snapshots)?);
+        lock(&self.loaded).insert(name, Arc::clone(&workspace));
+        Ok(workspace)
+    }
+
+    /// The stored document `name` (the default one when `None`), read as it
+    /// is: no sessions, no search index, for a call that only looks.
+    pub fn read_document(&self, name: Option<&str>) -> Result<Document, WorkspaceError> {
+        let store = lock(&self.store);
+        let name = store.resolve_name(name.or(self.config.document.as_deref()))?;
+        Ok(store.load_document(&name)?)
+    }
+
+    /// `text` with the store's place on the host hidden (for clients of a
+    /// server, who have no business knowing it).
+    pub fn hide_store_path(&self, text: &str) -> String {
+        self.store_paths.iter().fold(text.to_owned(), |text, path| text.replace(path.as_str(), "<store>"))
+    }
+
+    /// Saves the document and its snapshots when an edit changed them since
+    /// the last save (with a named session's record, in one transaction),
+    /// and brings the search index up to date. Returns whether the
+    /// document was written.
+    pub(crate) fn write(&self, workspace: &Workspace, session: Option<(&str, &str)>) -> Result<bool, WorkspaceError> {
+        let mut saved = lock(&workspace.saved);
+        let engine = workspace.traversal.engine();
+        let version = engine.document().version();
+        // Cheap when nothing changed (snapshot texts are shared `Arc`s).
+        let changed = version != saved.0 || !engine.snapshots().eq(saved.1.iter());
+        let snapshots: Vec<Snapshot> = if changed { engine.snapshots().cloned().collect() } else { Vec::new() };
+        let document = changed.then(|| (engine.document(), snapshots.as_slice()));
+        let mut store = lock(&self.store);
+        match (session, document) {
+            (Some((name, record)), document) => store.save_session(&workspace.name, name, record, document)?,
+            (None, Some((document, snapshots))) => store.save_with_snapshots(document, snapshots)?,
+            (None, None) => return Ok(false),
+        }
+        drop(store);
+        if changed {
+            workspace.index.sync(engine.document())?;
+            *saved = (version, snapshots);
+        }
+        Ok(changed)
+    }
+
+    /// Saves the document when an edit changed it since the last save, and
+    /// brings the search index up to date. Returns whether it wrote.
+    pub fn persist(&self, workspace: &Workspace) -> Result<bool, WorkspaceError> {
+        self.write(workspace, None)
+    }
+}
+
+/// An [`IndexProgress`] as ingest's `Progress`.
+struct Ingesting<'a>(&'a dyn IndexProgress);
+
+impl ucp_ingest::Progress for Ingesting<'_> {
+    fn files_found(&self, count: usize) {
+        self.0.files_found(count);
+    }
+
+    fn file_done(&self, path: &str, bytes: u64) {
+        self.0.file_done(path, bytes);
+    }
+}

@@ -1,0 +1,126 @@
+//! UCL scripts in a session, under the one durability rule, and their
+//! report in the forms front ends print.
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+use ucm_engine::Kept;
+use ucp_agent::{ScriptReport, SessionId, Step};
+
+use crate::library::{Library, Workspace};
+use crate::WorkspaceError;
+
+/// A script that ran, and whether the document was written afterwards.
+#[derive(Debug)]
+pub struct ScriptRun {
+    /// Every command that ran, up to and including the first failure, and
+    /// what the script's edits became.
+    pub report: ScriptReport,
+    /// Whether the document was written to the store.
+    pub written: bool,
+}
+
+impl Library {
+    /// Runs UCL `source` in `session`, stopping at the first failed
+    /// command; then saves the session when it is named, and the document
+    /// when its edits stand (one transaction). The rule every front end
+    /// follows: a script's edits stand together; when a command fails, or
+    /// a transaction is left open, they are undone back to the script's
+    /// last COMMIT, or to before it; the session's cursor, window and
+    /// results keep what the commands before the failure did. A script that
+    /// does not parse runs nothing.
+    pub fn run_script(
+        &self,
+        workspace: &Workspace,
+        session: SessionId,
+        source: &str,
+    ) -> Result<ScriptRun, WorkspaceError> {
+        let report = workspace.traversal().run_script(session, source)?;
+        let written = self.save_session(workspace, session)?;
+        Ok(ScriptRun { report, written })
+    }
+}
+
+/// One command of a script as the JSON report lists it.
+#[derive(Serialize)]
+struct JsonStep<'a> {
+    line: usize,
+    column: usize,
+    text: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a Step>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    code: Option<&'static str>,
+}
+
+impl ScriptRun {
+    /// Whether every command succeeded (and no transaction was left open).
+    pub fn ok(&self) -> bool {
+        self.report.ok()
+    }
+
+    /// What the script's edits became: kept, kept to the last COMMIT, or
+    /// none (a script without edits keeps everything it did).
+    pub fn kept(&self) -> Kept {
+        self.report.end.map_or(Kept::Everything, |end| end.kept)
+    }
+
+    /// The replies of the commands that succeeded, `line: reply` each.
+    pub fn transcript(&self) -> String {
+        let mut out = String::new();
+        for step in &self.report.steps {
+            if let Ok(done) = &step.result {
+                let _ = writeln!(out, "{}: {done}", step.line);
+            }
+        }
+        out
+    }
+
+    /// Why the script failed, and what became of its edits, in one line;
+    /// `None` when it succeeded.
+    pub fn failure(&self) -> Option<String> {
+        let kept = match self.kept() {
+            Kept::Everything => "no edit was undone",
+            kept => kept.describe(),
+        };
+        if let Some((step, error)) = self.report.failure() {
+            return Some(format!(
+                "line {}, column {}: {} failed [{}]: {error}; the rest did not run; {kept}",
+                step.line,
+                step.column,
+                step.text,
+                error.code()
+            ));
+        }
+        self.report
+            .end
+            .filter(|end| end.open_transaction)
+            .map(|_| format!("the script ended with a transaction still open; it was rolled back; {kept}"))
+    }
+
+    /// The report as JSON: `ok`, `kept`, and every command with its line,
+    /// column, text, and result or error and code.
+    pub fn to_json(&self) -> serde_json::Value {
+        let steps: Vec<JsonStep> = self
+            .report
+            .steps
+            .iter()
+            .map(|s| JsonStep {
+                line: s.line,
+                column: s.column,
+                text: &s.text,
+                result: s.result.as_ref().ok(),
+                error: s.result.as_ref().err().map(ToString::to_string),
+                code: s.result.as_ref().err().map(ucp_agent::AgentError::code),
+            })
+            .collect();
+        serde_json::json!({
+            "ok": self.ok(),
+            "kept": self.kept(),
+            "written": self.written,
+            "steps": steps,
+        })
+    }
+}

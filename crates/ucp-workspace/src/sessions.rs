@@ -1,0 +1,146 @@
+//! Agent sessions in a loaded document: new ones, named ones that are
+//! saved to the store and taken up again, and room made for new ones when
+//! a document is full.
+
+use std::time::SystemTime;
+
+use ucp_agent::{AgentError, Capabilities, SessionConfig, SessionId, SessionRecord};
+
+use crate::library::{lock, Library, Workspace};
+use crate::WorkspaceError;
+
+/// What a session is opened with, beyond the library's defaults.
+#[derive(Debug, Clone, Default)]
+pub struct NewSession {
+    /// Its context window budget in tokens (a stored session's is changed).
+    pub budget: Option<usize>,
+    /// The task its relevance is measured against (a stored session's is
+    /// replaced).
+    pub task: Option<String>,
+}
+
+impl Library {
+    /// A new unnamed session in `workspace` (making room, when the document
+    /// is full, by closing the session idle longest).
+    pub fn create_session(&self, workspace: &Workspace, options: &NewSession) -> Result<SessionId, WorkspaceError> {
+        self.new_session(workspace, None, options)
+    }
+
+    fn new_session(
+        &self,
+        workspace: &Workspace,
+        name: Option<&str>,
+        options: &NewSession,
+    ) -> Result<SessionId, WorkspaceError> {
+        let mut limits = self.config.session_limits.clone();
+        if let Some(budget) = options.budget {
+            limits.max_context_tokens = budget;
+        }
+        self.making_room(workspace, || {
+            workspace.traversal().create_session(SessionConfig {
+                name: name.map(str::to_owned),
+                task: options.task.clone(),
+                limits: limits.clone(),
+                capabilities: self.capabilities(),
+                ..SessionConfig::default()
+            })
+        })
+    }
+
+    /// The named session of `workspace` as last saved, opened again (with
+    /// `options` applied); a new one when it was never saved. Refused while
+    /// another caller holds it.
+    pub fn open_named(
+        &self,
+        workspace: &Workspace,
+        name: &str,
+        options: &NewSession,
+    ) -> Result<SessionId, WorkspaceError> {
+        if name.trim().is_empty() {
+            return Err(WorkspaceError::Invalid("session names cannot be empty".into()));
+        }
+        if workspace.traversal().find_session(name).is_some() {
+            return Err(WorkspaceError::SessionInUse(name.to_owned()));
+        }
+        let stored = lock(&self.store).load_session(workspace.name(), name)?;
+        let Some(json) = stored else { return self.new_session(workspace, Some(name), options) };
+        let mut record: SessionRecord = serde_json::from_str(&json)
+            .map_err(|e| WorkspaceError::Damaged(format!("session {name:?} of {}: {e}", workspace.name())))?;
+        record.capabilities = self.capabilities();
+        let id = self.making_room(workspace, || workspace.traversal().restore_session(record.clone()))?;
+        let traversal = workspace.traversal();
+        if let Some(budget) = options.budget {
+            traversal.set_budget(id, budget)?;
+        }
+        if let Some(task) = &options.task {
+            traversal.set_task(id, Some(task))?;
+        }
+        Ok(id)
+    }
+
+    /// Writes a named session to the store, with the document in the same
+    /// transaction when an edit changed it, so another caller can take it
+    /// up. An unnamed session only saves the document. Returns whether the
+    /// document was written.
+    pub fn save_session(&self, workspace: &Workspace, session: SessionId) -> Result<bool, WorkspaceError> {
+        let record = workspace.traversal().with_session(session, |s| s.record())?;
+        let Some(name) = record.name.clone() else { return self.persist(workspace) };
+        let json = serde_json::to_string(&record).map_err(|e| WorkspaceError::Damaged(e.to_string()))?;
+        self.write(workspace, Some((&name, &json)))
+    }
+
+    /// Saves a named session and closes it; closes an unnamed one.
+    pub fn close_session(&self, workspace: &Workspace, session: SessionId) -> Result<(), WorkspaceError> {
+        let saved = self.save_session(workspace, session);
+        workspace.traversal().close_session(session)?;
+        saved.map(|_| ())
+    }
+
+    /// Runs `open`; when the document has `max_sessions` open, closes the
+    /// session idle longest (at least `evict_idle_after`) and runs it again.
+    fn making_room(
+        &self,
+        workspace: &Workspace,
+        open: impl Fn() -> Result<SessionId, AgentError>,
+    ) -> Result<SessionId, WorkspaceError> {
+        match open() {
+            Err(AgentError::MaxSessionsReached(_)) if self.evict_idlest(workspace) => Ok(open()?),
+            opened => Ok(opened?),
+        }
+    }
+
+    /// Closes the session of `workspace` idle longest, if one has been idle
+    /// at least `evict_idle_after`; a named one is saved first, so its
+    /// caller (or another) takes it up as it was. Returns whether one went.
+    fn evict_idlest(&self, workspace: &Workspace) -> bool {
+        let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+        let idle_ms = self.config.evict_idle_after.as_millis() as i64;
+        let idlest = workspace
+            .traversal()
+            .list_sessions()
+            .into_iter()
+            .filter(|s| now - s.last_active_ms >= idle_ms)
+            .min_by_key(|s| s.last_active_ms);
+        let Some(idlest) = idlest else { return false };
+        if idlest.name.is_some() {
+            if let Err(e) = self.save_session(workspace, idlest.id) {
+                tracing::warn!("session {} not saved, so not closed to make room: {e}", idlest.id);
+                return false;
+            }
+        }
+        tracing::info!(
+            "closed session {} (idle {} ms) to make room for a new one",
+            idlest.id,
+            now - idlest.last_active_ms
+        );
+        workspace.traversal().close_session(idlest.id).is_ok()
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        if self.config.read_only {
+            Capabilities::read_only()
+        } else {
+            Capabilities::default()
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! The workspace end to end over a real store on disk: indexing writes only
+//! what changed, scripts follow the one durability rule, named sessions
+//! come back as they were saved, and searches and contexts carry what
+//! every front end shows.
+
+use std::path::{Path, PathBuf};
+
+use ucm_engine::Kept;
+use ucp_workspace::{ContextOptions, Library, LibraryConfig, NewSession, SearchRequest, WorkspaceError};
+
+const ROOT: &str = "blk_000000000000000000000000";
+
+fn excerpt() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/node-excerpt")
+}
+
+/// A library over a fresh store holding the Node.js excerpt as `node`.
+fn library(dir: &Path) -> Library {
+    let library = Library::open(LibraryConfig::new(dir.join(".ucp"))).unwrap();
+    let indexed = library.index(&[excerpt()], Some("node"), ucp_ingest::DEFAULT_MAX_FILE_SIZE, &()).unwrap();
+    assert!(indexed.changed, "a new document is written");
+    library
+}
+
+/// The stored document as another process would read it.
+fn stored_json(dir: &Path) -> String {
+    let library = Library::open_existing(LibraryConfig::new(dir.join(".ucp"))).unwrap();
+    library.read_document(Some("node")).unwrap().to_json(false)
+}
+
+#[test]
+fn indexing_again_writes_nothing_when_nothing_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library(dir.path());
+    let again = library.index(&[excerpt()], Some("node"), ucp_ingest::DEFAULT_MAX_FILE_SIZE, &()).unwrap();
+    assert!(!again.changed);
+    assert!(again.report.files >= 5, "the report still says what was read: {} files", again.report.files);
+    let names: Vec<String> = library.documents().unwrap().into_iter().map(|d| d.name).collect();
+    assert_eq!(names, ["node"]);
+}
+
+#[test]
+fn a_failed_script_keeps_no_edit_and_the_session_keeps_its_moves() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library(dir.path());
+    let before = stored_json(dir.path());
+    let workspace = library.workspace("node").unwrap();
+    let session = library.create_session(&workspace, &NewSession::default()).unwrap();
+
+    let failing = format!("GOTO {ROOT}\nAPPEND {ROOT} text :: \"lost\"\nDELETE blk_ffffffffffffffffffffffff\n");
+    let run = library.run_script(&workspace, session, &failing).unwrap();
+    assert!(!run.ok() && !run.written);
+    assert_eq!(run.kept(), Kept::Nothing);
+    let failure = run.failure().unwrap();
+    assert!(failure.starts_with("line 3, column 1: DELETE") && failure.contains("nothing saved"), "{failure}");
+    assert_eq!(run.report.steps.len(), 3);
+    assert_eq!(stored_json(dir.path()), before, "the store is unchanged");
+    let lost = workspace.traversal().engine().document().blocks().any(|b| b.plain_text() == "lost");
+    assert!(!lost, "and so is the loaded document");
+    let at = workspace.traversal().with_session(session, |s| s.cursor().position()).unwrap();
+    assert_eq!(at.to_string(), ROOT, "the GOTO before the failure stands");
+
+    let committed = format!(
+        "BEGIN TRANSACTION\nAPPEND {ROOT} text WITH label=\"kept\" :: \"kept\"\nCOMMIT\nAPPEND {ROOT} text :: \"lost\"\nGOTO blk_ffffffffffffffffffffffff\n"
+    );
+    let run = library.run_script(&workspace, session, &committed).unwrap();
+    assert_eq!((run.kept(), run.written), (Kept::LastCommit, true));
+    let stored = stored_json(dir.path());
+    assert!(stored.contains("\"kept\"") && !stored.contains("\"lost\""), "only the committed edit is stored");
+
+    let parse = library.run_script(&workspace, session, "GOTO\n");
+    assert!(matches!(parse, Err(WorkspaceError::Agent(ucp_agent::AgentError::Parse(_)))));
+}
+
+#[test]
+fn named_sessions_come_back_as_saved_and_are_held_by_one_caller() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library(dir.path());
+    let workspace = library.workspace("node").unwrap();
+    let options = NewSession { budget: Some(300), task: None };
+    let session = library.open_named(&workspace, "work", &options).unwrap();
+    assert!(matches!(library.open_named(&workspace, "work", &options), Err(WorkspaceError::SessionInUse(_))));
+    let run = library.run_script(&workspace, session, "FIND ROLE=heading1\nCTX ADD RESULTS\n").unwrap();
+    assert!(run.ok(), "{}", run.transcript());
+    library.close_session(&workspace, session).unwrap();
+
+    // A second library, as another process would open it.
+    let other = Library::open_existing(LibraryConfig::new(dir.path().join(".ucp"))).unwrap();
+    let workspace = other.workspace("node").unwrap();
+    let again = other.open_named(&workspace, "work", &NewSession::default()).unwrap();
+    let (blocks, budget) =
+        workspace.traversal().with_session(again, |s| (s.window().len(), s.limits().max_context_tokens)).unwrap();
+    assert!(blocks > 0, "the window came back");
+    assert_eq!(budget, 300);
+}
+
+#[test]
+fn search_hits_carry_their_place_and_contexts_stay_in_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library(dir.path());
+    let workspace = library.workspace("node").unwrap();
+    let results = workspace.search(&SearchRequest::new("corepack")).unwrap();
+    assert_eq!(results.mode, "bm25");
+    let hit = results.results.first().expect("a hit");
+    assert!(hit.file.as_deref().is_some_and(|f| f.ends_with(".md")), "{hit:?}");
+    assert!(hit.lines.is_some() && !hit.heading_path.is_empty() && hit.tokens > 0, "{hit:?}");
+    assert!(results.text().contains(&hit.id));
+    assert!(matches!(workspace.search(&SearchRequest::new("  ")), Err(WorkspaceError::Invalid(_))));
+
+    let options = ContextOptions { budget: 300, ..ContextOptions::new("How do I enable corepack?") };
+    let built = library.context(&workspace, &options).unwrap();
+    assert!(!built.blocks.is_empty() && built.tokens <= 300, "{} tokens", built.tokens);
+    let empty = ContextOptions::new(" ");
+    assert!(matches!(library.context(&workspace, &empty), Err(WorkspaceError::Invalid(_))));
+}
+
+#[test]
+fn a_restricted_library_indexes_only_under_its_roots() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = LibraryConfig::new(dir.path().join(".ucp"));
+    config.allowed_roots = Some(vec![dir.path().to_path_buf()]);
+    let library = Library::open(config).unwrap();
+    let outside = library.index(&[excerpt()], None, ucp_ingest::DEFAULT_MAX_FILE_SIZE, &());
+    assert!(matches!(outside, Err(WorkspaceError::NotAllowed(_))));
+    assert!(library.documents().unwrap().is_empty(), "nothing was written");
+}
