@@ -14,6 +14,8 @@
 //! assert_eq!(ucl_parser::print_commands(&commands), "EXPAND blk_000000000000000000000000 DOWN DEPTH=2\n");
 //! ```
 
+#![warn(missing_docs)]
+
 mod ast;
 mod error;
 mod idmap;

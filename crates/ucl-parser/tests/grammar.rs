@@ -1,4 +1,4 @@
-//! Every command of SPEC §4 parses with the meaning the spec gives it, in
+//! Every command of the UCL grammar (docs/ucl.md) parses with the meaning the spec gives it, in
 //! the spellings of the upstream documentation and the design documents.
 
 use ucl_parser::*;

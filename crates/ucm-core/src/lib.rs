@@ -15,6 +15,8 @@
 //! assert!(doc.validate().is_valid());
 //! ```
 
+#![warn(missing_docs)]
+
 mod block;
 mod content;
 mod document;

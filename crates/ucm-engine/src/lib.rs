@@ -21,6 +21,8 @@
 //! assert_eq!(engine.document().len(), 2);
 //! ```
 
+#![warn(missing_docs)]
+
 mod access;
 mod build;
 mod condition;

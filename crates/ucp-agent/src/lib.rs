@@ -13,6 +13,8 @@
 //! session state, circuit breaker) → `executor` (short ids, permission,
 //! budget, dispatch) → `navigate` (walks) or the window → [`Reply`].
 
+#![warn(missing_docs)]
+
 pub mod coordination;
 mod cursor;
 mod error;

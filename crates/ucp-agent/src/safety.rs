@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::AgentError;
 
-/// Per-session limits (SPEC §5 defaults).
+/// Per-session limits (defaults in docs/sessions.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SessionLimits {

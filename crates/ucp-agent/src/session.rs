@@ -73,7 +73,7 @@ pub struct SessionConfig {
     pub name: Option<String>,
     /// The task relevance is measured against.
     pub task: Option<String>,
-    /// Limits (defaults of SPEC §5).
+    /// Limits.
     pub limits: SessionLimits,
     /// Capabilities (all by default).
     pub capabilities: Capabilities,

@@ -1,4 +1,4 @@
-//! The example agent session of the design (seed 000, section 1.4), on the
+//! The example agent session of the product design, on the
 //! Node.js excerpt: search, add results, go to the overview, expand it, add
 //! two blocks, follow an edge, expand semantically, check stats, compress,
 //! render with short ids. It runs end to end and stays within budget.

@@ -28,6 +28,8 @@
 //! assert!(window.tokens() <= 100);
 //! ```
 
+#![warn(missing_docs)]
+
 mod entry;
 mod error;
 mod expand;

@@ -10,6 +10,8 @@
 //! contexts drawing on a gold file, tokens used and latency percentiles,
 //! with every budget counted by the same exact tokenizer.
 
+#![warn(missing_docs)]
+
 mod baseline;
 mod harness;
 mod metric;

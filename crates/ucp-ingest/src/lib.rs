@@ -13,6 +13,8 @@
 //! assert_eq!(doc.len(), 3); // root, heading, paragraph
 //! ```
 
+#![warn(missing_docs)]
+
 mod export;
 mod html;
 mod html_lines;

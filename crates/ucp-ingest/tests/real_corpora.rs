@@ -18,6 +18,13 @@ fn corpus(var: &str) -> Option<PathBuf> {
     }
 }
 
+/// The folder or file the environment variable `var` names; a test that
+/// needs it is `#[ignore]`d (scripts/test sets it and runs ignored tests),
+/// so reaching here without it is a mistake worth failing on.
+fn required(var: &str) -> PathBuf {
+    std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| panic!("{var} is not set (scripts/test sets it)"))
+}
+
 fn node_dir() -> PathBuf {
     corpus("UCP_NODE_CORPUS")
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/node-excerpt"))
@@ -48,13 +55,11 @@ fn node_docs_become_a_linked_section_tree() {
 }
 
 #[test]
+#[ignore = "needs UCP_NODE_CORPUS: scripts/test fetches it and runs this"]
 fn every_gold_heading_of_the_eval_set_is_a_heading_block() {
-    let Some(dir) = corpus("UCP_NODE_CORPUS") else { return };
-    let questions = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eval/questions.jsonl");
-    let Ok(questions) = std::fs::read_to_string(&questions) else {
-        eprintln!("{} not found: skipping the gold-heading check", questions.display());
-        return;
-    };
+    let dir = required("UCP_NODE_CORPUS");
+    let questions = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/eval/node-questions.jsonl");
+    let questions = std::fs::read_to_string(&questions).expect("the repository ships the Node.js question set");
     let doc = ingest(&[dir], "node", &Default::default(), &()).unwrap().document;
     let headings: std::collections::HashSet<(String, String)> = doc
         .blocks()
@@ -77,8 +82,9 @@ fn every_gold_heading_of_the_eval_set_is_a_heading_block() {
 }
 
 #[test]
+#[ignore = "needs UCP_PG_HTML: scripts/test fetches it and runs this"]
 fn postgresql_html_docs_drop_navigation_and_resolve_anchors() {
-    let Some(dir) = corpus("UCP_PG_HTML") else { return };
+    let dir = required("UCP_PG_HTML");
     let ingested = ingest(&[dir], "pg", &Default::default(), &()).unwrap();
     let doc = &ingested.document;
     assert!(doc.validate().is_valid());

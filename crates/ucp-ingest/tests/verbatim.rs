@@ -11,12 +11,11 @@ use scraper::{Html, Node};
 use ucm_core::{Content, Document};
 use ucp_ingest::ingest;
 
-fn corpus(var: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os(var).map(PathBuf::from);
-    if dir.is_none() {
-        eprintln!("{var} not set (scripts/test sets it): skipping");
-    }
-    dir
+/// The folder or file the environment variable `var` names; a test that
+/// needs it is `#[ignore]`d (scripts/test sets it and runs ignored tests),
+/// so reaching here without it is a mistake worth failing on.
+fn required(var: &str) -> PathBuf {
+    std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| panic!("{var} is not set (scripts/test sets it)"))
 }
 
 fn collapse(text: &str) -> String {
@@ -172,30 +171,33 @@ fn assert_answers_present(questions: &Path, by_file: &HashMap<String, Vec<String
 }
 
 fn eval_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eval")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/eval")
 }
 
 #[test]
+#[ignore = "needs UCP_PY_DOCS: scripts/test fetches it and runs this"]
 fn python_docs_blocks_are_the_pages_visible_text() {
-    let Some(dir) = corpus("UCP_PY_DOCS") else { return };
+    let dir = required("UCP_PY_DOCS");
     let doc = ingest(std::slice::from_ref(&dir), "python", &Default::default(), &()).unwrap().document;
     let by_file = texts_by_file(&doc);
     assert_blocks_quote_sources(&dir, &by_file);
-    assert_answers_present(&eval_dir().join("python-docs/questions.jsonl"), &by_file);
+    assert_answers_present(&eval_dir().join("python-questions.jsonl"), &by_file);
 }
 
 #[test]
+#[ignore = "needs UCP_NODE_CORPUS: scripts/test fetches it and runs this"]
 fn node_docs_blocks_are_the_files_raw_text() {
-    let Some(dir) = corpus("UCP_NODE_CORPUS") else { return };
+    let dir = required("UCP_NODE_CORPUS");
     let doc = ingest(std::slice::from_ref(&dir), "node", &Default::default(), &()).unwrap().document;
     let by_file = texts_by_file(&doc);
     assert_blocks_quote_sources(&dir, &by_file);
-    assert_answers_present(&eval_dir().join("questions.jsonl"), &by_file);
+    assert_answers_present(&eval_dir().join("node-questions.jsonl"), &by_file);
 }
 
 #[test]
+#[ignore = "needs UCP_PG_HTML: scripts/test fetches it and runs this"]
 fn postgresql_blocks_are_the_pages_visible_text() {
-    let Some(dir) = corpus("UCP_PG_HTML") else { return };
+    let dir = required("UCP_PG_HTML");
     let doc = ingest(std::slice::from_ref(&dir), "pg", &Default::default(), &()).unwrap().document;
     assert_blocks_quote_sources(&dir, &texts_by_file(&doc));
 }

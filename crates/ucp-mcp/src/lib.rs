@@ -10,6 +10,8 @@
 //! ([`bound`]). Documents and blocks are resources (`ucp://<doc>/<block>`),
 //! and one prompt teaches UCL ([`guide`]).
 
+#![warn(missing_docs)]
+
 pub mod bound;
 mod connection;
 pub mod guide;

@@ -12,6 +12,8 @@
 //! assert_eq!(store.load_document("empty").unwrap().len(), 1);
 //! ```
 
+#![warn(missing_docs)]
+
 mod codec;
 mod name;
 mod schema;

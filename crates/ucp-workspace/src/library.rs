@@ -46,7 +46,7 @@ pub struct LibraryConfig {
 pub const EVICT_IDLE_AFTER: Duration = Duration::from_secs(30);
 
 impl LibraryConfig {
-    /// A configuration over `store_dir` with the defaults of SPEC §5.
+    /// A configuration over `store_dir` with the default limits.
     pub fn new(store_dir: impl Into<PathBuf>) -> Self {
         LibraryConfig {
             store_dir: store_dir.into(),

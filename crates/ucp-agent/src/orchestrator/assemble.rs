@@ -9,7 +9,7 @@
 //! block is quoted in full under its section's `§` line, so a block that
 //! answers reads in its place however few of its neighbours made it. In the
 //! formats with ids, sections that were explored but got no room are
-//! listed as stubs (SPEC §6) in a small reserve of the budget, so the agent
+//! listed as stubs in a small reserve of the budget, so the agent
 //! knows what else exists and can open it by id. The window bounds the
 //! rendering the request asks for, so the returned text never exceeds the
 //! budget.
