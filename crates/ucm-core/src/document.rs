@@ -143,6 +143,14 @@ impl Document {
         self.version
     }
 
+    /// Moves the version past `version`, as a change would: a document put
+    /// back to an earlier state gets a version no later state had, so what
+    /// is keyed by version (caches, "saved at") never mistakes one for the
+    /// other.
+    pub fn advance_version_past(&mut self, version: u64) {
+        self.version = self.version.max(version) + 1;
+    }
+
     /// The root block's id.
     pub fn root(&self) -> BlockId {
         BlockId::ROOT

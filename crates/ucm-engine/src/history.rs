@@ -74,6 +74,8 @@ pub(crate) struct ScriptScope {
     /// Whether a command that may change the document or its snapshots
     /// succeeded.
     touched: bool,
+    /// Transactions already open when the script began (not its own).
+    outer_transactions: usize,
 }
 
 /// What a script's edits became when it ended.
@@ -112,6 +114,10 @@ pub struct ScriptEnd {
     pub changed: bool,
     /// Whether it ended with a transaction open (rolled back, like a failure).
     pub open_transaction: bool,
+    /// When it was put back to the state before it: the version that state
+    /// had, and the version it has now (moved on). What was saved at the
+    /// first is still what the document holds.
+    pub restored: Option<(u64, u64)>,
 }
 
 /// An engine-only script run (see [`Engine::run_script`]).
@@ -131,7 +137,7 @@ impl Engine {
     /// its last COMMIT, or to before it — the one durability rule every
     /// front end follows.
     pub fn begin_script(&mut self) {
-        self.script = Some(ScriptScope::default());
+        self.script = Some(ScriptScope { outer_transactions: self.transactions.len(), ..ScriptScope::default() });
     }
 
     /// Whether a script is open.
@@ -159,26 +165,32 @@ impl Engine {
     /// Closes the open script. When it did not `succeed`, or left a
     /// transaction open, open transactions are dropped and the document and
     /// snapshots return to the script's last COMMIT, or to before it.
+    /// The document's version moves on when it is put back, never back.
     pub fn finish_script(&mut self, succeeded: bool) -> ScriptEnd {
-        let open_transaction = !self.transactions.is_empty();
         let Some(script) = self.script.take() else {
-            return ScriptEnd { kept: Kept::Everything, changed: false, open_transaction };
+            return ScriptEnd { kept: Kept::Everything, changed: false, open_transaction: false, restored: None };
         };
+        let open_transaction = self.transactions.len() > script.outer_transactions;
         if succeeded && !open_transaction {
-            return ScriptEnd { kept: Kept::Everything, changed: script.touched, open_transaction };
+            return ScriptEnd { kept: Kept::Everything, changed: script.touched, open_transaction, restored: None };
         }
-        self.transactions.clear();
-        match (script.committed, script.before) {
+        self.transactions.truncate(script.outer_transactions);
+        let version = self.document.version();
+        let end = match (script.committed, script.before) {
             (Some(committed), _) => {
                 self.restore(committed);
-                ScriptEnd { kept: Kept::LastCommit, changed: true, open_transaction }
+                ScriptEnd { kept: Kept::LastCommit, changed: true, open_transaction, restored: None }
             }
             (None, Some(before)) => {
+                let was = before.document.version();
                 self.restore(before);
-                ScriptEnd { kept: Kept::Nothing, changed: false, open_transaction }
+                ScriptEnd { kept: Kept::Nothing, changed: false, open_transaction, restored: Some((was, 0)) }
             }
-            (None, None) => ScriptEnd { kept: Kept::Nothing, changed: false, open_transaction },
-        }
+            (None, None) => return ScriptEnd { kept: Kept::Nothing, changed: false, open_transaction, restored: None },
+        };
+        self.document.advance_version_past(version);
+        let now = self.document.version();
+        ScriptEnd { restored: end.restored.map(|(was, _)| (was, now)), ..end }
     }
 
     /// Runs `commands` as one script: it stops at the first failure, and
@@ -284,8 +296,8 @@ impl Engine {
             Transaction::Commit { name } => {
                 check(&self.transactions, name)?;
                 self.transactions.pop();
-                if self.transactions.is_empty() {
-                    if let Some(script) = &mut self.script {
+                if let Some(script) = &mut self.script {
+                    if self.transactions.len() == script.outer_transactions {
                         script.committed = Some(State::of(&self.document, &self.snapshots));
                     }
                 }

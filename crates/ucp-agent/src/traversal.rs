@@ -321,11 +321,24 @@ impl AgentTraversal {
         Ok(())
     }
 
-    /// Makes `hits` a session's last results (for `CTX ADD RESULTS`), as a
-    /// SEARCH for `query` would; the query becomes its task when it has none.
-    pub fn remember_results(&self, id: SessionId, query: &str, hits: &[ucm_core::BlockId]) -> Result<(), AgentError> {
+    /// Charges a session for a search made outside UCL (rate limit, its
+    /// search budget, activity) and makes `hits` its last results (for
+    /// `CTX ADD RESULTS`), as a SEARCH for `query` would; the query becomes
+    /// its task when it has none.
+    pub fn record_search(&self, id: SessionId, query: &str, hits: &[ucm_core::BlockId]) -> Result<(), AgentError> {
+        let now = (self.clock)();
+        self.rate.take(now)?;
         let session = self.session(id)?;
         let mut session = lock(&session);
+        match session.state {
+            SessionState::Closed => return Err(AgentError::SessionClosed(id.to_string())),
+            SessionState::Expired => return Err(AgentError::SessionExpired(id.to_string())),
+            _ => {}
+        }
+        session.usage.check(&session.limits.budget, 0, 1)?;
+        session.usage.search_ops += 1;
+        session.last_active_ms = now;
+        Metrics::bump(&session.metrics.searches, 1);
         session.last_results = hits.to_vec();
         if session.window.task().is_none() {
             session.window.set_task_text(Some(query));
@@ -405,9 +418,9 @@ impl AgentTraversal {
         let script = parse_script(source).map_err(|errors| AgentError::Parse(errors.render(source)))?;
         let edits = script.document.commands.iter().any(Command::is_edit);
         let _writer = edits.then(|| lock(&self.writer));
-        if edits {
-            self.engine.write().unwrap_or_else(|e| e.into_inner()).begin_script();
-        }
+        // Closes the script as failed if anything below panics, so a half-run
+        // script's edits never stay in the document for a later save.
+        let mut scope = edits.then(|| ScriptScope::open(&self.engine));
         let mut report = crate::ScriptReport::default();
         let lines = ucl_parser::LineIndex::new(source);
         for (command, span) in script.document.commands.iter().zip(&script.spans) {
@@ -420,11 +433,43 @@ impl AgentTraversal {
                 break;
             }
         }
-        if edits {
-            let ok = report.ok();
-            report.end = Some(self.engine.write().unwrap_or_else(|e| e.into_inner()).finish_script(ok));
+        if let Some(scope) = scope.take() {
+            report.end = Some(scope.finish(report.ok()));
         }
         Ok(report)
+    }
+
+    /// Holds off every script and edit command of this document until the
+    /// guard drops: what a caller takes to read a state no script is
+    /// half-way through (to save it, say).
+    pub fn writer(&self) -> MutexGuard<'_, ()> {
+        lock(&self.writer)
+    }
+}
+
+/// An open script of the engine: finished as failed when dropped unfinished.
+struct ScriptScope<'a> {
+    engine: &'a RwLock<Engine>,
+    open: bool,
+}
+
+impl<'a> ScriptScope<'a> {
+    fn open(engine: &'a RwLock<Engine>) -> Self {
+        engine.write().unwrap_or_else(|e| e.into_inner()).begin_script();
+        ScriptScope { engine, open: true }
+    }
+
+    fn finish(mut self, succeeded: bool) -> ucm_engine::ScriptEnd {
+        self.open = false;
+        self.engine.write().unwrap_or_else(|e| e.into_inner()).finish_script(succeeded)
+    }
+}
+
+impl Drop for ScriptScope<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            self.engine.write().unwrap_or_else(|e| e.into_inner()).finish_script(false);
+        }
     }
 }
 

@@ -184,6 +184,8 @@ impl Cli {
         config.document = self.doc.clone();
         config.model = self.model.clone();
         config.limits.max_ops_per_second = u32::MAX;
+        // The user's own command line may index any path they name.
+        config.allowed_roots = None;
         if std::io::stderr().is_terminal() && !self.json {
             config.sync_progress = Some(Arc::new(search::Bar::new()));
         }

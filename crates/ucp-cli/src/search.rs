@@ -74,7 +74,11 @@ impl SyncProgress for Bar {
         self.0.reset();
         self.0.set_message(name.to_owned());
         self.0.set_length(total as u64);
-        self.0.enable_steady_tick(Duration::from_millis(100));
+        if total == 0 {
+            self.0.finish_and_clear();
+        } else {
+            self.0.enable_steady_tick(Duration::from_millis(100));
+        }
     }
 
     fn advance(&self, done: usize) {

@@ -219,7 +219,7 @@ impl Connection {
         let request = SearchRequest { limit: limit.unwrap_or(10).clamp(1, 100) as usize, ..SearchRequest::new(query) };
         let results = workspace.search(&request)?;
         let ids: Vec<_> = results.results.iter().filter_map(|hit| hit.id.parse().ok()).collect();
-        workspace.traversal().remember_results(session, query, &ids)?;
+        workspace.traversal().record_search(session, query, &ids)?;
         Ok(self.bounded(&mut state, results.text(), false))
     }
 

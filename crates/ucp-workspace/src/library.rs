@@ -25,8 +25,8 @@ pub struct LibraryConfig {
     pub document: Option<String>,
     /// An embedding model directory: hybrid search when set.
     pub model: Option<PathBuf>,
-    /// Paths under these folders may be indexed; `None` allows any path
-    /// (a local command line), `Some` restricts (a server).
+    /// Paths under these folders may be indexed (none by default, as a
+    /// server wants); `None` allows any path (a local command line).
     pub allowed_roots: Option<Vec<PathBuf>>,
     /// Limits over all sessions of a document.
     pub limits: GlobalLimits,
@@ -52,7 +52,7 @@ impl LibraryConfig {
             store_dir: store_dir.into(),
             document: None,
             model: None,
-            allowed_roots: None,
+            allowed_roots: Some(Vec::new()),
             limits: GlobalLimits::default(),
             session_limits: SessionLimits::default(),
             read_only: false,
@@ -87,6 +87,17 @@ impl Workspace {
     /// The document's search index.
     pub fn index(&self) -> &SearchIndex {
         &self.index
+    }
+
+    /// Notes that the document at version `now` holds what it held at
+    /// version `was` (a failed script was undone), so that a save when
+    /// `was` was the version last written writes nothing.
+    pub(crate) fn note_unchanged(&self, was: u64, now: u64) {
+        let _writer = self.traversal.writer();
+        let mut saved = lock(&self.saved);
+        if saved.0 == was && self.traversal.engine().document().version() == now {
+            saved.0 = now;
+        }
     }
 
     /// What opening the search index did when the document was loaded.
@@ -352,6 +363,8 @@ impl Library {
     /// and brings the search index up to date. Returns whether the
     /// document was written.
     pub(crate) fn write(&self, workspace: &Workspace, session: Option<(&str, &str)>) -> Result<bool, WorkspaceError> {
+        // No script is half-way through what is written.
+        let _writer = workspace.traversal.writer();
         let mut saved = lock(&workspace.saved);
         let engine = workspace.traversal.engine();
         let version = engine.document().version();

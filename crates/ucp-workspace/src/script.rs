@@ -36,6 +36,9 @@ impl Library {
         source: &str,
     ) -> Result<ScriptRun, WorkspaceError> {
         let report = workspace.traversal().run_script(session, source)?;
+        if let Some((was, now)) = report.end.and_then(|end| end.restored) {
+            workspace.note_unchanged(was, now);
+        }
         let written = self.save_session(workspace, session)?;
         Ok(ScriptRun { report, written })
     }

@@ -16,7 +16,9 @@ fn excerpt() -> PathBuf {
 
 /// A library over a fresh store holding the Node.js excerpt as `node`.
 fn library(dir: &Path) -> Library {
-    let library = Library::open(LibraryConfig::new(dir.join(".ucp"))).unwrap();
+    let mut config = LibraryConfig::new(dir.join(".ucp"));
+    config.allowed_roots = None;
+    let library = Library::open(config).unwrap();
     let indexed = library.index(&[excerpt()], Some("node"), ucp_ingest::DEFAULT_MAX_FILE_SIZE, &()).unwrap();
     assert!(indexed.changed, "a new document is written");
     library
