@@ -7,7 +7,7 @@
 //! capabilities, limits, budgets, a circuit breaker and lock-free metrics.
 //! Commands arrive as parsed UCL (`ucl_parser::Command`) or as script text;
 //! every command returns a typed [`Step`] with a compact text form, or a
-//! typed [`AgentError`] with a stable code, and emits an [`Event`].
+//! typed [`AgentError`] with a stable code.
 //!
 //! The pipeline of one command: [`AgentTraversal::execute`] (rate limit,
 //! session state, circuit breaker) → `executor` (short ids, permission,
@@ -18,7 +18,6 @@
 pub mod coordination;
 mod cursor;
 mod error;
-mod event;
 mod executor;
 mod heuristic;
 mod metrics;
@@ -38,7 +37,6 @@ use serde::Serialize;
 
 pub use cursor::{Cursor, Neighborhood, Repair};
 pub use error::AgentError;
-pub use event::{Event, EventBus};
 pub use executor::command_name;
 pub use metrics::{Metrics, MetricsSnapshot};
 pub use navigate::{Filter, Indexes};

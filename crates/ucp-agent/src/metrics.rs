@@ -1,4 +1,5 @@
-//! Lock-free operation counters with serializable snapshots.
+//! Lock-free operation counters of a session, with serializable snapshots
+//! (saved with the session, reported by `ucp run --json`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -19,13 +20,6 @@ macro_rules! metrics {
             $( #[doc = $doc] pub $field: u64, )*
         }
 
-        impl MetricsSnapshot {
-            /// The counts added since `earlier`.
-            pub fn minus(&self, earlier: &MetricsSnapshot) -> MetricsSnapshot {
-                MetricsSnapshot { $( $field: self.$field.saturating_sub(earlier.$field), )* }
-            }
-        }
-
         impl Metrics {
             /// The counters now.
             pub fn snapshot(&self) -> MetricsSnapshot {
@@ -35,11 +29,6 @@ macro_rules! metrics {
             /// Counters starting from a snapshot (a reloaded session).
             pub fn from_snapshot(snapshot: &MetricsSnapshot) -> Self {
                 Metrics { $( $field: AtomicU64::new(snapshot.$field), )* }
-            }
-
-            /// Adds another snapshot's counts (engine totals).
-            pub fn add(&self, other: &MetricsSnapshot) {
-                $( self.$field.fetch_add(other.$field, Ordering::Relaxed); )*
             }
         }
     };

@@ -56,10 +56,6 @@ pub enum SessionState {
     /// Running commands.
     #[default]
     Active,
-    /// Kept, not running.
-    Paused,
-    /// Its task is done.
-    Completed,
     /// Closed by its owner.
     Closed,
     /// Timed out.

@@ -1,5 +1,5 @@
 //! `AgentTraversal`: one document shared by many isolated sessions, with
-//! engine-wide limits, a rate limit, metrics and an event stream.
+//! engine-wide limits and a rate limit.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,8 +13,7 @@ use ucp_context::{ExtractiveSummarizer, Summarizer};
 
 use crate::coordination::AgentCoordinator;
 use crate::error::AgentError;
-use crate::event::{Event, EventBus};
-use crate::metrics::{Metrics, MetricsSnapshot};
+use crate::metrics::Metrics;
 use crate::navigate::Indexes;
 use crate::rank::Layout;
 use crate::safety::{GlobalLimits, TokenBucket};
@@ -70,8 +69,6 @@ pub struct AgentTraversal {
     pub(crate) limits: GlobalLimits,
     sessions: RwLock<Registry>,
     rate: TokenBucket,
-    metrics: Metrics,
-    events: EventBus,
     pub(crate) clock: fn() -> i64,
     pub(crate) context_blocks: AtomicUsize,
     coordinator: AgentCoordinator,
@@ -107,8 +104,6 @@ impl AgentTraversal {
             rate: TokenBucket::new(limits.max_ops_per_second, now),
             limits,
             sessions: RwLock::new(Registry::default()),
-            metrics: Metrics::default(),
-            events: EventBus::default(),
             clock: system_clock,
             context_blocks: AtomicUsize::new(0),
             coordinator: AgentCoordinator::new(system_clock),
@@ -346,16 +341,6 @@ impl AgentTraversal {
         Ok(())
     }
 
-    /// A new subscription to every command's [`Event`].
-    pub fn subscribe(&self) -> std::sync::mpsc::Receiver<Event> {
-        self.events.subscribe()
-    }
-
-    /// Engine-wide counters (all sessions).
-    pub fn metrics(&self) -> MetricsSnapshot {
-        self.metrics.snapshot()
-    }
-
     /// Runs one command in a session. A failed command changes nothing.
     pub fn execute(&self, id: SessionId, command: &Command) -> Result<Step, AgentError> {
         let _writer = command.is_edit().then(|| lock(&self.writer));
@@ -381,7 +366,6 @@ impl AgentTraversal {
         session.breaker.allow(&self.limits, now)?;
         let started = Instant::now();
         let blocks_before = session.window.len();
-        let before = session.metrics.snapshot();
         let result = self.dispatch(&mut session, command, now);
         let elapsed = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
         session.breaker.record(result.is_ok(), &self.limits, now);
@@ -396,14 +380,6 @@ impl AgentTraversal {
             self.context_blocks.fetch_add(after - blocks_before, Ordering::Relaxed);
         } else {
             self.context_blocks.fetch_sub(blocks_before - after, Ordering::Relaxed);
-        }
-        if let Ok(step) = &result {
-            self.coordinator.access.record(id, &looked_at(&step.reply));
-        }
-        let delta = session.metrics.snapshot().minus(&before);
-        self.metrics.add(&delta);
-        if self.events.wanted() {
-            self.events.emit(event(&session, command, &result, now, elapsed));
         }
         result
     }
@@ -470,38 +446,5 @@ impl Drop for ScriptScope<'_> {
         if self.open {
             self.engine.write().unwrap_or_else(|e| e.into_inner()).finish_script(false);
         }
-    }
-}
-
-/// The blocks a reply shows a session looking at: where its cursor went,
-/// what it viewed, what it took into its window.
-fn looked_at(reply: &crate::Reply) -> Vec<ucm_core::BlockId> {
-    match reply {
-        crate::Reply::Moved { at, .. } => vec![at.id],
-        crate::Reply::View { view } => vec![view.id],
-        crate::Reply::Context { added, .. } => added.iter().map(|a| a.id).collect(),
-        _ => Vec::new(),
-    }
-}
-
-fn event(session: &Session, command: &Command, result: &Result<Step, AgentError>, now: i64, elapsed: u64) -> Event {
-    let (added, removed) = match result {
-        Ok(Step { reply: crate::Reply::Context { added, removed, .. }, .. }) => {
-            (added.iter().map(|a| a.id).collect(), removed.clone())
-        }
-        _ => (Vec::new(), Vec::new()),
-    };
-    Event {
-        session: session.id.to_string(),
-        name: session.name.clone(),
-        seq: session.metrics.commands.load(Ordering::Relaxed),
-        command: crate::executor::command_name(command).to_owned(),
-        at_ms: now,
-        duration_us: elapsed,
-        error: result.as_ref().err().map(AgentError::code),
-        cursor: session.cursor.position(),
-        context_added: added,
-        context_removed: removed,
-        context_tokens: session.window.tokens(),
     }
 }

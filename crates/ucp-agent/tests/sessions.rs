@@ -100,25 +100,7 @@ fn budgets_are_enforced_and_warned_about() {
 }
 
 #[test]
-fn every_command_emits_an_event() {
-    let traversal = traversal();
-    let events = traversal.subscribe();
-    let s = session(&traversal);
-    let doc = node_excerpt();
-    let heading = first(&doc, Role::Heading2);
-    ok(&traversal, s, &format!("GOTO {heading}"));
-    ok(&traversal, s, &format!("CTX ADD {heading}"));
-    let _ = exec(&traversal, s, "BACK 5");
-    let received: Vec<_> = events.try_iter().collect();
-    assert_eq!(received.iter().map(|e| e.command.as_str()).collect::<Vec<_>>(), ["GOTO", "CTX ADD", "BACK"]);
-    assert_eq!(received[1].context_added, vec![heading]);
-    assert_eq!(received[1].cursor, heading);
-    assert_eq!(received[2].error, Some("empty_history"));
-    assert_eq!(received.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3]);
-}
-
-#[test]
-fn metrics_count_per_session_and_engine() {
+fn metrics_count_per_session() {
     let traversal = traversal();
     let s = session(&traversal);
     let doc = node_excerpt();
@@ -130,7 +112,6 @@ fn metrics_count_per_session_and_engine() {
     let metrics = traversal.with_session(s, |s| s.metrics()).unwrap();
     assert_eq!((metrics.commands, metrics.navigations, metrics.expansions, metrics.errors), (4, 1, 1, 1));
     assert!(metrics.context_adds > 0 && metrics.blocks_visited > 0);
-    assert_eq!(traversal.metrics(), metrics);
 }
 
 #[test]
@@ -191,7 +172,6 @@ fn fifty_sessions_on_two_threads_stay_isolated_and_within_budget() {
         assert!(tokens <= 500);
         assert_eq!(commands, 60);
     }
-    assert_eq!(traversal.metrics().commands, 3000);
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 use ucm_engine::Kept;
-use ucp_agent::{ScriptReport, SessionId, Step};
+use ucp_agent::{MetricsSnapshot, ScriptReport, SessionId, Step};
 
 use crate::library::{Library, Workspace};
 use crate::WorkspaceError;
@@ -18,6 +18,9 @@ pub struct ScriptRun {
     pub report: ScriptReport,
     /// Whether the document was written to the store.
     pub written: bool,
+    /// The session's counters after the script (commands, errors, blocks
+    /// read, time ...).
+    pub metrics: MetricsSnapshot,
 }
 
 impl Library {
@@ -40,7 +43,8 @@ impl Library {
             workspace.note_unchanged(was, now);
         }
         let written = self.save_session(workspace, session)?;
-        Ok(ScriptRun { report, written })
+        let metrics = workspace.traversal().with_session(session, |s| s.metrics())?;
+        Ok(ScriptRun { report, written, metrics })
     }
 }
 
@@ -103,8 +107,9 @@ impl ScriptRun {
             .map(|_| format!("the script ended with a transaction still open; it was rolled back; {kept}"))
     }
 
-    /// The report as JSON: `ok`, `kept`, and every command with its line,
-    /// column, text, and result or error and code.
+    /// The report as JSON: `ok`, `kept`, `written`, the session's `metrics`,
+    /// and every command with its line, column, text, and result or error
+    /// and code.
     pub fn to_json(&self) -> serde_json::Value {
         let steps: Vec<JsonStep> = self
             .report
@@ -123,6 +128,7 @@ impl ScriptRun {
             "ok": self.ok(),
             "kept": self.kept(),
             "written": self.written,
+            "metrics": self.metrics,
             "steps": steps,
         })
     }

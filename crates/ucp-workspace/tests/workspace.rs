@@ -84,6 +84,8 @@ fn named_sessions_come_back_as_saved_and_are_held_by_one_caller() {
     assert!(matches!(library.open_named(&workspace, "work", &options), Err(WorkspaceError::SessionInUse(_))));
     let run = library.run_script(&workspace, session, "FIND ROLE=heading1\nCTX ADD RESULTS\n").unwrap();
     assert!(run.ok(), "{}", run.transcript());
+    assert_eq!((run.metrics.commands, run.metrics.searches), (2, 1), "the session's counters come with the run");
+    assert_eq!(run.to_json()["metrics"]["commands"], 2);
     library.close_session(&workspace, session).unwrap();
 
     // A second library, as another process would open it.

@@ -1,19 +1,17 @@
 //! Coordination between the sessions of one engine: what they found (the
-//! discovery pool), what they are exploring (claims), what they are looking
-//! at (the access tracker), and work waiting for a free agent (the work
-//! queue). The orchestrator uses all four; any host may too.
+//! discovery pool), what they are exploring (claims), and work waiting for
+//! a free agent (the work queue). The orchestrator uses all three; any host
+//! may too.
 //!
 //! Every part is thread-safe behind its own lock, so sub-agents on several
 //! threads share discoveries without blocking each other's claims.
 
-mod access;
 mod claims;
 mod pool;
 mod queue;
 
 use std::time::Duration;
 
-pub use access::AccessTracker;
 pub use claims::{ClaimResult, Claims};
 pub use pool::{Discovery, DiscoveryFilter, DiscoveryPool, DiscoveryRelevance, NewDiscovery};
 pub use queue::{JobId, WorkQueue};
@@ -29,8 +27,6 @@ pub struct AgentCoordinator {
     pub discoveries: DiscoveryPool,
     /// Exploration claims (soft locks with expiry).
     pub claims: Claims,
-    /// Who is looking at what.
-    pub access: AccessTracker,
     /// Work waiting for an agent, per job.
     pub queue: WorkQueue<ExplorationTask>,
 }
@@ -41,7 +37,6 @@ impl AgentCoordinator {
         AgentCoordinator {
             discoveries: DiscoveryPool::new(clock),
             claims: Claims::new(clock),
-            access: AccessTracker::default(),
             queue: WorkQueue::default(),
         }
     }
@@ -76,10 +71,9 @@ impl AgentCoordinator {
         self.claims.holder(block)
     }
 
-    /// Forgets everything `session` holds: claims and tracked accesses
-    /// (its discoveries stay until they expire).
+    /// Forgets the claims `session` holds (its discoveries stay until they
+    /// expire).
     pub fn forget_session(&self, session: SessionId) {
         self.claims.release_all(session);
-        self.access.forget(session);
     }
 }
