@@ -176,7 +176,7 @@ impl Run<'_> {
                 };
                 let failed = |e: ucp_search::SearchError| AgentError::SearchFailed(e.to_string());
                 provider.sync(self.doc).map_err(failed)?;
-                let hits = pollster::block_on(provider.search(&search.query, &options)).map_err(failed)?;
+                let hits = provider.search(&search.query, &options).map_err(failed)?;
                 if session.window.task().is_none() {
                     session.window.set_task_text(Some(&search.query));
                 }

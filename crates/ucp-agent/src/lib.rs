@@ -48,7 +48,7 @@ pub use safety::{
 };
 pub use session::{Capabilities, Session, SessionConfig, SessionId, SessionInfo, SessionRecord, SessionState};
 pub use traversal::AgentTraversal;
-pub use ucp_search::{RagCapabilities, RagProvider, SearchError, SearchFuture, SearchHit, SearchOptions};
+pub use ucp_search::{RagCapabilities, RagProvider, SearchError, SearchHit, SearchOptions};
 pub use view::{BlockView, PREVIEW_CHARS};
 
 /// The result of one command.

@@ -13,8 +13,8 @@ use crate::bm25::Bm25;
 use crate::catalog::{indexables, Catalog, Indexable};
 use crate::vector::{hnsw_threshold, VectorStore};
 use crate::{
-    fuse, BlockLengths, EmbedFuture, Embedder, RagCapabilities, RagProvider, SearchError, SearchFuture, SearchHit,
-    SearchOptions, TermPostings, MAX_HITS,
+    fuse, BlockLengths, Embedder, RagCapabilities, RagProvider, SearchError, SearchHit, SearchOptions, TermPostings,
+    MAX_HITS,
 };
 
 /// Bumped whenever the files' layout or analysis changes: older indexes are
@@ -419,16 +419,8 @@ impl RagProvider for SearchIndex {
         RagCapabilities { lexical: true, semantic: self.embedder.is_some() }
     }
 
-    fn search<'a>(&'a self, query: &'a str, options: &'a SearchOptions) -> SearchFuture<'a> {
-        Box::pin(std::future::ready(self.search_mode(query, options, self.default_mode())))
-    }
-
-    fn embed<'a>(&'a self, texts: &'a [String]) -> EmbedFuture<'a> {
-        let result = match &self.embedder {
-            Some(embedder) => embedder.embed(texts),
-            None => Err(SearchError::NoModel),
-        };
-        Box::pin(std::future::ready(result))
+    fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>, SearchError> {
+        self.search_mode(query, options, self.default_mode())
     }
 
     fn term_weights(&self, text: &str) -> Vec<(String, f64)> {

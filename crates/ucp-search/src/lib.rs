@@ -30,10 +30,7 @@ pub use embed::{load_embedder, Embedder, OnnxEmbedder, StaticEmbedder};
 pub use error::SearchError;
 pub use fusion::fuse;
 pub use index::{Mode, SearchConfig, SearchIndex, SyncProgress, SyncReport};
-pub use provider::{
-    BlockLengths, EmbedFuture, RagCapabilities, RagProvider, SearchFuture, SearchHit, SearchOptions, TermPostings,
-    MAX_HITS,
-};
+pub use provider::{BlockLengths, RagCapabilities, RagProvider, SearchHit, SearchOptions, TermPostings, MAX_HITS};
 pub use vector::{hnsw_threshold, HNSW_MIN_COMPONENTS};
 
 use std::path::{Path, PathBuf};

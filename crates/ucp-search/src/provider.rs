@@ -1,9 +1,6 @@
 //! The search seam: SEARCH asks a [`RagProvider`] (BM25, vectors, hybrid, or
 //! a host's own service) for blocks relevant to a query.
 
-use std::future::Future;
-use std::pin::Pin;
-
 use serde::Serialize;
 use ucm_core::{BlockId, Document};
 
@@ -75,16 +72,9 @@ pub struct RagCapabilities {
     pub semantic: bool,
 }
 
-/// The future a search returns.
-pub type SearchFuture<'a> = Pin<Box<dyn Future<Output = Result<Vec<SearchHit>, SearchError>> + Send + 'a>>;
-
-/// The future an embedding returns.
-pub type EmbedFuture<'a> = Pin<Box<dyn Future<Output = Result<Vec<Vec<f32>>, SearchError>> + Send + 'a>>;
-
-/// A search backend over a document.
-///
-/// Search is async so that a provider may call a service; the built-in ones
-/// compute on the calling thread and are ready at once.
+/// A search backend over a document. Calls block: every caller runs on a
+/// thread of its own (a session's command, a sub-agent), and a provider
+/// that calls a service waits for it there.
 pub trait RagProvider: Send + Sync {
     /// The provider's name (`bm25`, `vector`, `hybrid` ...).
     fn name(&self) -> &str;
@@ -93,12 +83,7 @@ pub trait RagProvider: Send + Sync {
     fn capabilities(&self) -> RagCapabilities;
 
     /// Blocks matching `query`, best first.
-    fn search<'a>(&'a self, query: &'a str, options: &'a SearchOptions) -> SearchFuture<'a>;
-
-    /// Embeddings of `texts`, for providers with a model.
-    fn embed<'a>(&'a self, _texts: &'a [String]) -> EmbedFuture<'a> {
-        Box::pin(std::future::ready(Err(SearchError::NoModel)))
-    }
+    fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>, SearchError>;
 
     /// The distinct terms of `text` as the provider analyzes them, each
     /// with how informative it is (BM25's idf over the indexed blocks), for

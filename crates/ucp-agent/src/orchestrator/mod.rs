@@ -202,7 +202,7 @@ impl Orchestrator {
             provider.sync(doc).map_err(failed)?;
             let search = |limit: usize| -> Result<Vec<(BlockId, f64)>, AgentError> {
                 let options = SearchOptions { limit, ..SearchOptions::default() };
-                let hits = pollster::block_on(provider.search(&request.question, &options)).map_err(failed)?;
+                let hits = provider.search(&request.question, &options).map_err(failed)?;
                 let best = hits.iter().map(|h| h.score).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
                 Ok(hits.into_iter().map(|h| (h.id, h.score / best)).collect())
             };

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use ucm_core::{BlockId, Document, Role};
 use ucm_engine::Engine;
 use ucp_agent::{
-    AgentError, AgentTraversal, GlobalLimits, RagCapabilities, RagProvider, SearchError, SearchFuture, SearchOptions,
-    SessionConfig, SessionId, Step,
+    AgentError, AgentTraversal, GlobalLimits, RagCapabilities, RagProvider, SearchError, SearchOptions, SessionConfig,
+    SessionId, Step,
 };
 use ucp_search::{BlockLengths, SearchConfig, SearchIndex, TermPostings};
 
@@ -111,7 +111,7 @@ impl RagProvider for TempIndex {
         self.index.capabilities()
     }
 
-    fn search<'a>(&'a self, query: &'a str, options: &'a SearchOptions) -> SearchFuture<'a> {
+    fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<ucp_search::SearchHit>, SearchError> {
         self.index.search(query, options)
     }
 
