@@ -6,15 +6,16 @@
 //!    subsection heading) by the question's ranking of the document's
 //!    blocks, or, for a block it did not rank, by how much of the
 //!    question's weighted terms the block and its heading path hold;
-//!    `CTX ADD`s the relevant ones, shares every own block in the pool with
-//!    its score, queues subsections that match the question as tasks of
-//!    their own, and `FOLLOW`s the links of its best blocks;
+//!    shares every own block in the pool with its score (the orchestrator
+//!    assembles the context from the pool), queues subsections that match
+//!    the question as tasks of their own, and `FOLLOW`s the links of its
+//!    best relevant blocks;
 //! 3. `VIEW`s the link targets;
 //! 4. queues the targets that match the question as tasks.
 
 use std::time::Duration;
 
-use ucl_parser::{BlockRef, Command, Ctx, Direction, Expand, Follow, Reason, View, ViewMode, ViewTarget};
+use ucl_parser::{BlockRef, Command, Direction, Expand, Follow, View, ViewMode, ViewTarget};
 use ucm_core::{BlockId, EdgeType, IdMap};
 
 use crate::policy::{block_discovery, Decision, Exploration, ExplorationTask, Policy, QueryTerms, TaskOrigin};
@@ -29,8 +30,8 @@ pub struct HeuristicPolicy {
     /// Score of a block the question's ranking did not score (a link
     /// target, a block the ranking left out), per unit of term coverage.
     pub coverage_weight: f64,
-    /// Score from which a block goes into the sub-agent's window.
-    pub add_score: f64,
+    /// Score from which a block's links are followed.
+    pub follow_score: f64,
     /// Term coverage from which a subsection becomes a task of its own.
     pub subsection_coverage: f64,
     /// Term coverage from which a link target becomes a task.
@@ -46,7 +47,7 @@ impl Default for HeuristicPolicy {
         HeuristicPolicy {
             depth: 6,
             coverage_weight: 0.5,
-            add_score: 0.25,
+            follow_score: 0.25,
             subsection_coverage: 0.5,
             link_coverage: 0.4,
             links: 3,
@@ -147,16 +148,8 @@ impl HeuristicPolicy {
             decision.share.push(block_discovery(*block, *score, task.root, "section block", self.ttl));
         }
         own.sort_by(|a, b| b.1.total_cmp(&a.1));
-        for (block, score, _) in own.iter().filter(|(_, s, _)| *s >= self.add_score) {
-            decision.commands.push(Command::Ctx(Ctx::Add {
-                target: id(*block),
-                reason: Some(Reason::SemanticRelevance),
-                relevance: Some(score.clamp(0.0, 1.0)),
-                note: None,
-            }));
-        }
         if matches!(task.origin, TaskOrigin::Search) {
-            for (block, _, _) in own.iter().filter(|(_, s, edges)| *s >= self.add_score && *edges > 0).take(self.links)
+            for (block, _, _) in own.iter().filter(|(_, s, edges)| *s >= self.follow_score && *edges > 0).take(self.links)
             {
                 decision.commands.push(Command::Follow(Follow {
                     source: id(*block),
