@@ -13,14 +13,14 @@ use divan::Bencher;
 use ucl_parser::{parse_commands, Command};
 use ucm_core::{Block, BlockId, Content, Document, Edge, EdgeType, Metadata, Role};
 use ucm_engine::Engine;
-use ucp_agent::{AgentTraversal, GlobalLimits, SessionConfig, SessionId};
+use ucp_agent::{GlobalLimits, SessionConfig, SessionHost, SessionId};
 
 fn main() {
     divan::main();
 }
 
 struct Fixture {
-    traversal: Arc<AgentTraversal>,
+    traversal: Arc<SessionHost>,
     paragraphs: Vec<BlockId>,
     sections: Vec<BlockId>,
 }
@@ -62,7 +62,7 @@ fn fixture() -> &'static Fixture {
             doc.add_edge(Edge::new(*from, EdgeType::LinksTo, to)).unwrap();
         }
         let limits = GlobalLimits { max_ops_per_second: u32::MAX, max_sessions: 64, ..GlobalLimits::default() };
-        let traversal = Arc::new(AgentTraversal::with_limits(Engine::new(doc), limits));
+        let traversal = Arc::new(SessionHost::with_limits(Engine::new(doc), limits));
         Fixture { traversal, paragraphs, sections }
     })
 }

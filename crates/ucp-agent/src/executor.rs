@@ -12,12 +12,12 @@ use ucm_engine::Engine;
 use ucp_context::{segment, Admitted, Env};
 
 use crate::error::AgentError;
+use crate::host::SessionHost;
 use crate::metrics::Metrics;
 use crate::navigate::{self, Filter, FindQuery};
 use crate::reply::{Item, Reply, Stub};
 use crate::safety::{Deadline, DepthGuard};
 use crate::session::Session;
-use crate::traversal::AgentTraversal;
 use crate::view::{view, BlockView};
 use crate::Step;
 use ucp_search::SearchOptions;
@@ -60,7 +60,7 @@ fn check_permission(session: &Session, command: &Command) -> Result<(), AgentErr
     }
 }
 
-impl AgentTraversal {
+impl SessionHost {
     pub(crate) fn dispatch(&self, session: &mut Session, command: &Command, now: i64) -> Result<Step, AgentError> {
         let mut command = command.clone();
         session.ids.expand(&mut command).map_err(|n| {
@@ -115,7 +115,7 @@ impl AgentTraversal {
 
 /// One command's execution against a document.
 struct Run<'a> {
-    traversal: &'a AgentTraversal,
+    traversal: &'a SessionHost,
     /// The engine under the command's read guard.
     engine: &'a Engine,
     doc: &'a Document,
@@ -568,12 +568,12 @@ mod tests {
     use super::*;
 
     /// A traversal over a document with one block labelled `intro`.
-    fn labelled() -> (Arc<AgentTraversal>, BlockId) {
+    fn labelled() -> (Arc<SessionHost>, BlockId) {
         let mut doc = Document::new("doc");
         let metadata = Metadata { label: Some("intro".into()), ..Metadata::default() };
         let id = BlockId::from_bytes([7; 12]);
         doc.append_child(BlockId::ROOT, Block::new(id, Content::plain("hello"), metadata)).unwrap();
-        (Arc::new(AgentTraversal::new(Engine::new(doc))), id)
+        (Arc::new(SessionHost::new(Engine::new(doc))), id)
     }
 
     /// std's `RwLock` makes a second read wait behind a queued writer, so a

@@ -1,6 +1,6 @@
 //! Agent sessions over a UCM document.
 //!
-//! An [`AgentTraversal`] owns one document (through a `ucm_engine::Engine`
+//! A [`SessionHost`] owns one document (through a `ucm_engine::Engine`
 //! behind a lock) and many isolated [`Session`]s. Each session has a cursor
 //! with breadcrumbs, a context window (`ucp_context::ContextWindow`) with
 //! hard budgets, last results for `CTX ADD RESULTS`, a short-id map,
@@ -9,26 +9,21 @@
 //! every command returns a typed [`Step`] with a compact text form, or a
 //! typed [`AgentError`] with a stable code.
 //!
-//! The pipeline of one command: [`AgentTraversal::execute`] (rate limit,
+//! The pipeline of one command: [`SessionHost::execute`] (rate limit,
 //! session state, circuit breaker) → `executor` (short ids, permission,
 //! budget, dispatch) → `navigate` (walks) or the window → [`Reply`].
 
 #![warn(missing_docs)]
 
-pub mod coordination;
 mod cursor;
 mod error;
 mod executor;
-mod heuristic;
+mod host;
 mod metrics;
 mod navigate;
-mod orchestrator;
-pub mod policy;
-pub mod rank;
 mod reply;
 mod safety;
 mod session;
-mod traversal;
 mod view;
 
 use std::fmt;
@@ -38,16 +33,15 @@ use serde::Serialize;
 pub use cursor::{Cursor, Neighborhood, Repair};
 pub use error::AgentError;
 pub use executor::command_name;
+pub use host::SessionHost;
 pub use metrics::{Metrics, MetricsSnapshot};
 pub use navigate::{Filter, Indexes};
-pub use orchestrator::{BuiltContext, ContextBlock, ContextRequest, Orchestrator, OrchestratorConfig, Timings};
 pub use reply::{Item, Reply, Stub};
 pub use safety::{
     BudgetUsage, CircuitBreaker, CircuitState, Deadline, DepthGuard, DepthLevel, GlobalLimits, OperationBudget,
     SessionLimits, TokenBucket,
 };
 pub use session::{Capabilities, Session, SessionConfig, SessionId, SessionInfo, SessionRecord, SessionState};
-pub use traversal::AgentTraversal;
 pub use ucp_search::{RagCapabilities, RagProvider, SearchError, SearchHit, SearchOptions};
 pub use view::{BlockView, PREVIEW_CHARS};
 

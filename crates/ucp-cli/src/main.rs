@@ -145,7 +145,7 @@ pub(crate) fn count_in(min: usize, max: usize) -> clap::builder::RangedU64ValueP
 }
 
 /// The largest context budget any command accepts.
-pub(crate) const MAX_BUDGET: usize = ucp_agent::ContextRequest::MAX_BUDGET;
+pub(crate) const MAX_BUDGET: usize = ucp_orchestrator::ContextRequest::MAX_BUDGET;
 
 /// How much of a block `ucp view` shows.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 use ucl_parser::RenderFormat;
-use ucp_agent::{AgentTraversal, ContextRequest, Orchestrator};
+use ucp_agent::SessionHost;
+use ucp_orchestrator::{ContextRequest, Orchestrator};
 
 use crate::metric::answered;
 use crate::questions::Question;
@@ -37,7 +38,7 @@ pub trait ContextSystem {
 /// The engine: the orchestrator's sub-agents over a traversal.
 pub struct Orchestrated<'a> {
     /// The document's engine, with its search provider.
-    pub traversal: &'a AgentTraversal,
+    pub traversal: &'a SessionHost,
     /// The orchestrator and its policy.
     pub orchestrator: &'a Orchestrator,
     /// How contexts are rendered (and counted).

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use ucl_parser::RenderFormat;
-use ucp_agent::policy::HeuristicPolicy;
-use ucp_agent::{BuiltContext, ContextRequest, Orchestrator, OrchestratorConfig};
+use ucp_orchestrator::policy::HeuristicPolicy;
+use ucp_orchestrator::{BuiltContext, ContextRequest, Orchestrator, OrchestratorConfig};
 
 use crate::library::{Library, Workspace};
 use crate::WorkspaceError;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use ucm_core::{BpeTokenizer, Document, Tokenizer};
 use ucm_engine::{Engine, Snapshot};
-use ucp_agent::{AgentTraversal, GlobalLimits, SessionLimits};
+use ucp_agent::{GlobalLimits, SessionHost, SessionLimits};
 use ucp_ingest::{IngestOptions, IngestReport};
 use ucp_search::{load_embedder, SearchConfig, SearchIndex, SyncProgress, SyncReport};
 use ucp_store::{DocumentSummary, Store};
@@ -65,7 +65,7 @@ impl LibraryConfig {
 /// One loaded document: its engine and sessions, and its search index.
 pub struct Workspace {
     name: String,
-    traversal: AgentTraversal,
+    traversal: SessionHost,
     pub(crate) index: Arc<SearchIndex>,
     /// What opening the search index did (built, caught up, nothing).
     opened: SyncReport,
@@ -80,7 +80,7 @@ impl Workspace {
     }
 
     /// The engine and sessions over the document.
-    pub fn traversal(&self) -> &AgentTraversal {
+    pub fn traversal(&self) -> &SessionHost {
         &self.traversal
     }
 
@@ -235,7 +235,7 @@ impl Library {
         let name = doc.name().to_owned();
         let version = doc.version();
         let mut traversal =
-            AgentTraversal::with_limits(Engine::with_snapshots(doc, snapshots.clone()), self.config.limits.clone());
+            SessionHost::with_limits(Engine::with_snapshots(doc, snapshots.clone()), self.config.limits.clone());
         traversal.set_search(index.clone());
         Ok(Workspace { name, traversal, index, opened, saved: Mutex::new((version, snapshots)) })
     }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use ucm_core::{BlockId, Document, Role};
 use ucm_engine::Engine;
 use ucp_agent::{
-    AgentError, AgentTraversal, GlobalLimits, RagCapabilities, RagProvider, SearchError, SearchOptions, SessionConfig,
+    AgentError, GlobalLimits, RagCapabilities, RagProvider, SearchError, SearchOptions, SessionConfig, SessionHost,
     SessionId, Step,
 };
 use ucp_search::{BlockLengths, SearchConfig, SearchIndex, TermPostings};
@@ -36,36 +36,36 @@ pub fn node_excerpt() -> Document {
 }
 
 /// A traversal over the excerpt with the test clock.
-pub fn traversal() -> AgentTraversal {
+pub fn traversal() -> SessionHost {
     traversal_with(GlobalLimits::default())
 }
 
 /// A traversal over the excerpt with limits and the test clock.
-pub fn traversal_with(limits: GlobalLimits) -> AgentTraversal {
-    let mut traversal = AgentTraversal::with_limits(Engine::new(node_excerpt()), limits);
+pub fn traversal_with(limits: GlobalLimits) -> SessionHost {
+    let mut traversal = SessionHost::with_limits(Engine::new(node_excerpt()), limits);
     traversal.set_clock(clock);
     traversal
 }
 
 /// A session with default settings.
-pub fn session(traversal: &AgentTraversal) -> SessionId {
+pub fn session(traversal: &SessionHost) -> SessionId {
     traversal.create_session(SessionConfig::default()).unwrap()
 }
 
 /// Runs one UCL command, panicking on parse errors.
-pub fn exec(traversal: &AgentTraversal, session: SessionId, ucl: &str) -> Result<Step, AgentError> {
+pub fn exec(traversal: &SessionHost, session: SessionId, ucl: &str) -> Result<Step, AgentError> {
     let commands = ucl_parser::parse_commands(ucl).unwrap_or_else(|e| panic!("{}", e.render(ucl)));
     assert_eq!(commands.len(), 1, "{ucl}");
     traversal.execute(session, &commands[0])
 }
 
 /// Runs one command that must succeed.
-pub fn ok(traversal: &AgentTraversal, session: SessionId, ucl: &str) -> Step {
+pub fn ok(traversal: &SessionHost, session: SessionId, ucl: &str) -> Step {
     exec(traversal, session, ucl).unwrap_or_else(|e| panic!("{ucl}: {e}"))
 }
 
 /// Runs one command that must fail, checking the session did not change.
-pub fn fails(traversal: &AgentTraversal, session: SessionId, ucl: &str) -> AgentError {
+pub fn fails(traversal: &SessionHost, session: SessionId, ucl: &str) -> AgentError {
     let before = record_json(traversal, session);
     let error = exec(traversal, session, ucl).expect_err(ucl);
     assert_eq!(record_json(traversal, session), before, "{ucl} failed but changed the session");
@@ -73,7 +73,7 @@ pub fn fails(traversal: &AgentTraversal, session: SessionId, ucl: &str) -> Agent
 }
 
 /// The session's persistent form without counters and times.
-pub fn record_json(traversal: &AgentTraversal, session: SessionId) -> String {
+pub fn record_json(traversal: &SessionHost, session: SessionId) -> String {
     let mut record = traversal.with_session(session, |s| s.record()).unwrap();
     record.metrics = Default::default();
     record.breaker = Default::default();
@@ -133,7 +133,7 @@ impl RagProvider for TempIndex {
 }
 
 /// A traversal with a BM25 index of its document as its search provider.
-pub fn searchable() -> AgentTraversal {
+pub fn searchable() -> SessionHost {
     let mut traversal = traversal();
     traversal.set_search(Arc::new(TempIndex::new(&node_excerpt())));
     traversal

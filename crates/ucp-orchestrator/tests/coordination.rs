@@ -7,8 +7,8 @@ use std::sync::{Barrier, Mutex};
 use std::time::Duration;
 
 use ucm_core::BlockId;
-use ucp_agent::coordination::{AgentCoordinator, DiscoveryFilter, DiscoveryRelevance, NewDiscovery};
 use ucp_agent::SessionId;
+use ucp_orchestrator::coordination::{AgentCoordinator, DiscoveryFilter, DiscoveryRelevance, NewDiscovery};
 
 const THREADS: usize = 16;
 const PER_THREAD: usize = 500;
@@ -96,7 +96,7 @@ fn one_claimant_wins_each_block_and_the_others_learn_who() {
                         assert!(previous.is_none(), "block {n} granted twice");
                     } else {
                         match result {
-                            ucp_agent::coordination::ClaimResult::Held { by, .. } => assert_ne!(by, session),
+                            ucp_orchestrator::coordination::ClaimResult::Held { by, .. } => assert_ne!(by, session),
                             granted => panic!("{granted:?}"),
                         }
                     }
@@ -153,13 +153,13 @@ fn workers_drain_a_growing_queue_taking_every_task_once() {
 }
 
 /// A task carrying a number in its root block.
-fn task(n: usize) -> ucp_agent::policy::ExplorationTask {
-    ucp_agent::policy::ExplorationTask {
+fn task(n: usize) -> ucp_orchestrator::policy::ExplorationTask {
+    ucp_orchestrator::policy::ExplorationTask {
         root: block(n),
         heading_path: Vec::new(),
         hits: Vec::new(),
         priority: 0.0,
-        origin: ucp_agent::policy::TaskOrigin::Search,
+        origin: ucp_orchestrator::policy::TaskOrigin::Search,
     }
 }
 
@@ -167,7 +167,7 @@ trait RootNumber {
     fn root_number(&self) -> usize;
 }
 
-impl RootNumber for ucp_agent::policy::ExplorationTask {
+impl RootNumber for ucp_orchestrator::policy::ExplorationTask {
     fn root_number(&self) -> usize {
         let bytes = self.root.as_bytes();
         usize::try_from(u64::from_le_bytes(bytes[..8].try_into().unwrap())).unwrap()

@@ -1,6 +1,8 @@
-//! `AgentTraversal`: one document shared by many isolated sessions, with
-//! engine-wide limits and a rate limit.
+//! `SessionHost`: one document shared by many isolated sessions, with
+//! engine-wide limits, a rate limit, and data derived from the document
+//! cached per version.
 
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard};
@@ -11,11 +13,9 @@ use ucm_core::{BpeTokenizer, Document, Tokenizer};
 use ucm_engine::Engine;
 use ucp_context::{ExtractiveSummarizer, Summarizer};
 
-use crate::coordination::AgentCoordinator;
 use crate::error::AgentError;
 use crate::metrics::Metrics;
 use crate::navigate::Indexes;
-use crate::rank::Layout;
 use crate::safety::{GlobalLimits, TokenBucket};
 use crate::session::{Session, SessionConfig, SessionId, SessionInfo, SessionRecord, SessionState};
 use crate::Step;
@@ -42,27 +42,32 @@ impl Registry {
     }
 }
 
+/// A value derived from the document, with the version it was derived from.
+type Derived = (u64, Arc<dyn Any + Send + Sync>);
+
 /// Runs sessions over one document.
 ///
 /// ```
 /// use ucm_core::Document;
 /// use ucm_engine::Engine;
-/// use ucp_agent::{AgentTraversal, SessionConfig};
+/// use ucp_agent::{SessionHost, SessionConfig};
 ///
-/// let traversal = AgentTraversal::new(Engine::new(Document::new("empty")));
+/// let traversal = SessionHost::new(Engine::new(Document::new("empty")));
 /// let session = traversal.create_session(SessionConfig::default()).unwrap();
 /// let report = traversal.run_script(session, "GOTO blk_000000000000000000000000\nCTX STATS").unwrap();
 /// assert!(report.ok());
 /// println!("{report}");
 /// ```
-pub struct AgentTraversal {
+pub struct SessionHost {
     pub(crate) engine: RwLock<Engine>,
     /// Held by a script that edits, and by a lone edit command, for their
     /// whole run: a failed script's edits are undone by restoring the state
     /// before it, which must hold no other writer's edit.
     writer: Mutex<()>,
     indexes: Mutex<Option<(u64, Arc<Indexes>)>>,
-    layout: Mutex<Option<(u64, Arc<Layout>)>>,
+    /// Data callers derive from the document, by type, with the version it
+    /// was derived from.
+    derived: Mutex<HashMap<TypeId, Derived>>,
     pub(crate) search: Option<Arc<dyn RagProvider>>,
     pub(crate) tokenizer: Arc<dyn Tokenizer>,
     pub(crate) summarizer: Arc<dyn Summarizer>,
@@ -71,7 +76,6 @@ pub struct AgentTraversal {
     rate: TokenBucket,
     pub(crate) clock: fn() -> i64,
     pub(crate) context_blocks: AtomicUsize,
-    coordinator: AgentCoordinator,
 }
 
 fn system_clock() -> i64 {
@@ -84,20 +88,20 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl AgentTraversal {
+impl SessionHost {
     /// An engine over `engine`'s document with default limits, no search.
     pub fn new(engine: Engine) -> Self {
-        AgentTraversal::with_limits(engine, GlobalLimits::default())
+        SessionHost::with_limits(engine, GlobalLimits::default())
     }
 
     /// An engine with the given global limits.
     pub fn with_limits(engine: Engine, limits: GlobalLimits) -> Self {
         let now = system_clock();
-        AgentTraversal {
+        SessionHost {
             engine: RwLock::new(engine),
             writer: Mutex::new(()),
             indexes: Mutex::new(None),
-            layout: Mutex::new(None),
+            derived: Mutex::new(HashMap::new()),
             search: None,
             tokenizer: Arc::new(BpeTokenizer::default()),
             summarizer: Arc::new(ExtractiveSummarizer),
@@ -106,15 +110,14 @@ impl AgentTraversal {
             sessions: RwLock::new(Registry::default()),
             clock: system_clock,
             context_blocks: AtomicUsize::new(0),
-            coordinator: AgentCoordinator::new(system_clock),
         }
     }
 
     /// Uses `provider` for SEARCH.
     pub fn set_search(&mut self, provider: Arc<dyn RagProvider>) {
         self.search = Some(provider);
-        // The layout holds the lengths the provider measured.
-        *lock(&self.layout) = None;
+        // Derived data may hold what the provider measured.
+        lock(&self.derived).clear();
     }
 
     /// Uses `summarizer` for CTX COMPRESS METHOD=SUMMARIZE.
@@ -127,13 +130,6 @@ impl AgentTraversal {
     pub fn set_clock(&mut self, clock: fn() -> i64) {
         self.clock = clock;
         self.rate = TokenBucket::new(self.limits.max_ops_per_second, clock());
-        self.coordinator = AgentCoordinator::new(clock);
-    }
-
-    /// The coordinator all sessions of this engine share: discoveries,
-    /// claims, who looks at what, and the work queue.
-    pub fn coordinator(&self) -> &AgentCoordinator {
-        &self.coordinator
     }
 
     /// The search provider, if one is configured.
@@ -156,19 +152,38 @@ impl AgentTraversal {
         self.engine.into_inner().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The content layout of the current document version (for ranking),
-    /// built on first use.
-    pub(crate) fn layout(&self, doc: &Document) -> Arc<Layout> {
-        let mut cached = lock(&self.layout);
-        match &*cached {
-            Some((version, layout)) if *version == doc.version() => Arc::clone(layout),
-            _ => {
-                let lengths = self.search.as_ref().and_then(|search| search.block_lengths());
-                let layout = Arc::new(Layout::build(doc, lengths.as_deref()));
-                *cached = Some((doc.version(), Arc::clone(&layout)));
-                layout
+    /// `T` derived from `doc` (the current document) by `build`, built
+    /// once per document version and kept until the version or the search
+    /// provider changes: what a caller such as the orchestrator computes
+    /// once for many questions (a ranking layout).
+    pub fn derived<T: Any + Send + Sync>(&self, doc: &Document, build: impl FnOnce() -> T) -> Arc<T> {
+        let key = TypeId::of::<T>();
+        if let Some((version, value)) = lock(&self.derived).get(&key) {
+            if *version == doc.version() {
+                if let Ok(value) = Arc::clone(value).downcast::<T>() {
+                    return value;
+                }
             }
         }
+        // Built without the lock: another caller may build it too, once.
+        let value = Arc::new(build());
+        lock(&self.derived).insert(key, (doc.version(), Arc::clone(&value) as Arc<dyn Any + Send + Sync>));
+        value
+    }
+
+    /// The tokenizer windows count with.
+    pub fn tokenizer(&self) -> &Arc<dyn Tokenizer> {
+        &self.tokenizer
+    }
+
+    /// The summarizer of CTX COMPRESS METHOD=SUMMARIZE.
+    pub fn summarizer(&self) -> &Arc<dyn Summarizer> {
+        &self.summarizer
+    }
+
+    /// The clock (ms since the Unix epoch) sessions and limits read.
+    pub fn clock(&self) -> fn() -> i64 {
+        self.clock
     }
 
     /// Indexes of the current document version, built on first use.
@@ -253,7 +268,6 @@ impl AgentTraversal {
         registry.forget(&session);
         session.state = SessionState::Closed;
         self.context_blocks.fetch_sub(session.window.len(), Ordering::Relaxed);
-        self.coordinator.forget_session(id);
         Ok(session.record())
     }
 
@@ -284,7 +298,6 @@ impl AgentTraversal {
                 self.context_blocks.fetch_sub(session.window.len(), Ordering::Relaxed);
                 registry.forget(&session);
             }
-            self.coordinator.forget_session(*id);
         }
         expired.len()
     }
@@ -347,7 +360,7 @@ impl AgentTraversal {
         self.execute_held(id, command)
     }
 
-    /// [`AgentTraversal::execute`] for a caller that holds the writer lock
+    /// [`SessionHost::execute`] for a caller that holds the writer lock
     /// when `command` edits.
     fn execute_held(&self, id: SessionId, command: &Command) -> Result<Step, AgentError> {
         let now = (self.clock)();

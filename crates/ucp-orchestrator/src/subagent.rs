@@ -3,11 +3,11 @@
 
 use std::time::{Duration, Instant};
 
-use crate::error::AgentError;
-use crate::orchestrator::Exploration;
 use crate::policy::{self, ExplorationTask, Observed};
-use crate::safety::SessionLimits;
-use crate::session::{Capabilities, SessionConfig, SessionId};
+use crate::Exploration;
+use ucp_agent::AgentError;
+use ucp_agent::SessionLimits;
+use ucp_agent::{Capabilities, SessionConfig, SessionId};
 
 /// Rounds of commands one task may take.
 const MAX_ROUNDS: usize = 8;
@@ -40,13 +40,13 @@ pub(super) fn run(exploration: &Exploration<'_>, task: &ExplorationTask) -> Vec<
         }
     };
     exploration.sessions.lock().unwrap_or_else(|e| e.into_inner()).push(session);
-    let coordinator = traversal.coordinator();
+    let coordinator = &exploration.coordinator;
     let claimed = coordinator.claim_exploration(session, &[task.root], exploration.orchestrator.config.claim_ttl);
     let spawned = if claimed.granted() { rounds(exploration, session, task) } else { Vec::new() };
-    // The claim outlives the session until the orchestration ends, so a
-    // later task on the same section learns it was explored.
+    // The claim outlives the session (the job's coordinator keeps it until
+    // the job ends), so a later task on the same section learns it was
+    // explored.
     let _ = traversal.close_session(session);
-    let _ = coordinator.claim_exploration(session, &[task.root], exploration.orchestrator.config.claim_ttl);
     spawned
 }
 
@@ -63,7 +63,7 @@ fn rounds(exploration: &Exploration<'_>, session: SessionId, task: &ExplorationT
             budget: exploration.request.budget,
         });
         for discovery in decision.share {
-            exploration.traversal.coordinator().share_discovery(session, discovery);
+            exploration.coordinator.share_discovery(session, discovery);
         }
         spawned.extend(decision.spawn);
         if decision.done || decision.commands.is_empty() {

@@ -19,8 +19,8 @@ use ucl_parser::{BlockRef, Command, Direction, Expand, Follow, View, ViewMode, V
 use ucm_core::{BlockId, EdgeType, IdMap};
 
 use crate::policy::{block_discovery, Decision, Exploration, ExplorationTask, Policy, QueryTerms, TaskOrigin};
-use crate::reply::{Item, Reply};
-use crate::view::BlockView;
+use ucp_agent::BlockView;
+use ucp_agent::{Item, Reply};
 
 /// The heuristic policy and its thresholds.
 #[derive(Debug, Clone, PartialEq)]
@@ -149,7 +149,8 @@ impl HeuristicPolicy {
         }
         own.sort_by(|a, b| b.1.total_cmp(&a.1));
         if matches!(task.origin, TaskOrigin::Search) {
-            for (block, _, _) in own.iter().filter(|(_, s, edges)| *s >= self.follow_score && *edges > 0).take(self.links)
+            for (block, _, _) in
+                own.iter().filter(|(_, s, edges)| *s >= self.follow_score && *edges > 0).take(self.links)
             {
                 decision.commands.push(Command::Follow(Follow {
                     source: id(*block),

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Serialize;
 use ucm_core::{BlockId, IdMap};
 
-use crate::session::SessionId;
+use ucp_agent::SessionId;
 
 /// The answer to a claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -20,8 +20,8 @@ use ucp_context::{BudgetFormat, ContextWindow, Env, Representation, WindowConfig
 
 use super::{heading_path, BuiltContext, ContextBlock, ContextRequest, OrchestratorConfig};
 use crate::coordination::Discovery;
-use crate::error::AgentError;
-use crate::traversal::AgentTraversal;
+use ucp_agent::AgentError;
+use ucp_agent::SessionHost;
 
 /// Every block the agents scored with its best score and its section,
 /// best first (ties in id order, so the context is deterministic).
@@ -51,7 +51,7 @@ fn is_title(doc: &Document, id: BlockId) -> bool {
 
 /// Builds the window for `request` from `discoveries`.
 pub(super) fn assemble(
-    traversal: &AgentTraversal,
+    traversal: &SessionHost,
     config: &OrchestratorConfig,
     request: &ContextRequest,
     discoveries: &[Discovery],
@@ -60,9 +60,9 @@ pub(super) fn assemble(
     let doc = engine.document();
     let env = Env {
         doc,
-        tokenizer: traversal.tokenizer.as_ref(),
-        summarizer: traversal.summarizer.as_ref(),
-        now_ms: (traversal.clock)(),
+        tokenizer: traversal.tokenizer().as_ref(),
+        summarizer: traversal.summarizer().as_ref(),
+        now_ms: (traversal.clock())(),
     };
     let budget_format =
         if request.format == RenderFormat::Markdown { BudgetFormat::Markdown } else { BudgetFormat::Ids };
@@ -89,7 +89,7 @@ pub(super) fn assemble(
     let mut sections: Vec<(BlockId, f64)> = Vec::new();
     let mut listed = IdSet::default();
     let limit = window.config().max_tokens;
-    let layout = traversal.layout(doc);
+    let layout = crate::rank::layout(traversal, doc);
     let short = |id: BlockId| {
         doc.get(id).is_some_and(|b| b.metadata.tokens.is_some_and(|t| t as usize <= config.neighbour_tokens))
     };

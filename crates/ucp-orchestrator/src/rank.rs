@@ -92,6 +92,15 @@ fn mean(total: f64, count: usize) -> f64 {
     }
 }
 
+/// The layout of `doc`, `host`'s current document, built once per
+/// document version (and search provider) and kept by the host.
+pub fn layout(host: &ucp_agent::SessionHost, doc: &Document) -> std::sync::Arc<Layout> {
+    host.derived(doc, || {
+        let lengths = host.search_provider().and_then(|search| search.block_lengths());
+        Layout::build(doc, lengths.as_deref())
+    })
+}
+
 impl Layout {
     /// The layout of `doc`, with the blocks' `lengths` as the search index
     /// measured them (else their token counts).
@@ -116,7 +125,7 @@ impl Layout {
             let Some(block) = doc.get(id).filter(|b| is_content(b)) else { continue };
             // Blocks under no heading or file (a single file's preamble, a
             // file without headings) share their parent as a section.
-            let root = match super::orchestrator::section_of(doc, id) {
+            let root = match crate::section_of(doc, id) {
                 own if own == id => doc.parent(id).unwrap_or(BlockId::ROOT),
                 section => section,
             };

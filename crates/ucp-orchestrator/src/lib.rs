@@ -13,9 +13,18 @@
 //!    finds in the discovery pool and queues further sections (subsections,
 //!    link targets) for any agent.
 //! 4. **Assemble** one window from the pool within the budget
-//!    ([`assemble`]) and render it.
+//!    (`assemble`) and render it.
+//!
+//! It drives sessions of a [`ucp_agent::SessionHost`] like any client: this
+//! crate is the host's first user, not part of it.
+
+#![warn(missing_docs)]
 
 mod assemble;
+pub mod coordination;
+mod heuristic;
+pub mod policy;
+pub mod rank;
 mod subagent;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,10 +37,11 @@ use ucm_core::{BlockId, Document, IdMap, IdSet};
 use ucp_context::{segment, Representation};
 use ucp_search::SearchOptions;
 
-use crate::error::AgentError;
+use crate::coordination::AgentCoordinator;
 use crate::policy::{ExplorationTask, Policy, QueryTerms, TaskOrigin};
-use crate::session::SessionId;
-use crate::traversal::AgentTraversal;
+use ucp_agent::AgentError;
+use ucp_agent::SessionHost;
+use ucp_agent::SessionId;
 
 /// Hits of the hybrid search (with a model) fused into the ranking.
 const HYBRID_HITS: usize = 200;
@@ -191,7 +201,7 @@ impl Orchestrator {
 
     /// The best context for `request` from `traversal`'s document. Needs a
     /// search provider; fails only when searching fails.
-    pub fn context(&self, traversal: &AgentTraversal, request: &ContextRequest) -> Result<BuiltContext, AgentError> {
+    pub fn context(&self, traversal: &SessionHost, request: &ContextRequest) -> Result<BuiltContext, AgentError> {
         request.check()?;
         let started = Instant::now();
         let provider = traversal.search_provider().ok_or(AgentError::SearchNotConfigured)?;
@@ -213,7 +223,7 @@ impl Orchestrator {
                     let hybrid = if provider.capabilities().semantic { search(HYBRID_HITS)? } else { Vec::new() };
                     // Every candidate keeps its score (so blocks past the
                     // planned ones are judged on the same scale).
-                    let ranked = traversal.layout(doc).rank(&postings, &hybrid, usize::MAX);
+                    let ranked = rank::layout(traversal, doc).rank(&postings, &hybrid, usize::MAX);
                     (ranked, QueryTerms::from_postings(&request.question, &postings))
                 }
                 // A provider without postings: its own search's hits.
@@ -234,20 +244,14 @@ impl Orchestrator {
         let explore_ms = millis(explored);
 
         let assembled = Instant::now();
-        let coordinator = traversal.coordinator();
-        let sessions = run.sessions.into_inner().unwrap_or_else(|e| e.into_inner());
-        if let (true, Some(refused)) =
-            (sessions.is_empty(), run.refused.into_inner().unwrap_or_else(|e| e.into_inner()))
-        {
+        let Exploration { coordinator, sessions, refused, .. } = run;
+        let sessions = sessions.into_inner().unwrap_or_else(|e| e.into_inner());
+        if let (true, Some(refused)) = (sessions.is_empty(), refused.into_inner().unwrap_or_else(|e| e.into_inner())) {
             // Not one sub-agent could start: say why rather than return an empty context.
             return Err(refused);
         }
-        // The sub-agents' findings are this job's alone: taken, not left in
-        // the pool for the engine's lifetime.
+        // The job's coordinator (pool, claims, queue) goes with the job.
         let discoveries = coordinator.take_discoveries(&sessions);
-        for session in &sessions {
-            coordinator.forget_session(*session);
-        }
         let mut built = assemble::assemble(traversal, &self.config, request, &discoveries)?;
         built.hits = hits;
         built.tasks = tasks_run;
@@ -304,7 +308,9 @@ fn plan(doc: &Document, hits: &[(BlockId, f64)]) -> Vec<ExplorationTask> {
 
 /// The shared state of one orchestration's sub-agents.
 struct Exploration<'a> {
-    traversal: &'a AgentTraversal,
+    traversal: &'a SessionHost,
+    /// What the job's sub-agents share: discoveries, claims, the work queue.
+    coordinator: AgentCoordinator,
     orchestrator: &'a Orchestrator,
     request: &'a ContextRequest,
     terms: QueryTerms,
@@ -319,13 +325,14 @@ struct Exploration<'a> {
 
 impl<'a> Exploration<'a> {
     fn new(
-        traversal: &'a AgentTraversal,
+        traversal: &'a SessionHost,
         orchestrator: &'a Orchestrator,
         request: &'a ContextRequest,
         terms: QueryTerms,
     ) -> Self {
         Exploration {
             traversal,
+            coordinator: AgentCoordinator::new(traversal.clock()),
             orchestrator,
             request,
             terms,
@@ -346,12 +353,12 @@ impl<'a> Exploration<'a> {
             return;
         }
         let priority = task.priority;
-        self.traversal.coordinator().queue.push(job, task, priority);
+        self.coordinator.queue.push(job, task, priority);
     }
 
     /// Runs the sub-agents until no task is left; returns how many ran.
     fn explore(&self, tasks: Vec<ExplorationTask>) -> usize {
-        let queue = &self.traversal.coordinator().queue;
+        let queue = &self.coordinator.queue;
         let job = queue.open_job();
         for task in tasks.into_iter().take(self.orchestrator.config.max_tasks) {
             self.offer(job, task);

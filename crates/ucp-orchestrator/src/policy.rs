@@ -14,8 +14,8 @@ use ucm_core::{BlockId, IdMap};
 use ucp_search::TermPostings;
 
 use crate::coordination::NewDiscovery;
-use crate::error::AgentError;
-use crate::Step;
+use ucp_agent::AgentError;
+use ucp_agent::Step;
 
 pub use crate::heuristic::HeuristicPolicy;
 

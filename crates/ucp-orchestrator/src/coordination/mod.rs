@@ -19,7 +19,7 @@ pub use queue::{JobId, WorkQueue};
 use ucm_core::BlockId;
 
 use crate::policy::ExplorationTask;
-use crate::session::SessionId;
+use ucp_agent::SessionId;
 
 /// The coordinator an engine's sessions share.
 pub struct AgentCoordinator {

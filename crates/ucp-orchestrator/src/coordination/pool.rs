@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde::Serialize;
 use ucm_core::BlockId;
 
-use crate::session::SessionId;
+use ucp_agent::SessionId;
 
 /// How relevant a discovery is, coarsely.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
