@@ -1,22 +1,25 @@
 //! Dispatches one parsed command in a session: traversal commands walk the
-//! document, CTX commands change the session's window, edit commands go
-//! through the engine when the session may edit. Every handler validates
-//! before it changes anything.
+//! document (`walks`), CTX commands change the session's window (`ctx`),
+//! edit commands go through the engine when the session may edit. Every
+//! handler validates before it changes anything.
+
+mod ctx;
+mod walks;
 
 use std::time::Duration;
 
 use regex::Regex;
-use ucl_parser::{BlockRef, Command, Ctx, Direction, Expand, Reason, RenderFormat, ViewMode, ViewTarget};
+use ucl_parser::{BlockRef, Command, Ctx, Reason, ViewMode, ViewTarget};
 use ucm_core::{BlockId, Document};
 use ucm_engine::Engine;
-use ucp_context::{segment, Admitted, Env};
+use ucp_context::segment;
 
 use crate::error::AgentError;
 use crate::host::SessionHost;
 use crate::metrics::Metrics;
-use crate::navigate::{self, Filter, FindQuery};
+use crate::navigate::{self, FindQuery};
 use crate::reply::{Item, Reply, Stub};
-use crate::safety::{Deadline, DepthGuard};
+use crate::safety::Deadline;
 use crate::session::Session;
 use crate::view::{view, BlockView};
 use crate::Step;
@@ -277,285 +280,6 @@ impl Run<'_> {
         session.last_results = items.iter().map(|i| i.view.id).chain(stubs.iter().map(|s| s.id)).collect();
         session.last_reason = reason;
         Reply::Listing { command, items, stubs, total }
-    }
-
-    fn path(
-        &mut self,
-        session: &Session,
-        from: &BlockRef,
-        to: &BlockRef,
-        max: Option<usize>,
-    ) -> Result<Vec<BlockId>, AgentError> {
-        let from = self.resolve(from)?;
-        let to = self.resolve(to)?;
-        let indexes = self.traversal.indexes(self.doc);
-        let max = max.or(Some(session.limits.max_results_per_operation));
-        navigate::path(self.doc, &indexes, from, to, max, &self.deadline())
-    }
-
-    fn expand(&mut self, session: &mut Session, expand: &Expand) -> Result<Reply, AgentError> {
-        let from = self.resolve(&expand.target)?;
-        let depth = expand.depth.unwrap_or(1) as usize;
-        let max = session.limits.max_expand_depth;
-        if depth > max {
-            return Err(AgentError::DepthLimitExceeded { requested: depth, max });
-        }
-        let filter = Filter { roles: expand.roles.clone(), tags: expand.tags.clone() };
-        let cap = session.limits.max_results_per_operation;
-        let guard = DepthGuard::new(max);
-        let mut found: Vec<(BlockId, i32)> = Vec::new();
-        let mut total = 0;
-        if matches!(expand.direction, Direction::Up | Direction::Both) {
-            let ups: Vec<(BlockId, i32)> = self
-                .doc
-                .ancestors(from)
-                .take(depth)
-                .enumerate()
-                .filter(|(_, id)| filter.accepts(self.doc, *id))
-                .map(|(i, id)| (id, -(i as i32 + 1)))
-                .collect();
-            total += ups.len();
-            found.extend(ups.into_iter().rev());
-        }
-        if matches!(expand.direction, Direction::Down | Direction::Both) {
-            let (downs, count) = navigate::descendants(self.doc, from, depth, &filter, cap, &guard)?;
-            total += count;
-            found.extend(downs.into_iter().map(|(id, level)| (id, level as i32)));
-        }
-        if expand.direction == Direction::Semantic {
-            let linked = navigate::connected(self.doc, from, depth, &filter, cap);
-            Metrics::bump(&session.metrics.edges_followed, linked.len() as u64);
-            total += linked.len();
-            found.extend(linked.into_iter().map(|(id, hops)| (id, hops as i32)));
-        }
-        found.truncate(cap);
-        Metrics::bump(&session.metrics.expansions, 1);
-        let mode = expand.mode.unwrap_or(ViewMode::Preview);
-        let (items, stubs) = match expand.tokens {
-            Some(budget) => self.budgeted(session, &found, mode, budget as usize),
-            None => (found.iter().map(|(id, depth)| self.item_at(session, *id, *depth, mode)).collect(), Vec::new()),
-        };
-        Ok(self.listing(session, "EXPAND", items, stubs, total, Reason::StructuralContext))
-    }
-
-    fn item_at(&mut self, session: &Session, id: BlockId, depth: i32, mode: ViewMode) -> Item {
-        let mut item = self.item(session, id, mode, None);
-        item.view.depth = depth;
-        item
-    }
-
-    /// EXPAND with TOKENS: the most task-relevant (then nearest) blocks are
-    /// shown in the mode asked while their lines fit the budget; the rest
-    /// become stubs with their subtree's size and price.
-    fn budgeted(
-        &mut self,
-        session: &Session,
-        found: &[(BlockId, i32)],
-        mode: ViewMode,
-        budget: usize,
-    ) -> (Vec<Item>, Vec<Stub>) {
-        let tokenizer = &*self.traversal.tokenizer;
-        let task = session.window.task_terms();
-        let mut ranked: Vec<(usize, f64)> = found
-            .iter()
-            .enumerate()
-            .map(|(i, (id, depth))| {
-                let block = self.doc.get(*id).expect("walked ids exist");
-                let similarity = task.map_or(0.0, |t| t.similarity(&block.plain_text()));
-                (i, similarity - f64::from(depth.unsigned_abs()) * 1e-3)
-            })
-            .collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        let mut shown = vec![false; found.len()];
-        let mut spent = 0;
-        for (i, _) in ranked {
-            let (id, depth) = found[i];
-            let line = self.item_at(session, id, depth, mode).view.to_string();
-            let cost = tokenizer.count(&line) + 1;
-            if spent + cost <= budget {
-                spent += cost;
-                shown[i] = true;
-            }
-        }
-        let unshown: ucm_core::IdSet =
-            found.iter().zip(&shown).filter(|(_, shown)| !**shown).map(|((id, _), _)| *id).collect();
-        let mut items = Vec::new();
-        let mut stubs = Vec::new();
-        for (i, (id, depth)) in found.iter().enumerate() {
-            if shown[i] {
-                items.push(self.item_at(session, *id, *depth, mode));
-            } else if *depth < 0 || !self.doc.parent(*id).is_some_and(|p| unshown.contains(&p)) {
-                let (below, tokens) = segment::subtree(self.doc, *id, tokenizer);
-                let own = self.doc.get(*id).map_or(0, |b| segment::block_tokens(b, tokenizer));
-                let role = self.doc.get(*id).and_then(|b| b.role()).map(|r| r.as_str().to_owned());
-                stubs.push(Stub { id: *id, role, below, tokens: own + tokens });
-            }
-        }
-        (items, stubs)
-    }
-
-    fn neighborhood(
-        &mut self,
-        session: &mut Session,
-        depth: usize,
-        mode: Option<ViewMode>,
-    ) -> Result<Reply, AgentError> {
-        let max = session.limits.max_expand_depth;
-        if depth > max {
-            return Err(AgentError::DepthLimitExceeded { requested: depth, max });
-        }
-        let cap = session.limits.max_results_per_operation;
-        let mode = mode.unwrap_or(ViewMode::Ids);
-        let near = session.cursor.neighborhood(self.doc, cap).clone();
-        let at = self.view(session, session.cursor.position(), ViewMode::Metadata);
-        let ancestors = near.ancestors.iter().map(|id| self.view(session, *id, mode)).collect();
-        let children = if depth <= 1 {
-            near.children.iter().map(|id| self.item_at(session, *id, 1, mode).view).collect()
-        } else {
-            let guard = DepthGuard::new(max);
-            let (below, _) =
-                navigate::descendants(self.doc, session.cursor.position(), depth, &Filter::default(), cap, &guard)?;
-            below.into_iter().map(|(id, level)| self.item_at(session, id, level as i32, mode).view).collect()
-        };
-        let siblings = near.siblings.iter().map(|id| self.view(session, *id, mode)).collect();
-        let connections = near
-            .connections
-            .iter()
-            .map(|(id, edge, outgoing)| {
-                let arrow = if *outgoing { format!("-{edge}->") } else { format!("<-{edge}-") };
-                self.item(session, *id, mode, Some(arrow))
-            })
-            .collect();
-        Ok(Reply::Neighborhood { at, ancestors, children, siblings, connections })
-    }
-
-    fn ctx(&mut self, session: &mut Session, ctx: &Ctx, name: &'static str) -> Result<Reply, AgentError> {
-        let traversal = self.traversal;
-        let env = Env {
-            doc: self.doc,
-            tokenizer: &*traversal.tokenizer,
-            summarizer: &*traversal.summarizer,
-            now_ms: self.now,
-        };
-        let mut added: Vec<Admitted> = Vec::new();
-        let mut removed: Vec<BlockId> = Vec::new();
-        let mut changed: Vec<BlockId> = Vec::new();
-        let mut omitted = 0;
-        match ctx {
-            Ctx::Add { target, reason, relevance, note } => {
-                let id = self.resolve(target)?;
-                let admitted = session.window.add(&env, id, reason.unwrap_or(Reason::DirectReference), *relevance)?;
-                if note.is_some() {
-                    session.window.set_note(id, note.clone());
-                }
-                removed.clone_from(&admitted.evicted);
-                added.push(admitted);
-            }
-            Ctx::AddResults => {
-                if session.last_results.is_empty() {
-                    return Err(AgentError::NoResults);
-                }
-                let reason = session.last_reason;
-                let ids = session.last_results.clone();
-                self.add_all(session, &env, &ids, reason, &mut added, &mut removed, &mut omitted);
-            }
-            Ctx::AddChildren { parent } => {
-                let parent = self.resolve(parent)?;
-                let ids: Vec<BlockId> =
-                    self.doc.children(parent).iter().take(session.limits.max_results_per_operation).copied().collect();
-                self.add_all(session, &env, &ids, Reason::StructuralContext, &mut added, &mut removed, &mut omitted);
-            }
-            Ctx::AddPath { from, to } => {
-                let ids = self.path(session, from, to, None)?;
-                self.add_all(session, &env, &ids, Reason::NavigationPath, &mut added, &mut removed, &mut omitted);
-            }
-            Ctx::Remove { target } => {
-                let id = self.resolve(target)?;
-                session.window.remove(&env, id)?;
-                removed.push(id);
-            }
-            Ctx::Clear => {
-                removed = session.window.entries().iter().map(|e| e.id).collect();
-                session.window.clear(&env);
-            }
-            Ctx::Expand { direction, depth, tokens } => {
-                let depth = depth.unwrap_or(1) as usize;
-                let max = session.limits.max_expand_depth;
-                if depth > max {
-                    return Err(AgentError::DepthLimitExceeded { requested: depth, max });
-                }
-                let expansion = session.window.expand(&env, *direction, depth, tokens.map(|t| t as usize));
-                Metrics::bump(&session.metrics.expansions, 1);
-                for id in expansion.added.iter().chain(&expansion.stubs) {
-                    if let Some(entry) = session.window.get(*id) {
-                        added.push(Admitted {
-                            id: *id,
-                            representation: entry.representation,
-                            already_present: false,
-                            evicted: Vec::new(),
-                        });
-                    }
-                }
-                omitted = expansion.omitted;
-            }
-            Ctx::Compress { method } => changed = session.window.compress(&env, *method),
-            Ctx::Prune { min_relevance, max_age } => removed = session.window.prune(&env, *min_relevance, *max_age),
-            Ctx::Render { format } => {
-                let format = format.unwrap_or(RenderFormat::Default);
-                session.window.sync(&env);
-                let text = session.window.render(&env, format, &mut session.ids);
-                let tokens = match format {
-                    RenderFormat::Default => session.window.tokens(),
-                    _ => env.tokenizer.count(&text),
-                };
-                return Ok(Reply::Rendered { format, tokens, text });
-            }
-            Ctx::Stats => {
-                session.window.sync(&env);
-                return Ok(Reply::Stats { stats: Box::new(session.window.stats(&env)) });
-            }
-            Ctx::Focus { target } => {
-                let id = target.as_ref().map(|t| self.resolve(t)).transpose()?;
-                session.window.set_focus(&env, id)?;
-            }
-        }
-        Metrics::bump(&session.metrics.context_adds, added.len() as u64);
-        Metrics::bump(&session.metrics.context_removes, removed.len() as u64);
-        Ok(Reply::Context {
-            command: name,
-            added,
-            removed,
-            changed,
-            omitted,
-            tokens: session.window.tokens(),
-            blocks: session.window.len(),
-            max_tokens: session.window.config().max_tokens,
-            focus: session.window.focus(),
-        })
-    }
-
-    /// Adds several blocks; those that do not fit even as stubs are counted.
-    #[allow(clippy::too_many_arguments)]
-    fn add_all(
-        &self,
-        session: &mut Session,
-        env: &Env,
-        ids: &[BlockId],
-        reason: Reason,
-        added: &mut Vec<Admitted>,
-        removed: &mut Vec<BlockId>,
-        omitted: &mut usize,
-    ) {
-        for id in ids {
-            match session.window.add(env, *id, reason, None) {
-                Ok(admitted) => {
-                    removed.extend(admitted.evicted.iter().copied());
-                    added.push(admitted);
-                }
-                Err(_) => *omitted += 1,
-            }
-        }
-        removed.retain(|id| session.window.get(*id).is_none());
     }
 }
 
