@@ -30,8 +30,10 @@
 
 #![warn(missing_docs)]
 
+mod compact;
 mod entry;
 mod error;
+mod evict;
 mod expand;
 mod relevance;
 mod render;
@@ -41,9 +43,10 @@ mod window;
 
 pub use entry::{base_score, Entry, Representation};
 pub use error::WindowError;
+pub use evict::PruningPolicy;
 pub use expand::Expansion;
 pub use relevance::{terms, tree_distance, Task};
 pub use render::Stats;
 pub use segment::BudgetFormat;
 pub use summarize::{ExtractiveSummarizer, Summarizer};
-pub use window::{Action, Admitted, Change, ContextWindow, Env, PruningPolicy, WindowConfig, LOG_LEN};
+pub use window::{Action, Admitted, Change, ContextWindow, Env, WindowConfig, LOG_LEN};

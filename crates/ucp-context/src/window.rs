@@ -1,37 +1,23 @@
-//! The context window: admission under hard budgets, eviction by policy,
-//! compaction, pruning, focus and task, and resynchronisation after the
-//! document changes.
+//! The context window: admission under hard budgets, compaction, pruning,
+//! focus and task, and resynchronisation after the document changes; which
+//! entries leave when it is over budget is `evict`'s.
 //!
 //! Invariant: after every public method returns, the rendering the budget
 //! counts ([`WindowConfig::budget_format`], by default the one with ids) has
 //! at most `max_tokens` tokens and at most `max_blocks` entries.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
-use ucl_parser::{CompressMethod, Reason};
-use ucm_core::{BlockId, Document, IdSet, Tokenizer};
+use ucl_parser::Reason;
+use ucm_core::{BlockId, Document, Tokenizer};
 
 use crate::entry::{base_score, Entry, Representation};
 use crate::error::WindowError;
-use crate::relevance::{self, jaccard, terms, Signals, Task};
+use crate::evict::PruningPolicy;
+use crate::relevance::{self, Signals, Task};
 use crate::segment::{self, BudgetFormat, Builder};
 use crate::summarize::Summarizer;
-
-/// Which entries leave first when the window is over budget.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PruningPolicy {
-    /// Lowest current relevance first.
-    #[default]
-    RelevanceFirst,
-    /// Least recently touched first.
-    RecencyFirst,
-    /// Near duplicates of other entries first.
-    RedundancyFirst,
-    /// Leaves before their ancestors, least relevant first.
-    Strategic,
-}
 
 /// Budgets and tuning of a window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -530,175 +516,6 @@ impl ContextWindow {
         }
         self.recount(env);
         entries.len()
-    }
-
-    /// Shows every entry but the focus with `method` where that is smaller.
-    /// Returns the blocks changed.
-    pub fn compress(&mut self, env: &Env, method: CompressMethod) -> Vec<BlockId> {
-        self.sync(env);
-        let to = match method {
-            CompressMethod::Truncate => Representation::Truncated,
-            CompressMethod::Summarize => Representation::Summary,
-            CompressMethod::StructureOnly => Representation::StructureOnly,
-        };
-        let builder = self.builder(env);
-        let mut changed = Vec::new();
-        let mut records = Vec::new();
-        for entry in &mut self.entries {
-            if Some(entry.id) == self.focus || entry.representation == to {
-                continue;
-            }
-            let mut candidate = entry.clone();
-            candidate.representation = to;
-            if builder.show(entry.id, to).is_none() {
-                continue;
-            }
-            refresh(&mut candidate, &builder, self.task.as_ref());
-            if candidate.tokens < entry.tokens {
-                records.push((
-                    entry.id,
-                    Action::Compressed { from: entry.representation, to },
-                    entry.tokens,
-                    candidate.tokens,
-                ));
-                changed.push(entry.id);
-                *entry = candidate;
-            }
-        }
-        for (id, action, before, after) in records {
-            self.record(id, action, before, after, env.now_ms);
-        }
-        self.recount(env);
-        changed
-    }
-
-    /// Removes entries below `min_relevance` (current relevance) or not
-    /// touched for `max_age_s` seconds; without either, entries below the
-    /// configured threshold. The focus and its ancestors stay.
-    pub fn prune(&mut self, env: &Env, min_relevance: Option<f64>, max_age_s: Option<u64>) -> Vec<BlockId> {
-        self.sync(env);
-        let min_relevance = match (min_relevance, max_age_s) {
-            (None, None) => Some(self.config.min_relevance),
-            (min, _) => min,
-        };
-        let protected = self.protected(env);
-        let mut pruned = Vec::new();
-        let mut kept = Vec::with_capacity(self.entries.len());
-        for entry in std::mem::take(&mut self.entries) {
-            let too_old = max_age_s.is_some_and(|age| env.now_ms - entry.accessed_ms > age as i64 * 1000);
-            let too_weak = min_relevance.is_some_and(|min| self.score(env, &entry) < min);
-            if protected.contains(&entry.id) || !(too_old || too_weak) {
-                kept.push(entry);
-            } else {
-                let rule = if too_weak { "min_relevance" } else { "max_age" };
-                pruned.push((entry.id, rule, entry.tokens));
-            }
-        }
-        self.entries = kept;
-        for (id, rule, tokens) in &pruned {
-            self.record(*id, Action::Pruned { rule: (*rule).to_owned() }, *tokens, 0, env.now_ms);
-        }
-        self.recount(env);
-        pruned.into_iter().map(|(id, ..)| id).collect()
-    }
-
-    /// Evicts (and as a last resort degrades protected entries) until the
-    /// window is within budget.
-    fn enforce(&mut self, env: &Env) {
-        while !self.within_budget() {
-            if let Some(victim) = self.victims(env, None, None).first().copied() {
-                let index = self.index_of(victim).expect("victims are entries");
-                let entry = self.entries.remove(index);
-                let policy = self.config.policy;
-                self.record(entry.id, Action::Evicted { policy }, entry.tokens, 0, env.now_ms);
-            } else {
-                self.degrade_largest(env);
-            }
-            self.recount(env);
-        }
-    }
-
-    /// Shows the largest entry one step smaller, or drops it when it is
-    /// already a stub.
-    fn degrade_largest(&mut self, env: &Env) {
-        let Some(index) = (0..self.entries.len()).max_by_key(|i| self.entries[*i].tokens) else { return };
-        let builder = self.builder(env);
-        let entry = &self.entries[index];
-        let next = [Representation::Truncated, Representation::StructureOnly]
-            .into_iter()
-            .filter(|r| *r > entry.representation)
-            .find(|r| builder.show(entry.id, *r).is_some());
-        match next {
-            Some(to) => {
-                let mut smaller = entry.clone();
-                smaller.representation = to;
-                refresh(&mut smaller, &builder, self.task.as_ref());
-                let (id, from, before, after) = (entry.id, entry.representation, entry.tokens, smaller.tokens);
-                self.entries[index] = smaller;
-                self.record(id, Action::Degraded { from, to }, before, after, env.now_ms);
-            }
-            None => {
-                let entry = self.entries.remove(index);
-                let policy = self.config.policy;
-                self.record(entry.id, Action::Evicted { policy }, entry.tokens, 0, env.now_ms);
-            }
-        }
-    }
-
-    /// Entries that may be evicted, in the policy's order: never the focus
-    /// or its ancestors, never `except`, and (with a floor) only entries no
-    /// more relevant than the floor.
-    fn victims(&self, env: &Env, floor: Option<f64>, except: Option<BlockId>) -> Vec<BlockId> {
-        let protected = self.protected(env);
-        let mut scored: Vec<(&Entry, f64)> = self
-            .entries
-            .iter()
-            .filter(|e| !protected.contains(&e.id) && Some(e.id) != except)
-            .map(|e| (e, self.score(env, e)))
-            .filter(|(_, s)| floor.is_none_or(|f| *s <= f))
-            .collect();
-        let by_relevance = |a: &(&Entry, f64), b: &(&Entry, f64)| a.1.total_cmp(&b.1).then(a.0.order.cmp(&b.0.order));
-        match self.config.policy {
-            PruningPolicy::RelevanceFirst => scored.sort_by(by_relevance),
-            PruningPolicy::RecencyFirst => {
-                scored.sort_by(|a, b| a.0.accessed_ms.cmp(&b.0.accessed_ms).then_with(|| by_relevance(a, b)))
-            }
-            PruningPolicy::RedundancyFirst => {
-                let redundancy = self.redundancy(env);
-                scored.sort_by(|a, b| {
-                    let (ra, rb) = (redundancy[&a.0.id], redundancy[&b.0.id]);
-                    rb.total_cmp(&ra).then_with(|| by_relevance(a, b))
-                });
-            }
-            PruningPolicy::Strategic => {
-                let inner: IdSet = self.entries.iter().flat_map(|e| env.doc.ancestors(e.id)).collect();
-                scored.sort_by(|a, b| {
-                    inner.contains(&a.0.id).cmp(&inner.contains(&b.0.id)).then_with(|| by_relevance(a, b))
-                });
-            }
-        }
-        scored.into_iter().map(|(e, _)| e.id).collect()
-    }
-
-    /// For each entry, its highest term overlap with another entry, rounded
-    /// to tenths so near duplicates tie and relevance decides among them.
-    fn redundancy(&self, env: &Env) -> HashMap<BlockId, f64> {
-        let sets: Vec<HashSet<String>> = self
-            .entries
-            .iter()
-            .map(|e| env.doc.get(e.id).map(|b| terms(&segment::full_body(b)).into_iter().collect()).unwrap_or_default())
-            .collect();
-        let mut out = HashMap::new();
-        for (i, entry) in self.entries.iter().enumerate() {
-            let best = (0..sets.len()).filter(|j| *j != i).map(|j| jaccard(&sets[i], &sets[j])).fold(0.0, f64::max);
-            out.insert(entry.id, (best * 10.0).round() / 10.0);
-        }
-        out
-    }
-
-    /// The focus and its ancestors.
-    fn protected(&self, env: &Env) -> IdSet {
-        self.focus.into_iter().flat_map(|f| std::iter::once(f).chain(env.doc.ancestors(f))).collect()
     }
 
     /// The current relevance of an entry.
