@@ -25,6 +25,7 @@ mod id;
 mod json;
 mod metadata;
 mod nodes;
+pub mod outline;
 mod printable;
 mod render;
 mod tokens;

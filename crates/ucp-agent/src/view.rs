@@ -4,11 +4,12 @@
 //! similarity to the session task).
 
 use std::fmt::{self, Write as _};
+use ucm_core::outline;
 
 use serde::Serialize;
 use ucl_parser::ViewMode;
 use ucm_core::{Block, BlockId, Document};
-use ucp_context::{segment, Task};
+use ucp_context::Task;
 
 /// Characters a preview shows.
 pub const PREVIEW_CHARS: usize = 100;
@@ -82,7 +83,7 @@ pub fn view(doc: &Document, block: &Block, mode: ViewMode, task: Option<&Task>) 
     view.edges = edges.outgoing(block.id).len() + edges.incoming(block.id).len();
     view.text = match mode {
         ViewMode::Preview => Some(block.preview(PREVIEW_CHARS)),
-        ViewMode::Full => Some(segment::full_body(block)),
+        ViewMode::Full => Some(outline::full_body(block)),
         _ => None,
     };
     view

@@ -3,13 +3,13 @@
 //! and how the largest entry is degraded when nothing else may go.
 
 use std::collections::{HashMap, HashSet};
+use ucm_core::outline;
 
 use serde::{Deserialize, Serialize};
 use ucm_core::{BlockId, IdSet};
 
 use crate::entry::{Entry, Representation};
 use crate::relevance::{jaccard, terms};
-use crate::segment;
 use crate::window::{refresh, Action, ContextWindow, Env};
 
 /// Which entries leave first when the window is over budget.
@@ -112,7 +112,7 @@ impl ContextWindow {
         let sets: Vec<HashSet<String>> = self
             .entries
             .iter()
-            .map(|e| env.doc.get(e.id).map(|b| terms(&segment::full_body(b)).into_iter().collect()).unwrap_or_default())
+            .map(|e| env.doc.get(e.id).map(|b| terms(&outline::full_body(b)).into_iter().collect()).unwrap_or_default())
             .collect();
         let mut out = HashMap::new();
         for (i, entry) in self.entries.iter().enumerate() {

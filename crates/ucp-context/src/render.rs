@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 use ucl_parser::{IdMapper, RenderFormat};
+use ucm_core::outline;
 use ucm_core::{BlockId, Document};
 
 use crate::entry::Entry;
@@ -25,7 +26,7 @@ fn layout<'a>(doc: &Document, entries: &'a [Entry]) -> Vec<Item<'a>> {
     let mut items = Vec::with_capacity(entries.len() * 2);
     let mut under: Vec<BlockId> = Vec::new();
     for entry in entries {
-        let titled = doc.get(entry.id).and_then(segment::title).is_some();
+        let titled = doc.get(entry.id).and_then(outline::title).is_some();
         // A titled block (heading, file) opens its own section, so stepping
         // back up to one of its ancestors' paths needs no header.
         let returns_to_ancestor = titled && under.starts_with(&entry.path);

@@ -7,6 +7,7 @@
 //! at most `max_tokens` tokens and at most `max_blocks` entries.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use ucm_core::outline;
 
 use serde::{Deserialize, Serialize};
 use ucl_parser::Reason;
@@ -16,7 +17,7 @@ use crate::entry::{base_score, Entry, Representation};
 use crate::error::WindowError;
 use crate::evict::PruningPolicy;
 use crate::relevance::{self, Signals, Task};
-use crate::segment::{self, BudgetFormat, Builder};
+use crate::segment::{BudgetFormat, Builder};
 use crate::summarize::Summarizer;
 
 /// Budgets and tuning of a window.
@@ -607,20 +608,20 @@ impl ContextWindow {
 /// Recomputes an entry's cached facts (order, path, task score, tokens).
 pub(crate) fn refresh(entry: &mut Entry, builder: &Builder, task: Option<&Task>) {
     let doc = builder.doc;
-    entry.order = segment::order_key(doc, entry.id);
-    entry.path = segment::titled_path(doc, entry.id);
+    entry.order = outline::order_key(doc, entry.id);
+    entry.path = outline::titled_path(doc, entry.id);
     entry.task_score = task_score(builder, entry.id, &entry.path, task);
-    entry.full_tokens = doc.get(entry.id).map_or(0, |b| segment::block_tokens(b, builder.tokenizer));
+    entry.full_tokens = doc.get(entry.id).map_or(0, |b| outline::block_tokens(b, builder.tokenizer));
     entry.tokens = builder.show(entry.id, entry.representation).map_or(0, |shown| builder.count(entry.id, &shown));
 }
 
 fn task_score(builder: &Builder, id: BlockId, path: &[BlockId], task: Option<&Task>) -> Option<f64> {
     let task = task?;
     let block = builder.doc.get(id)?;
-    let mut text = segment::full_body(block);
+    let mut text = outline::full_body(block);
     for ancestor in path.iter().filter_map(|a| builder.doc.get(*a)) {
         text.push(' ');
-        text.push_str(&segment::title(ancestor).unwrap_or_default());
+        text.push_str(&outline::title(ancestor).unwrap_or_default());
     }
     Some(task.similarity(&text))
 }

@@ -1,12 +1,11 @@
 //! Behaviour of the window on the Node.js documentation excerpt.
 
 use std::path::Path;
+use ucm_core::outline;
 
 use ucl_parser::{CompressMethod, CtxDirection, IdMapper, Reason, RenderFormat};
 use ucm_core::{BlockId, BpeTokenizer, Document, RemoveMode, Role, Tokenizer};
-use ucp_context::{
-    segment, Action, ContextWindow, Env, ExtractiveSummarizer, Representation, WindowConfig, WindowError,
-};
+use ucp_context::{Action, ContextWindow, Env, ExtractiveSummarizer, Representation, WindowConfig, WindowError};
 
 fn corpus() -> Document {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/node-excerpt");
@@ -218,7 +217,7 @@ fn heading_paths_name_a_folder_once_through_its_files() {
         .unwrap()
         .document;
     let rows = doc.document_order().find(|id| doc.get(*id).is_some_and(|b| b.plain_text() == "Reading rows.")).unwrap();
-    assert_eq!(segment::path_titles(&doc, rows), ["library/io/csv.md", "CSV"]);
+    assert_eq!(outline::path_titles(&doc, rows), ["library/io/csv.md", "CSV"]);
     // A folder's own name holds the folders above it.
     let io = doc
         .ancestors(rows)
@@ -228,5 +227,5 @@ fn heading_paths_name_a_folder_once_through_its_files() {
             })
         })
         .unwrap();
-    assert!(segment::path_titles(&doc, io).is_empty());
+    assert!(outline::path_titles(&doc, io).is_empty());
 }

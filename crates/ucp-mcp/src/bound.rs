@@ -2,8 +2,8 @@
 //! block boundaries (blank lines), each page with a note saying how to get
 //! the rest.
 
+use ucm_core::outline;
 use ucm_core::Tokenizer;
-use ucp_context::segment;
 
 /// Tokens kept free on every cut page for the note that ends it.
 const NOTE_RESERVE: usize = 80;
@@ -98,7 +98,7 @@ fn pieces(text: &str, room: usize, tokenizer: &dyn Tokenizer) -> Vec<String> {
         for line in block.split_inclusive('\n') {
             let mut rest = line;
             while tokenizer.count(rest) > room {
-                let head = segment::head(rest, room, tokenizer);
+                let head = outline::head(rest, room, tokenizer);
                 if head.is_empty() {
                     break;
                 }

@@ -3,8 +3,8 @@
 //! page by page and read within the token cap.
 
 use rmcp::model::{Resource, ResourceTemplate};
+use ucm_core::outline;
 use ucm_core::{BlockId, Document, Tokenizer};
-use ucp_context::segment;
 
 use crate::bound::fitting;
 use crate::Library;
@@ -99,8 +99,8 @@ pub fn list(library: &Library, cursor: Option<&str>) -> Result<(Vec<Resource>, O
                     return Ok((out, Some(at.to_string())));
                 }
                 let block = doc.get(id).expect("listed blocks exist");
-                let mut path = segment::path_titles(doc, id);
-                path.extend(segment::title(block));
+                let mut path = outline::path_titles(doc, id);
+                path.extend(outline::title(block));
                 let name = if path.is_empty() { id.to_string() } else { path.join(" > ") };
                 out.push(Resource::new(uri(&summary.name, Some(id)), name).with_mime_type("text/markdown"));
             }
@@ -142,7 +142,7 @@ fn fit(pieces: &[String], cap: usize, tokenizer: &dyn Tokenizer) -> (String, usi
     let (mut text, kept) = fitting(pieces, room, tokenizer);
     if kept == 0 {
         if let Some(first) = pieces.first() {
-            text = segment::head(first, room, tokenizer);
+            text = outline::head(first, room, tokenizer);
         }
     }
     (text, kept)
@@ -157,8 +157,8 @@ fn outline(doc: &Document, name: &str, cap: usize, tokenizer: &dyn Tokenizer) ->
             continue;
         }
         let block = doc.get(id).expect("listed blocks exist");
-        let title = segment::title(block).unwrap_or_else(|| block.role().map_or("block", |r| r.as_str()).to_owned());
-        let (below, tokens) = segment::subtree(doc, id, tokenizer);
+        let title = outline::title(block).unwrap_or_else(|| block.role().map_or("block", |r| r.as_str()).to_owned());
+        let (below, tokens) = outline::subtree(doc, id, tokenizer);
         pieces.push(format!(
             "{}- {title} ({}; {below} blocks, {tokens} tokens)\n",
             "  ".repeat(depth - 1),
@@ -179,18 +179,18 @@ fn outline(doc: &Document, name: &str, cap: usize, tokenizer: &dyn Tokenizer) ->
 /// A block and its descendants in document order, as markdown under the
 /// block's heading path.
 fn subtree(doc: &Document, name: &str, id: BlockId, cap: usize, tokenizer: &dyn Tokenizer) -> String {
-    let path = segment::path_titles(doc, id);
+    let path = outline::path_titles(doc, id);
     let mut pieces = vec![format!("§ {}\n\n", if path.is_empty() { "/".to_owned() } else { path.join(" > ") })];
     let mut ids = vec![id];
     ids.extend(doc.descendants(id));
     for block in ids.iter().filter_map(|b| doc.get(*b)) {
-        pieces.push(format!("{}\n\n", segment::full_body(block)));
+        pieces.push(format!("{}\n\n", outline::full_body(block)));
     }
     let (mut text, mut kept) = fit(&pieces, cap, tokenizer);
     if kept == 1 {
         // The block alone is longer than the cap: its head, then go on below it.
         let room = cap.saturating_sub(NOTE_RESERVE + tokenizer.count(&text));
-        text.push_str(&segment::head(&pieces[1], room, tokenizer));
+        text.push_str(&outline::head(&pieces[1], room, tokenizer));
         text.push_str("\n\n[the block is longer than the cap and was cut]\n");
         kept = 2;
     }

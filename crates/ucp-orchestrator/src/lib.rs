@@ -30,11 +30,12 @@ mod subagent;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use ucm_core::outline;
 
 use serde::Serialize;
 use ucl_parser::RenderFormat;
 use ucm_core::{BlockId, Document, IdMap, IdSet};
-use ucp_context::{segment, Representation};
+use ucp_context::Representation;
 use ucp_search::SearchOptions;
 
 use crate::coordination::AgentCoordinator;
@@ -271,8 +272,8 @@ pub(crate) fn section_of(doc: &Document, id: BlockId) -> BlockId {
 
 /// Titles of a section and the headings above it, outermost first.
 fn heading_path(doc: &Document, root: BlockId) -> Vec<String> {
-    let mut titles = segment::path_titles(doc, root);
-    titles.extend(doc.get(root).and_then(segment::title));
+    let mut titles = outline::path_titles(doc, root);
+    titles.extend(doc.get(root).and_then(outline::title));
     titles
 }
 

@@ -335,6 +335,7 @@ fn top(values: &[f64], k: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ucm_core::outline;
 
     const GUIDE: &str = "# Streams\n\n## Buffering\n\nReadable streams keep data in an internal buffer.\n\n\
         Past the threshold, reading pauses.\n\nThe default is 64 KiB.\n\n## Errors\n\n\
@@ -357,7 +358,7 @@ mod tests {
                 let mut postings = TermPostings { term: term.clone(), idf: 1.0, ..TermPostings::default() };
                 for &id in &layout.blocks {
                     let block = doc.get(id).unwrap();
-                    let path = ucp_context::segment::path_titles(doc, id).join(" ");
+                    let path = outline::path_titles(doc, id).join(" ");
                     let (text, path) = (count(&block.plain_text(), &term), count(&path, &term));
                     if text > 0 {
                         postings.text.push((id, text));

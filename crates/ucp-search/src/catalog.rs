@@ -5,6 +5,7 @@
 use std::borrow::Cow;
 use std::io::{BufWriter, Read, Write};
 use std::path::Path;
+use ucm_core::outline;
 
 use ucm_core::{BlockId, Content, Document, IdMap};
 
@@ -78,7 +79,7 @@ pub(crate) fn indexables(doc: &Document) -> Vec<Indexable<'_>> {
         if children.is_empty() {
             continue;
         }
-        let below = match ucp_context::segment::title(block) {
+        let below = match outline::title(block) {
             Some(title) => {
                 titles.push(title);
                 depth + 1

@@ -2,10 +2,10 @@
 //! and lines, heading path, preview and token count.
 
 use std::fmt::Write as _;
+use ucm_core::outline;
 
 use serde::Serialize;
 use ucm_core::{printable, Tokenizer as _};
-use ucp_context::segment;
 use ucp_search::{Mode, SearchOptions};
 
 use crate::library::Workspace;
@@ -109,7 +109,7 @@ impl Workspace {
                     role: block.role().map(|r| r.as_str().to_owned()),
                     file: source.map(|s| s.file.to_string()),
                     lines: source.map(|s| [s.start_line, s.end_line]),
-                    heading_path: segment::path_titles(document, hit.id),
+                    heading_path: outline::path_titles(document, hit.id),
                     preview: block.preview(HIT_PREVIEW_CHARS),
                     tokens: block.metadata.tokens.map_or_else(|| tokenizer.count(&block.to_markdown()), |t| t as usize),
                 })

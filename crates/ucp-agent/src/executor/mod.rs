@@ -7,6 +7,7 @@ mod ctx;
 mod walks;
 
 use std::time::Duration;
+use ucm_core::outline;
 
 use regex::Regex;
 use ucl_parser::{BlockRef, Command, Ctx, Reason, ViewMode, ViewTarget};
@@ -189,7 +190,7 @@ impl Run<'_> {
                     .into_iter()
                     .filter(|h| self.doc.contains(h.id))
                     .map(|h| {
-                        let path = segment::titled_path(self.doc, h.id);
+                        let path = outline::titled_path(self.doc, h.id);
                         let note = match segment::header(self.doc, &path).trim_end() {
                             "§ /" => format!("{:.2}", h.score),
                             header => format!("{:.2} {header}", h.score),

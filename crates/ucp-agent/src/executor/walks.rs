@@ -2,8 +2,8 @@
 //! included, within a token budget), and the neighbourhood of the cursor.
 
 use ucl_parser::{BlockRef, Direction, Expand, Reason, ViewMode};
+use ucm_core::outline;
 use ucm_core::BlockId;
-use ucp_context::segment;
 
 use super::Run;
 use crate::error::AgentError;
@@ -120,8 +120,8 @@ impl Run<'_> {
             if shown[i] {
                 items.push(self.item_at(session, *id, *depth, mode));
             } else if *depth < 0 || !self.doc.parent(*id).is_some_and(|p| unshown.contains(&p)) {
-                let (below, tokens) = segment::subtree(self.doc, *id, tokenizer);
-                let own = self.doc.get(*id).map_or(0, |b| segment::block_tokens(b, tokenizer));
+                let (below, tokens) = outline::subtree(self.doc, *id, tokenizer);
+                let own = self.doc.get(*id).map_or(0, |b| outline::block_tokens(b, tokenizer));
                 let role = self.doc.get(*id).and_then(|b| b.role()).map(|r| r.as_str().to_owned());
                 stubs.push(Stub { id: *id, role, below, tokens: own + tokens });
             }

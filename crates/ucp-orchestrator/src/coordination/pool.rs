@@ -249,11 +249,13 @@ mod tests {
 
     #[test]
     fn a_pool_shared_into_for_long_stays_bounded_by_what_lives() {
-        let pool = DiscoveryPool::new(clock);
+        // A clock of its own: the other tests' clock must not move under them.
+        static LATER: AtomicI64 = AtomicI64::new(1_000);
+        let pool = DiscoveryPool::new(|| LATER.load(Ordering::SeqCst));
         let a = SessionId::from_u128(1);
         for _ in 0..10 * MIN_SWEEP {
             pool.share(a, found(&[1], DiscoveryRelevance::Low, 1));
-            NOW.fetch_add(2, Ordering::SeqCst);
+            LATER.fetch_add(2, Ordering::SeqCst);
         }
         let held = pool.entries.read().unwrap().list.len();
         assert!(held <= MIN_SWEEP, "{held} entries held, all but one expired");

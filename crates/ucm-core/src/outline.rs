@@ -1,0 +1,116 @@
+//! Structural facts about a block in its document, which every listing,
+//! index and context needs alike: its title, its heading path (the titled
+//! sections above it), its place in document order, its text as written,
+//! and token sizes.
+
+use crate::{Block, BlockId, Content, Document, Role, Tokenizer};
+
+/// Longest title kept in a heading path, in characters.
+const TITLE_CHARS: usize = 80;
+
+/// The title a block gives its descendants' heading path: heading text,
+/// or the label of a file or folder.
+pub fn title(block: &Block) -> Option<String> {
+    let text = match (&block.content, block.role()) {
+        (Content::Text { text, .. }, Some(role)) if role.heading_level().is_some() || *role == Role::Title => text,
+        (Content::Composite, _) => block.metadata.label.as_ref()?,
+        _ => return None,
+    };
+    let line = text.lines().next().unwrap_or("").trim();
+    Some(match line.char_indices().nth(TITLE_CHARS) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_owned(),
+    })
+}
+
+/// The titled ancestors of a block, outermost first. A folder whose path
+/// the label of a file or folder below it (the block itself included)
+/// already starts with is left out: `library > library/csv.html` reads
+/// `library/csv.html`.
+pub fn titled_path(doc: &Document, id: BlockId) -> Vec<BlockId> {
+    let label = |b: BlockId, roles: &[Role]| {
+        doc.get(b).filter(|b| b.role().is_some_and(|r| roles.contains(r))).and_then(|b| b.metadata.label.as_deref())
+    };
+    let mut path: Vec<BlockId> = Vec::new();
+    let mut below = label(id, &[Role::Directory, Role::File]);
+    for ancestor in doc.ancestors(id).filter(|a| !a.is_root() && doc.get(*a).and_then(title).is_some()) {
+        let named = match (label(ancestor, &[Role::Directory]), below) {
+            (Some(folder), Some(below)) => below.strip_prefix(folder).is_some_and(|rest| rest.starts_with('/')),
+            _ => false,
+        };
+        if !named {
+            path.push(ancestor);
+            below = label(ancestor, &[Role::Directory, Role::File]);
+        }
+    }
+    path.reverse();
+    path
+}
+
+/// Titles of the titled ancestors of a block, outermost first.
+pub fn path_titles(doc: &Document, id: BlockId) -> Vec<String> {
+    titled_path(doc, id).into_iter().filter_map(|a| doc.get(a).and_then(title)).collect()
+}
+
+/// Document-order key: the child index at every level from the root.
+pub fn order_key(doc: &Document, id: BlockId) -> Vec<u32> {
+    let mut key: Vec<u32> = std::iter::once(id)
+        .chain(doc.ancestors(id))
+        .filter_map(|a| doc.index_in_parent(a))
+        .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
+        .collect();
+    key.reverse();
+    key
+}
+
+/// The block's text as the source wrote it (markdown stays markdown).
+pub fn full_body(block: &Block) -> String {
+    let text = block.to_markdown();
+    let text = text.trim_end();
+    if text.is_empty() {
+        title(block).unwrap_or_else(|| block.role().map_or("block", Role::as_str).to_owned())
+    } else {
+        text.to_owned()
+    }
+}
+
+/// Token count of a block in full, from its cached count when present.
+pub fn block_tokens(block: &Block, tokenizer: &dyn Tokenizer) -> usize {
+    match block.metadata.tokens {
+        Some(n) => n as usize,
+        None => tokenizer.count(&block.to_markdown()),
+    }
+}
+
+/// Number of descendants and their total tokens.
+pub fn subtree(doc: &Document, id: BlockId, tokenizer: &dyn Tokenizer) -> (usize, usize) {
+    doc.descendants(id)
+        .filter_map(|d| doc.get(d))
+        .fold((0, 0), |(n, tokens), b| (n + 1, tokens + block_tokens(b, tokenizer)))
+}
+
+/// The longest head of `text` with at most `max_tokens` tokens, cut at a
+/// word boundary (binary search over word ends).
+pub fn head(text: &str, max_tokens: usize, tokenizer: &dyn Tokenizer) -> String {
+    if tokenizer.count(text) <= max_tokens {
+        return text.to_owned();
+    }
+    let ends: Vec<usize> =
+        text.char_indices().filter(|(_, c)| c.is_whitespace()).map(|(i, _)| i).chain([text.len()]).collect();
+    let (mut low, mut high) = (0usize, ends.len());
+    while low < high {
+        let mid = (low + high).div_ceil(2);
+        if tokenizer.count(&text[..ends[mid - 1]]) <= max_tokens {
+            low = mid;
+        } else {
+            high = mid - 1;
+        }
+    }
+    if low == 0 {
+        // A single word longer than the budget: cut by characters.
+        let chars: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+        let keep = chars.partition_point(|&i| tokenizer.count(&text[..i]) <= max_tokens);
+        return text[..chars[keep.saturating_sub(1)]].to_owned();
+    }
+    text[..ends[low - 1]].trim_end().to_owned()
+}
