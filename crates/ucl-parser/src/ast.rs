@@ -243,7 +243,7 @@ impl Command {
             Command::Search(_) => "SEARCH",
             Command::Find(_) => "FIND",
             Command::View(_) => "VIEW",
-            Command::Ctx(_) => "CTX",
+            Command::Ctx(ctx) => ctx.name(),
         }
     }
 
@@ -894,6 +894,26 @@ pub enum Ctx {
         /// The focus block; `None` clears it.
         target: Option<BlockRef>,
     },
+}
+
+impl Ctx {
+    /// The subcommand's keywords (`CTX ADD`, `CTX ADD RESULTS` ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Ctx::Add { .. } => "CTX ADD",
+            Ctx::AddResults => "CTX ADD RESULTS",
+            Ctx::AddChildren { .. } => "CTX ADD CHILDREN",
+            Ctx::AddPath { .. } => "CTX ADD PATH",
+            Ctx::Remove { .. } => "CTX REMOVE",
+            Ctx::Clear => "CTX CLEAR",
+            Ctx::Expand { .. } => "CTX EXPAND",
+            Ctx::Compress { .. } => "CTX COMPRESS",
+            Ctx::Prune { .. } => "CTX PRUNE",
+            Ctx::Render { .. } => "CTX RENDER",
+            Ctx::Stats => "CTX STATS",
+            Ctx::Focus { .. } => "CTX FOCUS",
+        }
+    }
 }
 
 impl Command {

@@ -358,9 +358,11 @@ fn write_command(out: &mut String, command: &Command, indent: usize) {
 }
 
 fn write_ctx(out: &mut String, ctx: &Ctx) {
+    // The keywords are the command's name; what follows them is printed here.
+    out.push_str(ctx.name());
     let _ = match ctx {
         Ctx::Add { target, reason, relevance, note } => {
-            let _ = write!(out, "CTX ADD {target}");
+            let _ = write!(out, " {target}");
             match note {
                 Some(note) => write_param(out, "REASON", Some(quote(note))),
                 None => write_param(out, "REASON", reason.map(reason_name)),
@@ -368,11 +370,10 @@ fn write_ctx(out: &mut String, ctx: &Ctx) {
             write_param(out, "RELEVANCE", relevance.map(float));
             Ok(())
         }
-        Ctx::AddResults => write!(out, "CTX ADD RESULTS"),
-        Ctx::AddChildren { parent } => write!(out, "CTX ADD CHILDREN {parent}"),
-        Ctx::AddPath { from, to } => write!(out, "CTX ADD PATH {from} TO {to}"),
-        Ctx::Remove { target } => write!(out, "CTX REMOVE {target}"),
-        Ctx::Clear => write!(out, "CTX CLEAR"),
+        Ctx::AddResults | Ctx::Clear | Ctx::Stats => Ok(()),
+        Ctx::AddChildren { parent } => write!(out, " {parent}"),
+        Ctx::AddPath { from, to } => write!(out, " {from} TO {to}"),
+        Ctx::Remove { target } => write!(out, " {target}"),
         Ctx::Expand { direction, depth, tokens } => {
             let name = match direction {
                 CtxDirection::Up => "UP",
@@ -381,7 +382,7 @@ fn write_ctx(out: &mut String, ctx: &Ctx) {
                 CtxDirection::Semantic => "SEMANTIC",
                 CtxDirection::Auto => "AUTO",
             };
-            let _ = write!(out, "CTX EXPAND {name}");
+            let _ = write!(out, " {name}");
             write_param(out, "DEPTH", *depth);
             write_param(out, "TOKENS", *tokens);
             Ok(())
@@ -392,16 +393,14 @@ fn write_ctx(out: &mut String, ctx: &Ctx) {
                 CompressMethod::Summarize => "SUMMARIZE",
                 CompressMethod::StructureOnly => "STRUCTURE_ONLY",
             };
-            write!(out, "CTX COMPRESS METHOD={name}")
+            write!(out, " METHOD={name}")
         }
         Ctx::Prune { min_relevance, max_age } => {
-            out.push_str("CTX PRUNE");
             write_param(out, "MIN_RELEVANCE", min_relevance.map(float));
             write_param(out, "MAX_AGE", *max_age);
             Ok(())
         }
         Ctx::Render { format } => {
-            out.push_str("CTX RENDER");
             let name = format.map(|f| match f {
                 RenderFormat::Default => "DEFAULT",
                 RenderFormat::ShortIds => "SHORT_IDS",
@@ -410,9 +409,8 @@ fn write_ctx(out: &mut String, ctx: &Ctx) {
             write_param(out, "FORMAT", name);
             Ok(())
         }
-        Ctx::Stats => write!(out, "CTX STATS"),
-        Ctx::Focus { target: Some(target) } => write!(out, "CTX FOCUS {target}"),
-        Ctx::Focus { target: None } => write!(out, "CTX FOCUS CLEAR"),
+        Ctx::Focus { target: Some(target) } => write!(out, " {target}"),
+        Ctx::Focus { target: None } => write!(out, " CLEAR"),
     };
 }
 

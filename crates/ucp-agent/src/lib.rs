@@ -32,7 +32,6 @@ use serde::Serialize;
 
 pub use cursor::{Cursor, Neighborhood, Repair};
 pub use error::AgentError;
-pub use executor::command_name;
 pub use host::SessionHost;
 pub use metrics::{Metrics, MetricsSnapshot};
 pub use navigate::{Filter, Indexes};

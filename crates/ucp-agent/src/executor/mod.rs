@@ -26,27 +26,6 @@ use crate::view::{view, BlockView};
 use crate::Step;
 use ucp_search::SearchOptions;
 
-/// The keyword of a command, CTX subcommands included (`CTX ADD`).
-pub fn command_name(command: &Command) -> &'static str {
-    match command {
-        Command::Ctx(ctx) => match ctx {
-            Ctx::Add { .. } => "CTX ADD",
-            Ctx::AddResults => "CTX ADD RESULTS",
-            Ctx::AddChildren { .. } => "CTX ADD CHILDREN",
-            Ctx::AddPath { .. } => "CTX ADD PATH",
-            Ctx::Remove { .. } => "CTX REMOVE",
-            Ctx::Clear => "CTX CLEAR",
-            Ctx::Expand { .. } => "CTX EXPAND",
-            Ctx::Compress { .. } => "CTX COMPRESS",
-            Ctx::Prune { .. } => "CTX PRUNE",
-            Ctx::Render { .. } => "CTX RENDER",
-            Ctx::Stats => "CTX STATS",
-            Ctx::Focus { .. } => "CTX FOCUS",
-        },
-        other => other.name(),
-    }
-}
-
 /// What a command may need the session to be allowed.
 fn check_permission(session: &Session, command: &Command) -> Result<(), AgentError> {
     let caps = session.capabilities;
@@ -73,7 +52,7 @@ impl SessionHost {
             ))
         })?;
         check_permission(session, &command)?;
-        let name = command_name(&command);
+        let name = command.name();
         if command.is_edit() {
             let mut engine = self.engine.write().unwrap_or_else(|e| e.into_inner());
             let outcome = engine.execute(&command)?;
@@ -227,7 +206,7 @@ impl Run<'_> {
                 }
                 ViewTarget::Neighborhood { depth } => self.neighborhood(session, depth.unwrap_or(1) as usize, v.mode),
             },
-            Command::Ctx(ctx) => self.ctx(session, ctx, command_name(command)),
+            Command::Ctx(ctx) => self.ctx(session, ctx, command.name()),
             other => Err(AgentError::NotPermitted(format!("{} cannot run in a session", other.name()))),
         }
     }
