@@ -43,3 +43,11 @@ pub use metadata::{Metadata, Role, SourceLocation, Timestamps};
 pub use printable::{escape_char, printable};
 pub use tokens::{BpeTokenizer, Encoding, Tokenizer};
 pub use validate::{Issue, ValidationReport};
+
+/// Now, in milliseconds since the Unix epoch: the one clock of every
+/// timestamp (0 before 1970, saturating far in the future).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}

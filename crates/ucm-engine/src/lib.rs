@@ -62,12 +62,6 @@ pub struct Engine {
     atomic_depth: usize,
 }
 
-fn system_clock() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
 impl Engine {
     /// An engine over `document` with no snapshots.
     pub fn new(document: Document) -> Self {
@@ -78,7 +72,7 @@ impl Engine {
             script: None,
             names: HashMap::new(),
             tokenizer: None,
-            clock: system_clock,
+            clock: ucm_core::now_ms,
             atomic_depth: 0,
         }
     }

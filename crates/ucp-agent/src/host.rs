@@ -78,12 +78,6 @@ pub struct SessionHost {
     pub(crate) context_blocks: AtomicUsize,
 }
 
-fn system_clock() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -96,7 +90,7 @@ impl SessionHost {
 
     /// An engine with the given global limits.
     pub fn with_limits(engine: Engine, limits: GlobalLimits) -> Self {
-        let now = system_clock();
+        let now = ucm_core::now_ms();
         SessionHost {
             engine: RwLock::new(engine),
             writer: Mutex::new(()),
@@ -108,7 +102,7 @@ impl SessionHost {
             rate: TokenBucket::new(limits.max_ops_per_second, now),
             limits,
             sessions: RwLock::new(Registry::default()),
-            clock: system_clock,
+            clock: ucm_core::now_ms,
             context_blocks: AtomicUsize::new(0),
         }
     }

@@ -34,7 +34,7 @@ pub(crate) fn ingest(
     let mut report = IngestReport::default();
     let (layout, files) = list_sources(paths, &mut report.warnings)?;
     progress.files_found(files.len());
-    let now = now_ms();
+    let now = ucm_core::now_ms();
     let parsed: Vec<Result<(ParsedFile, u64), Warning>> = files
         .par_iter()
         .map(|file| {
@@ -317,15 +317,9 @@ pub(crate) fn display_name(path: &Path) -> Option<String> {
     path.file_name().map(|n| n.to_string_lossy().into_owned())
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
 /// A document from one in-memory text of the given kind (tokens counted).
 pub(crate) fn text_document(kind: SourceKind, name: &str, text: &str, options: &IngestOptions) -> Document {
-    let mut parsed = parse_source(kind, text, "", name, now_ms());
+    let mut parsed = parse_source(kind, text, "", name, ucm_core::now_ms());
     count_tokens(&mut parsed, options);
     let mut document = Document::new(name);
     document.metadata.tokenizer = Some(options.tokenizer.name().to_owned());

@@ -32,7 +32,7 @@ pub(crate) fn write_document(tx: &Transaction<'_>, document: &Document) -> Resul
             document.len() as i64,
             tokens as i64,
             document.edges().len() as i64,
-            now_ms()
+            ucm_core::now_ms()
         ],
     )
     .map_err(db("writing the document"))?;
@@ -255,12 +255,6 @@ fn apply_extra(meta: &mut Metadata, extra: &str) -> Result<(), serde_json::Error
     meta.summary = extra.summary;
     meta.custom = extra.custom;
     Ok(())
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]

@@ -246,9 +246,7 @@ impl Store {
         if let Some((doc, snapshots)) = changed {
             write_with_snapshots(&tx, doc, snapshots)?;
         }
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let now = ucm_core::now_ms();
         tx.execute(
             "INSERT INTO sessions (document, name, body, updated_ms) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT (document, name) DO UPDATE SET body = excluded.body, updated_ms = excluded.updated_ms",

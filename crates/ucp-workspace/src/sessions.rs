@@ -2,8 +2,6 @@
 //! saved to the store and taken up again, and room made for new ones when
 //! a document is full.
 
-use std::time::SystemTime;
-
 use ucp_agent::{AgentError, Capabilities, SessionConfig, SessionId, SessionRecord};
 
 use crate::library::{lock, Library, Workspace};
@@ -113,7 +111,7 @@ impl Library {
     /// at least `evict_idle_after`; a named one is saved first, so its
     /// caller (or another) takes it up as it was. Returns whether one went.
     fn evict_idlest(&self, workspace: &Workspace) -> bool {
-        let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
+        let now = ucm_core::now_ms();
         let idle_ms = self.config.evict_idle_after.as_millis() as i64;
         let idlest = workspace
             .traversal()
