@@ -11,6 +11,8 @@
 //! expectations.
 
 mod common;
+#[path = "../../../tests/support/expect.rs"]
+mod expect;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -59,27 +61,8 @@ fn transcript(source: &str, as_script: bool) -> String {
 #[test]
 fn every_case_matches_its_expectation() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
-    let bless = std::env::var_os("UPDATE_EXPECT").is_some();
-    let mut inputs: Vec<_> = std::fs::read_dir(&dir)
-        .expect("tests/cases exists")
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "ucl"))
-        .collect();
-    inputs.sort();
-    assert!(!inputs.is_empty());
-    let mut mismatches = Vec::new();
-    for input in inputs {
+    expect::check_cases(&dir, "ucl", |input| {
         let as_script = input.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("script_"));
-        let actual = transcript(&std::fs::read_to_string(&input).expect("case is UTF-8"), as_script);
-        let expected_path = input.with_extension("out");
-        if bless {
-            std::fs::write(&expected_path, &actual).expect("expectation written");
-            continue;
-        }
-        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
-        if expected != actual {
-            mismatches.push(format!("{}:\n--- expected\n{expected}\n--- actual\n{actual}", input.display()));
-        }
-    }
-    assert!(mismatches.is_empty(), "{}\n(UPDATE_EXPECT=1 to accept)", mismatches.join("\n"));
+        transcript(&std::fs::read_to_string(input).expect("case is UTF-8"), as_script)
+    });
 }

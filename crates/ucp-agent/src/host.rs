@@ -42,6 +42,19 @@ impl Registry {
     }
 }
 
+/// Refuses a closed or expired session, expiring one idle past its timeout.
+fn check_live(session: &mut Session, id: SessionId, now: i64) -> Result<(), AgentError> {
+    match session.state {
+        SessionState::Closed => Err(AgentError::SessionClosed(id.to_string())),
+        SessionState::Expired => Err(AgentError::SessionExpired(id.to_string())),
+        _ if now - session.last_active_ms > session.limits.session_timeout_ms => {
+            session.state = SessionState::Expired;
+            Err(AgentError::SessionExpired(id.to_string()))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// A value derived from the document, with the version it was derived from.
 type Derived = (u64, Arc<dyn Any + Send + Sync>);
 
@@ -329,14 +342,9 @@ impl SessionHost {
     /// its task when it has none.
     pub fn record_search(&self, id: SessionId, query: &str, hits: &[ucm_core::BlockId]) -> Result<(), AgentError> {
         let now = (self.clock)();
-        self.rate.take(now)?;
-        let session = self.session(id)?;
+        let session = self.open_session(id, now)?;
         let mut session = lock(&session);
-        match session.state {
-            SessionState::Closed => return Err(AgentError::SessionClosed(id.to_string())),
-            SessionState::Expired => return Err(AgentError::SessionExpired(id.to_string())),
-            _ => {}
-        }
+        check_live(&mut session, id, now)?;
         session.usage.check(&session.limits.budget, 0, 1)?;
         session.usage.search_ops += 1;
         session.last_active_ms = now;
@@ -346,6 +354,12 @@ impl SessionHost {
             session.window.set_task_text(Some(query));
         }
         Ok(())
+    }
+
+    /// A session for one operation at `now`, after the rate limit.
+    fn open_session(&self, id: SessionId, now: i64) -> Result<Arc<Mutex<Session>>, AgentError> {
+        self.rate.take(now)?;
+        self.session(id)
     }
 
     /// Runs one command in a session. A failed command changes nothing.
@@ -358,18 +372,9 @@ impl SessionHost {
     /// when `command` edits.
     fn execute_held(&self, id: SessionId, command: &Command) -> Result<Step, AgentError> {
         let now = (self.clock)();
-        self.rate.take(now)?;
-        let session = self.session(id)?;
+        let session = self.open_session(id, now)?;
         let mut session = lock(&session);
-        match session.state {
-            SessionState::Closed => return Err(AgentError::SessionClosed(id.to_string())),
-            SessionState::Expired => return Err(AgentError::SessionExpired(id.to_string())),
-            _ if now - session.last_active_ms > session.limits.session_timeout_ms => {
-                session.state = SessionState::Expired;
-                return Err(AgentError::SessionExpired(id.to_string()));
-            }
-            _ => {}
-        }
+        check_live(&mut session, id, now)?;
         session.breaker.allow(&self.limits, now)?;
         let started = Instant::now();
         let blocks_before = session.window.len();
