@@ -17,7 +17,7 @@ use crate::error::AgentError;
 use crate::metrics::Metrics;
 use crate::navigate::Indexes;
 use crate::safety::{GlobalLimits, TokenBucket};
-use crate::session::{Session, SessionConfig, SessionId, SessionInfo, SessionRecord, SessionState};
+use crate::session::{Session, SessionConfig, SessionId, SessionInfo, SessionState};
 use crate::Step;
 use ucp_search::RagProvider;
 
@@ -221,8 +221,9 @@ impl SessionHost {
     }
 
     /// Opens a stored session again, exactly as it was saved.
-    pub fn restore_session(&self, record: SessionRecord) -> Result<SessionId, AgentError> {
-        let mut session = Session::from_record(record);
+    pub fn restore_session(&self, mut session: Session) -> Result<SessionId, AgentError> {
+        // Only clients' sessions are saved.
+        session.internal = false;
         if matches!(session.state, SessionState::Expired | SessionState::Closed) {
             session.state = SessionState::Active;
         }
@@ -267,15 +268,15 @@ impl SessionHost {
         self.registry().by_id.get(&id).cloned().ok_or_else(|| AgentError::SessionNotFound(id.to_string()))
     }
 
-    /// Closes and forgets a session, returning its final record.
-    pub fn close_session(&self, id: SessionId) -> Result<SessionRecord, AgentError> {
+    /// Closes and forgets a session, returning it as it ended.
+    pub fn close_session(&self, id: SessionId) -> Result<Session, AgentError> {
         let mut registry = self.registry_mut();
         let session = registry.by_id.remove(&id).ok_or_else(|| AgentError::SessionNotFound(id.to_string()))?;
         let mut session = lock(&session);
         registry.forget(&session);
         session.state = SessionState::Closed;
         self.context_blocks.fetch_sub(session.window.len(), Ordering::Relaxed);
-        Ok(session.record())
+        Ok(session.clone())
     }
 
     /// Sessions, oldest first.

@@ -40,7 +40,7 @@ pub use safety::{
     BudgetUsage, CircuitBreaker, CircuitState, Deadline, DepthGuard, DepthLevel, GlobalLimits, OperationBudget,
     SessionLimits, TokenBucket,
 };
-pub use session::{Capabilities, Session, SessionConfig, SessionId, SessionInfo, SessionRecord, SessionState};
+pub use session::{Capabilities, Session, SessionConfig, SessionId, SessionInfo, SessionState};
 pub use ucp_search::{RagCapabilities, RagProvider, SearchError, SearchHit, SearchOptions};
 pub use view::{BlockView, PREVIEW_CHARS};
 

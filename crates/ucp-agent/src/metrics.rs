@@ -55,3 +55,18 @@ impl Metrics {
         counter.fetch_add(n, Ordering::Relaxed);
     }
 }
+
+/// Serde for live counters as their snapshot (`#[serde(with = ...)]`).
+pub(crate) mod as_snapshot {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::{Metrics, MetricsSnapshot};
+
+    pub fn serialize<S: Serializer>(metrics: &Metrics, s: S) -> Result<S::Ok, S::Error> {
+        metrics.snapshot().serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Metrics, D::Error> {
+        Ok(Metrics::from_snapshot(&MetricsSnapshot::deserialize(d)?))
+    }
+}

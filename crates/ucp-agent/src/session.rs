@@ -81,8 +81,10 @@ pub struct SessionConfig {
     pub internal: bool,
 }
 
-/// A session.
-#[derive(Debug)]
+/// A session, and its persistent form: serialized, it is everything that
+/// makes it (cursor, history, window, id map, results, budgets, counters),
+/// so it opens again exactly.
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Session {
     pub(crate) id: SessionId,
     pub(crate) name: Option<String>,
@@ -96,9 +98,12 @@ pub struct Session {
     pub(crate) limits: SessionLimits,
     pub(crate) usage: BudgetUsage,
     pub(crate) breaker: CircuitBreaker,
+    #[serde(with = "crate::metrics::as_snapshot")]
     pub(crate) metrics: Metrics,
     pub(crate) created_ms: i64,
-    /// Not a client's: not counted against `max_sessions`.
+    /// Not a client's: not counted against `max_sessions` (never saved:
+    /// only clients' sessions are).
+    #[serde(skip)]
     pub(crate) internal: bool,
     pub(crate) last_active_ms: i64,
 }
@@ -229,47 +234,10 @@ impl Session {
         }
     }
 
-    /// The persistent form.
-    pub fn record(&self) -> SessionRecord {
-        SessionRecord {
-            id: self.id,
-            name: self.name.clone(),
-            state: self.state,
-            cursor: self.cursor.clone(),
-            window: self.window.clone(),
-            last_results: self.last_results.clone(),
-            last_reason: self.last_reason,
-            ids: self.ids.clone(),
-            capabilities: self.capabilities,
-            limits: self.limits.clone(),
-            usage: self.usage,
-            breaker: self.breaker.clone(),
-            metrics: self.metrics.snapshot(),
-            created_ms: self.created_ms,
-            last_active_ms: self.last_active_ms,
-        }
-    }
-
-    pub(crate) fn from_record(record: SessionRecord) -> Self {
-        Session {
-            id: record.id,
-            name: record.name,
-            state: record.state,
-            cursor: record.cursor,
-            window: record.window,
-            last_results: record.last_results,
-            last_reason: record.last_reason,
-            ids: record.ids,
-            capabilities: record.capabilities,
-            limits: record.limits,
-            usage: record.usage,
-            breaker: record.breaker,
-            metrics: Metrics::from_snapshot(&record.metrics),
-            created_ms: record.created_ms,
-            // Only clients' sessions are saved.
-            internal: false,
-            last_active_ms: record.last_active_ms,
-        }
+    /// Gives the session other capabilities (a stored session opened by a
+    /// read-only server gets the server's).
+    pub fn set_capabilities(&mut self, capabilities: Capabilities) {
+        self.capabilities = capabilities;
     }
 }
 
@@ -297,38 +265,25 @@ pub struct SessionInfo {
     pub last_active_ms: i64,
 }
 
-/// Everything that makes a session, for storing it and opening it again
-/// exactly (cursor, history, window, id map, results, budgets, counters).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SessionRecord {
-    /// Its id.
-    pub id: SessionId,
-    /// Its name.
-    pub name: Option<String>,
-    /// Its state.
-    pub state: SessionState,
-    /// Cursor and breadcrumbs.
-    pub cursor: Cursor,
-    /// The context window.
-    pub window: ContextWindow,
-    /// Last results.
-    pub last_results: Vec<BlockId>,
-    /// The inclusion reason CTX ADD RESULTS gives them.
-    pub last_reason: Reason,
-    /// Short ids.
-    pub ids: IdMapper,
-    /// Capabilities.
-    pub capabilities: Capabilities,
-    /// Limits.
-    pub limits: SessionLimits,
-    /// Budget spent.
-    pub usage: BudgetUsage,
-    /// Circuit breaker.
-    pub breaker: CircuitBreaker,
-    /// Counters.
-    pub metrics: MetricsSnapshot,
-    /// When it was opened.
-    pub created_ms: i64,
-    /// When it last ran a command.
-    pub last_active_ms: i64,
+impl Clone for Session {
+    fn clone(&self) -> Self {
+        Session {
+            id: self.id,
+            name: self.name.clone(),
+            state: self.state,
+            cursor: self.cursor.clone(),
+            window: self.window.clone(),
+            last_results: self.last_results.clone(),
+            last_reason: self.last_reason,
+            ids: self.ids.clone(),
+            capabilities: self.capabilities,
+            limits: self.limits.clone(),
+            usage: self.usage,
+            breaker: self.breaker.clone(),
+            metrics: Metrics::from_snapshot(&self.metrics.snapshot()),
+            created_ms: self.created_ms,
+            internal: self.internal,
+            last_active_ms: self.last_active_ms,
+        }
+    }
 }

@@ -28,7 +28,7 @@ fn named_sessions_are_isolated_and_listed() {
     assert_eq!(list.len(), 2);
     assert_eq!(list.iter().find(|s| s.id == a).unwrap().context_blocks, 1);
     let record = traversal.close_session(a).unwrap();
-    assert_eq!(record.state, SessionState::Closed);
+    assert_eq!(record.state(), SessionState::Closed);
     assert_eq!(exec(&traversal, a, "CTX STATS").unwrap_err().code(), "session_not_found");
     assert_eq!(traversal.find_session("a"), None);
 }

@@ -2,7 +2,7 @@
 //! saved to the store and taken up again, and room made for new ones when
 //! a document is full.
 
-use ucp_agent::{AgentError, Capabilities, SessionConfig, SessionId, SessionRecord};
+use ucp_agent::{AgentError, Capabilities, Session, SessionConfig, SessionId};
 
 use crate::library::{lock, Library, Workspace};
 use crate::WorkspaceError;
@@ -62,9 +62,9 @@ impl Library {
         }
         let stored = lock(&self.store).load_session(workspace.name(), name)?;
         let Some(json) = stored else { return self.new_session(workspace, Some(name), options) };
-        let mut record: SessionRecord = serde_json::from_str(&json)
+        let mut record: Session = serde_json::from_str(&json)
             .map_err(|e| WorkspaceError::Damaged(format!("session {name:?} of {}: {e}", workspace.name())))?;
-        record.capabilities = self.capabilities();
+        record.set_capabilities(self.capabilities());
         let id = self.making_room(workspace, || workspace.traversal().restore_session(record.clone()))?;
         let traversal = workspace.traversal();
         if let Some(budget) = options.budget {
@@ -81,8 +81,8 @@ impl Library {
     /// up. An unnamed session only saves the document. Returns whether the
     /// document was written.
     pub fn save_session(&self, workspace: &Workspace, session: SessionId) -> Result<bool, WorkspaceError> {
-        let record = workspace.traversal().with_session(session, |s| s.record())?;
-        let Some(name) = record.name.clone() else { return self.persist(workspace) };
+        let record = workspace.traversal().with_session(session, Session::clone)?;
+        let Some(name) = record.name().map(str::to_owned) else { return self.persist(workspace) };
         let json = serde_json::to_string(&record).map_err(|e| WorkspaceError::Damaged(e.to_string()))?;
         self.write(workspace, Some((&name, &json)))
     }

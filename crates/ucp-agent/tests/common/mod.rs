@@ -74,11 +74,12 @@ pub fn fails(traversal: &SessionHost, session: SessionId, ucl: &str) -> AgentErr
 
 /// The session's persistent form without counters and times.
 pub fn record_json(traversal: &SessionHost, session: SessionId) -> String {
-    let mut record = traversal.with_session(session, |s| s.record()).unwrap();
-    record.metrics = Default::default();
-    record.breaker = Default::default();
-    record.last_active_ms = 0;
-    serde_json::to_string(&record).unwrap()
+    let record = traversal.with_session(session, |s| serde_json::to_value(s).unwrap()).unwrap();
+    let serde_json::Value::Object(mut fields) = record else { panic!("a session serializes to an object") };
+    for counter in ["metrics", "breaker", "last_active_ms"] {
+        fields.remove(counter);
+    }
+    serde_json::Value::Object(fields).to_string()
 }
 
 /// The first block with this role, in document order.
