@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 use ucm_core::{BlockId, EdgeType};
+pub use ucp_context::{CompressMethod, CtxDirection, Reason, RenderFormat};
 
 /// A reference to a block as written in UCL.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -245,6 +246,24 @@ impl Command {
             Command::View(_) => "VIEW",
             Command::Ctx(ctx) => ctx.name(),
         }
+    }
+
+    /// Replaces the short ids (`3`) the command names by the full ids
+    /// `ids` maps them to; fails, naming it, on the first short id the map
+    /// does not know.
+    pub fn expand_short_ids(&mut self, ids: &ucp_context::IdMapper) -> Result<(), u32> {
+        let mut unknown = None;
+        self.for_each_ref_mut(&mut |r| {
+            if let BlockRef::Short(n) = *r {
+                match ids.full(n) {
+                    Some(id) => *r = BlockRef::Id(id),
+                    None => {
+                        unknown.get_or_insert(n);
+                    }
+                }
+            }
+        });
+        unknown.map_or(Ok(()), Err)
     }
 
     /// Whether the command changes the document (and so needs the engine).
@@ -760,66 +779,6 @@ pub enum ViewTarget {
         /// How far.
         depth: Option<u32>,
     },
-}
-
-/// Why a block is in the context window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Reason {
-    /// The agent named it.
-    DirectReference,
-    /// A search found it.
-    SemanticRelevance,
-    /// It frames other blocks (parent, heading).
-    StructuralContext,
-    /// It lies on a path the agent walked.
-    NavigationPath,
-    /// A person asked for it.
-    UserPreference,
-    /// The agent's own choice.
-    AgentDecision,
-    /// The system needs it.
-    SystemRequired,
-}
-
-/// Direction of CTX EXPAND.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CtxDirection {
-    /// Ancestors of window blocks.
-    Up,
-    /// Children of window blocks.
-    Down,
-    /// Ancestors, then children.
-    Both,
-    /// Semantically related blocks.
-    Semantic,
-    /// Chosen by the window.
-    Auto,
-}
-
-/// How CTX COMPRESS shrinks blocks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CompressMethod {
-    /// Cut long blocks.
-    Truncate,
-    /// Replace with a summary.
-    Summarize,
-    /// Keep only structure.
-    StructureOnly,
-}
-
-/// How CTX RENDER writes the window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RenderFormat {
-    /// Ids and content.
-    Default,
-    /// Short integer ids instead of full ones.
-    ShortIds,
-    /// Markdown.
-    Markdown,
 }
 
 /// `CTX ...`

@@ -18,14 +18,13 @@
 
 mod ast;
 mod error;
-mod idmap;
 mod lexer;
 mod parser;
 mod print;
 
 pub use ast::*;
 pub use error::{line_column, LineIndex, ParseError, ParseErrors};
-pub use idmap::IdMapper;
 pub use lexer::{lex, Tok, Token};
 pub use parser::{parse_commands, parse_document, parse_script, parse_script_with, ParseOptions, Script, MAX_NESTING};
-pub use print::{content_type_name, print_commands, print_document, quote, reason_name};
+pub use print::{content_type_name, print_commands, print_document, quote};
+pub use ucp_context::IdMapper;

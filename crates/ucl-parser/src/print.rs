@@ -365,7 +365,7 @@ fn write_ctx(out: &mut String, ctx: &Ctx) {
             let _ = write!(out, " {target}");
             match note {
                 Some(note) => write_param(out, "REASON", Some(quote(note))),
-                None => write_param(out, "REASON", reason.map(reason_name)),
+                None => write_param(out, "REASON", reason.map(Reason::as_str)),
             }
             write_param(out, "RELEVANCE", relevance.map(float));
             Ok(())
@@ -501,19 +501,6 @@ fn view_mode(mode: ViewMode) -> &'static str {
         ViewMode::Metadata => "METADATA",
         ViewMode::Ids => "IDS",
         ViewMode::Adaptive => "ADAPTIVE",
-    }
-}
-
-/// The name of an inclusion reason as written in UCL.
-pub fn reason_name(reason: Reason) -> &'static str {
-    match reason {
-        Reason::DirectReference => "direct_reference",
-        Reason::SemanticRelevance => "semantic_relevance",
-        Reason::StructuralContext => "structural_context",
-        Reason::NavigationPath => "navigation_path",
-        Reason::UserPreference => "user_preference",
-        Reason::AgentDecision => "agent_decision",
-        Reason::SystemRequired => "system_required",
     }
 }
 

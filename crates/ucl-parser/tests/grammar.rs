@@ -472,3 +472,19 @@ fn errors_carry_exact_spans() {
     assert_eq!((errors[0].line, errors[0].column), (2, 14));
     assert_eq!(errors[0].span, 24..25);
 }
+
+#[test]
+fn short_ids_expand_to_the_full_ids_they_name() {
+    let mut map = ucl_parser::IdMapper::new();
+    let (a, b) = ("blk_000000000000000000000001", "blk_000000000000000000000002");
+    let text = format!("GOTO {a}\nLINK {b} references {a}");
+    let short = map.shorten(&text);
+    assert_eq!(short, "GOTO 1\nLINK 2 references 1");
+    let mut commands = ucl_parser::parse_commands(&short).unwrap();
+    for command in &mut commands {
+        command.expand_short_ids(&map).unwrap();
+    }
+    assert_eq!(commands, ucl_parser::parse_commands(&text).unwrap());
+    let mut unknown = ucl_parser::parse_commands("GOTO 42").unwrap().remove(0);
+    assert_eq!(unknown.expand_short_ids(&map), Err(42));
+}

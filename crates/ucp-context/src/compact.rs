@@ -1,7 +1,7 @@
 //! Making a window smaller on request: CTX COMPRESS shows entries in a
 //! smaller representation, CTX PRUNE removes the least relevant or stalest.
 
-use ucl_parser::CompressMethod;
+use crate::CompressMethod;
 use ucm_core::BlockId;
 
 use crate::entry::Representation;

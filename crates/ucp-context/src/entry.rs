@@ -1,8 +1,8 @@
 //! One block in the window: why it is there, how relevant it is, how it is
 //! represented and what that costs.
 
+use crate::Reason;
 use serde::{Deserialize, Serialize};
-use ucl_parser::Reason;
 use ucm_core::BlockId;
 
 /// How a block is shown in the window. Every representation keeps the id, so

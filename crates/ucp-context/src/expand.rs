@@ -9,8 +9,8 @@
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, VecDeque};
 
+use crate::{CtxDirection, Reason};
 use serde::Serialize;
-use ucl_parser::{CtxDirection, Reason};
 use ucm_core::{BlockId, Document, IdMap, IdSet};
 
 use crate::entry::{base_score, Entry, Representation};

@@ -10,7 +10,7 @@
 //! left and why.
 //!
 //! ```
-//! use ucl_parser::{RenderFormat, Reason, IdMapper};
+//! use ucp_context::{IdMapper, Reason, RenderFormat};
 //! use ucm_core::{Block, BlockId, BpeTokenizer, Content, Document, Metadata, Role};
 //! use ucp_context::{ContextWindow, Env, ExtractiveSummarizer, WindowConfig};
 //!
@@ -35,18 +35,22 @@ mod entry;
 mod error;
 mod evict;
 mod expand;
+mod idmap;
 mod relevance;
 mod render;
 pub mod segment;
 mod summarize;
+mod vocabulary;
 mod window;
 
 pub use entry::{base_score, Entry, Representation};
 pub use error::WindowError;
 pub use evict::PruningPolicy;
 pub use expand::Expansion;
+pub use idmap::IdMapper;
 pub use relevance::{terms, tree_distance, Task};
 pub use render::Stats;
 pub use segment::BudgetFormat;
 pub use summarize::{ExtractiveSummarizer, Summarizer};
+pub use vocabulary::{CompressMethod, CtxDirection, Reason, RenderFormat};
 pub use window::{Action, Admitted, Change, ContextWindow, Env, WindowConfig, LOG_LEN};

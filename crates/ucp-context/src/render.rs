@@ -6,8 +6,8 @@
 //! entry's heading path differs from the one the reader is under (a heading
 //! entry puts the reader under itself), then the entry's segment.
 
+use crate::{IdMapper, RenderFormat};
 use serde::Serialize;
-use ucl_parser::{IdMapper, RenderFormat};
 use ucm_core::outline;
 use ucm_core::{BlockId, Document};
 
@@ -110,7 +110,7 @@ impl ContextWindow {
         let mut relevance = 0.0;
         for entry in &self.entries {
             relevance += self.score(env, entry);
-            *stats.by_reason.entry(ucl_parser::reason_name(entry.reason).to_owned()).or_default() += 1;
+            *stats.by_reason.entry(entry.reason.as_str().to_owned()).or_default() += 1;
             let role = env.doc.get(entry.id).and_then(|b| b.role()).map_or("none", |r| r.as_str()).to_owned();
             *stats.by_role.entry(role).or_default() += 1;
             *stats.by_representation.entry(entry.representation.as_str().to_owned()).or_default() += 1;

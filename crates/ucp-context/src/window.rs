@@ -9,8 +9,8 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use ucm_core::outline;
 
+use crate::Reason;
 use serde::{Deserialize, Serialize};
-use ucl_parser::Reason;
 use ucm_core::{BlockId, Document, Tokenizer};
 
 use crate::entry::{base_score, Entry, Representation};

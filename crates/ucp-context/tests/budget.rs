@@ -8,11 +8,11 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
-use ucl_parser::{CompressMethod, CtxDirection, IdMapper, Reason, RenderFormat};
 use ucm_core::{BlockId, BpeTokenizer, Document, Tokenizer};
 use ucp_context::{
     BudgetFormat, ContextWindow, Env, ExtractiveSummarizer, PruningPolicy, Representation, WindowConfig,
 };
+use ucp_context::{CompressMethod, CtxDirection, IdMapper, Reason, RenderFormat};
 
 fn corpus() -> &'static (Document, Vec<BlockId>) {
     static CORPUS: OnceLock<(Document, Vec<BlockId>)> = OnceLock::new();

@@ -3,9 +3,9 @@
 use std::path::Path;
 use ucm_core::outline;
 
-use ucl_parser::{CompressMethod, CtxDirection, IdMapper, Reason, RenderFormat};
 use ucm_core::{BlockId, BpeTokenizer, Document, RemoveMode, Role, Tokenizer};
 use ucp_context::{Action, ContextWindow, Env, ExtractiveSummarizer, Representation, WindowConfig, WindowError};
+use ucp_context::{CompressMethod, CtxDirection, IdMapper, Reason, RenderFormat};
 
 fn corpus() -> Document {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/node-excerpt");

@@ -46,7 +46,7 @@ fn check_permission(session: &Session, command: &Command) -> Result<(), AgentErr
 impl SessionHost {
     pub(crate) fn dispatch(&self, session: &mut Session, command: &Command, now: i64) -> Result<Step, AgentError> {
         let mut command = command.clone();
-        session.ids.expand(&mut command).map_err(|n| {
+        command.expand_short_ids(&session.ids).map_err(|n| {
             AgentError::BadReference(format!(
                 "short id {n} is not known in this session (CTX RENDER FORMAT=SHORT_IDS assigns short ids)"
             ))

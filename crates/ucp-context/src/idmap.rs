@@ -1,9 +1,9 @@
-//! Short ids: full block ids in UCL text become 1, 2, 3 ... and back, so an
-//! agent spends two or three tokens on an id instead of about a dozen.
+//! Short ids: full block ids in a rendered window become 1, 2, 3 ... (and
+//! UCL commands that use them are expanded back by the parser's
+//! `Command::expand_short_ids`), so an agent spends two or three tokens on
+//! an id instead of about a dozen.
 
 use ucm_core::{BlockId, IdMap, ID_PREFIX};
-
-use crate::ast::{BlockRef, Command};
 
 /// Length of a full id in text: `blk_` + 24 hex digits.
 const ID_LEN: usize = ID_PREFIX.len() + 24;
@@ -86,23 +86,6 @@ impl IdMapper {
         out.push_str(rest);
         out
     }
-
-    /// Replaces short ids in a parsed command by full ids; fails with the
-    /// first short id the map does not know.
-    pub fn expand(&self, command: &mut Command) -> Result<(), u32> {
-        let mut unknown = None;
-        command.for_each_ref_mut(&mut |r| {
-            if let BlockRef::Short(n) = *r {
-                match self.full(n) {
-                    Some(id) => *r = BlockRef::Id(id),
-                    None => {
-                        unknown.get_or_insert(n);
-                    }
-                }
-            }
-        });
-        unknown.map_or(Ok(()), Err)
-    }
 }
 
 impl serde::Serialize for IdMapper {
@@ -125,7 +108,6 @@ impl<'de> serde::Deserialize<'de> for IdMapper {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse_commands;
 
     fn id(n: u8) -> BlockId {
         let mut bytes = [0u8; 12];
@@ -156,24 +138,16 @@ mod tests {
     }
 
     #[test]
-    fn shortens_text_and_expands_commands_back() {
+    fn shortens_text() {
         let mut map = IdMapper::new();
         let text = format!("GOTO {}\nLINK {} references {}", id(1), id(2), id(1));
-        let short = map.shorten(&text);
-        assert_eq!(short, "GOTO 1\nLINK 2 references 1");
-        let mut commands = parse_commands(&short).unwrap();
-        for command in &mut commands {
-            map.expand(command).unwrap();
-        }
-        assert_eq!(commands, parse_commands(&text).unwrap());
+        assert_eq!(map.shorten(&text), "GOTO 1\nLINK 2 references 1");
     }
 
     #[test]
-    fn leaves_lookalikes_and_unknown_numbers_alone() {
+    fn leaves_lookalikes_alone() {
         let mut map = IdMapper::new();
         let text = format!("xblk_{} blk_short {}9", "0".repeat(24), id(3));
         assert_eq!(map.shorten(&text), text);
-        let mut command = parse_commands("GOTO 42").unwrap().remove(0);
-        assert_eq!(map.expand(&mut command), Err(42));
     }
 }
