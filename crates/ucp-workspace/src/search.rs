@@ -2,10 +2,9 @@
 //! and lines, heading path, preview and token count.
 
 use std::fmt::Write as _;
-use ucm_core::outline;
 
 use serde::Serialize;
-use ucm_core::{printable, Tokenizer as _};
+use ucm_core::{outline, printable};
 use ucp_search::{Mode, SearchOptions};
 
 use crate::library::Workspace;
@@ -111,7 +110,7 @@ impl Workspace {
                     lines: source.map(|s| [s.start_line, s.end_line]),
                     heading_path: outline::path_titles(document, hit.id),
                     preview: block.preview(HIT_PREVIEW_CHARS),
-                    tokens: block.metadata.tokens.map_or_else(|| tokenizer.count(&block.to_markdown()), |t| t as usize),
+                    tokens: outline::block_tokens(block, &tokenizer),
                 })
             })
             .collect();
