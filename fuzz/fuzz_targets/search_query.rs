@@ -29,7 +29,7 @@ fn fixture() -> &'static Fixture {
 fuzz_target!(|data: &[u8]| {
     let Ok(query) = std::str::from_utf8(data) else { return };
     let fixture = fixture();
-    let _ = ucp_search::analyzer::terms(query);
+    let _ = ucp_analyzer::terms(query);
     let hits = fixture.index.search_mode(query, &SearchOptions::default(), Mode::Bm25).expect("search runs");
     assert!(hits.iter().all(|h| (0.0..=1.0).contains(&h.score) && fixture.doc.contains(h.id)));
 });

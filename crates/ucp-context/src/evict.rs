@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 use ucm_core::{BlockId, IdSet};
 
 use crate::entry::{Entry, Representation};
-use crate::relevance::{jaccard, terms};
+use ucp_analyzer::terms;
+
+use crate::relevance::jaccard;
 use crate::window::{refresh, Action, ContextWindow, Env};
 
 /// Which entries leave first when the window is over budget.

@@ -48,7 +48,7 @@ pub use error::WindowError;
 pub use evict::PruningPolicy;
 pub use expand::Expansion;
 pub use idmap::IdMapper;
-pub use relevance::{terms, tree_distance, Task};
+pub use relevance::{tree_distance, Task};
 pub use render::Stats;
 pub use segment::BudgetFormat;
 pub use summarize::{ExtractiveSummarizer, Summarizer};

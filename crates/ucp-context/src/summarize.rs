@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use ucm_core::Tokenizer;
 
-use crate::relevance::terms;
+use ucp_analyzer::terms;
 
 /// Writes a summary of a block's text within a token budget.
 pub trait Summarizer: Send + Sync {

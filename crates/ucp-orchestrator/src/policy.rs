@@ -80,7 +80,7 @@ impl QueryTerms {
     /// search analyzer counts the same.
     pub fn new(question: &str, weights: Vec<(String, f64)>) -> Self {
         let mut terms = if weights.is_empty() {
-            ucp_search::analyzer::distinct_terms(question).into_iter().map(|t| (t, 1.0)).collect()
+            ucp_analyzer::distinct_terms(question).into_iter().map(|t| (t, 1.0)).collect()
         } else {
             weights
         };
@@ -130,7 +130,7 @@ impl QueryTerms {
     /// The terms of `text` as [`QueryTerms::mask_of`] reads them: the
     /// search analyzer's, sorted and deduplicated.
     pub fn analyze(text: &str) -> Vec<String> {
-        ucp_search::analyzer::distinct_terms(text)
+        ucp_analyzer::distinct_terms(text)
     }
 
     /// The question's terms found in an analyzed text (see

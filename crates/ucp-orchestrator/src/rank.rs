@@ -349,10 +349,9 @@ mod tests {
     /// every content block's text and heading path.
     fn postings(doc: &Document, question: &str) -> Vec<TermPostings> {
         let layout = Layout::build(doc, None);
-        let count = |text: &str, term: &str| {
-            ucp_search::analyzer::terms(text).iter().filter(|t| t.as_str() == term).count() as u32
-        };
-        ucp_search::analyzer::distinct_terms(question)
+        let count =
+            |text: &str, term: &str| ucp_analyzer::terms(text).iter().filter(|t| t.as_str() == term).count() as u32;
+        ucp_analyzer::distinct_terms(question)
             .into_iter()
             .map(|term| {
                 let mut postings = TermPostings { term: term.clone(), idf: 1.0, ..TermPostings::default() };

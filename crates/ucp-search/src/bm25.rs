@@ -14,6 +14,7 @@ use ucm_core::BlockId;
 use crate::analyzer::{self, ANALYZER};
 use crate::catalog::Indexable;
 use crate::{BlockLengths, SearchError, SearchHit, SearchOptions, TermPostings};
+use ucp_analyzer::distinct_terms;
 
 /// tantivy's BM25 `k1`; a term can add at most `idf * (1 + k1)` to a score.
 const K1: f32 = 1.2;
@@ -146,7 +147,7 @@ impl Bm25 {
     /// The distinct analyzed terms of `text` with their idf in the text
     /// field (terms no block holds are left out).
     pub fn term_weights(&self, text: &str) -> Result<Vec<(String, f64)>, SearchError> {
-        let terms = analyzer::distinct_terms(text);
+        let terms = distinct_terms(text);
         let searcher = self.reader.searcher();
         let docs = searcher.num_docs() as f64;
         let mut weights = Vec::with_capacity(terms.len());
@@ -168,7 +169,7 @@ impl Bm25 {
         let docs = searcher.num_docs() as f64;
         let [text_field, headings_field, _] = self.fields.searched;
         let mut out = Vec::new();
-        for term in analyzer::distinct_terms(text) {
+        for term in distinct_terms(text) {
             let text_postings = self.postings(&searcher, text_field, &term)?;
             let headings_postings = self.postings(&searcher, headings_field, &term)?;
             if text_postings.is_empty() && headings_postings.is_empty() {
@@ -241,7 +242,7 @@ impl Bm25 {
     /// The best `options.limit` blocks for `query`, scores normalized to
     /// 0..1 by the most the query's terms could score.
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>, SearchError> {
-        let terms = analyzer::distinct_terms(query);
+        let terms = distinct_terms(query);
         if terms.is_empty() || options.limit == 0 {
             return Ok(Vec::new());
         }

@@ -4,8 +4,8 @@
 
 use proptest::prelude::*;
 use tantivy::tokenizer::{TokenStream, Tokenizer};
+use ucp_analyzer::{terms, CodeTokenizer};
 use ucp_ingest::{markdown_document, IngestOptions};
-use ucp_search::analyzer::{terms, CodeTokenizer};
 use ucp_search::{Mode, SearchConfig, SearchIndex, SearchOptions};
 
 /// Text mixing prose, identifiers, connectors, digits and non-ASCII.
