@@ -75,6 +75,8 @@ impl ContextWindow {
             self.record(*id, Action::Pruned { rule: (*rule).to_owned() }, *tokens, 0, env.now_ms);
         }
         self.recount(env);
+        // What stays may now need longer `§` headers.
+        self.enforce(env);
         pruned.into_iter().map(|(id, ..)| id).collect()
     }
 }

@@ -87,7 +87,19 @@ impl Builder<'_> {
                 if budget == 0 {
                     return None;
                 }
-                let body = self.summarizer.summarize(&full, budget, self.tokenizer);
+                let body = match &block.content {
+                    // Code stays code: its summary is shown inside the block's fence.
+                    Content::Code { language, source } => {
+                        let kept = self.summarizer.summarize(source, budget, self.tokenizer);
+                        if kept.is_empty() {
+                            return None;
+                        }
+                        let mut cut = block.clone();
+                        cut.content = Content::Code { language: language.clone(), source: kept };
+                        full_body(&cut)
+                    }
+                    _ => self.summarizer.summarize(&full, budget, self.tokenizer),
+                };
                 if body.is_empty() {
                     return None;
                 }

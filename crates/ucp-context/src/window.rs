@@ -499,13 +499,16 @@ impl ContextWindow {
         }
     }
 
-    /// Removes a block from the window.
+    /// Removes a block from the window; when the blocks after it then need a
+    /// longer `§` header than fits, others leave by the policy.
     pub fn remove(&mut self, env: &Env, id: BlockId) -> Result<(), WindowError> {
         self.sync(env);
         let index = self.index_of(id).ok_or(WindowError::NotInWindow(id))?;
         let entry = self.entries.remove(index);
         self.record(id, Action::Removed, entry.tokens, 0, env.now_ms);
         self.recount(env);
+        // The entries after it may now need a longer `§` header.
+        self.enforce(env);
         Ok(())
     }
 
