@@ -335,3 +335,32 @@ fn control_characters_are_escaped_in_listings() {
     let tree = String::from_utf8(ucp(&store, &["tree"]).stdout).unwrap();
     assert!(tree.contains("evil\\x1b[2J name.md"), "{tree}");
 }
+
+/// Several `ucp run` at once on one store: each edit is either saved or
+/// refused with an error that says another writer came in between; none
+/// is silently lost.
+#[test]
+fn concurrent_runs_lose_no_edit() {
+    let (_dir, store) = indexed();
+    let runs: Vec<_> = (0..4)
+        .map(|n| {
+            let script = format!("APPEND {ROOT} text WITH label=\"w{n}\" :: \"writer {n}\"\n");
+            std::thread::spawn({
+                let store = store.clone();
+                move || ucp_stdin(&store, &["run", "-"], &script)
+            })
+        })
+        .collect();
+    let outputs: Vec<_> = runs.into_iter().map(|r| r.join().unwrap()).collect();
+    for (n, out) in outputs.iter().enumerate() {
+        let saved = ucp(&store, &["view", &format!("@w{n}")]).status.success();
+        if out.status.success() {
+            assert!(saved, "writer {n} reported success but its edit is not in the store");
+        } else {
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.contains("changed in the store by another writer"), "{stderr}");
+            assert!(!saved, "writer {n} was refused but its edit is in the store");
+        }
+    }
+    assert!(outputs.iter().any(|o| o.status.success()));
+}

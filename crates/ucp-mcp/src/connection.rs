@@ -63,10 +63,18 @@ impl Connection {
     /// was idle is opened again (a named one as it was saved).
     fn ensure(&self, state: &mut State) -> Result<(Arc<Workspace>, SessionId), McpError> {
         if let (Some(workspace), Some(session)) = (&state.workspace, state.session) {
-            if workspace.traversal().with_session(session, |_| ()).is_ok() {
+            if !self.library.is_current(workspace) {
+                // Another writer changed the document: take it up as the
+                // store has it now, in a new session.
+                let _ = workspace.traversal().close_session(session);
+                let name = workspace.name().to_owned();
+                state.workspace = Some(self.library.workspace(&name)?);
+                state.session = None;
+            } else if workspace.traversal().with_session(session, |_| ()).is_ok() {
                 return Ok((Arc::clone(workspace), session));
+            } else {
+                state.session = None;
             }
-            state.session = None;
         }
         let workspace = self.workspace(state)?;
         let session = match &state.named {

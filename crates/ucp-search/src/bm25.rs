@@ -24,6 +24,8 @@ const FIELD_BOOSTS: [(&str, f32); 3] = [("text", 1.0), ("headings", 0.6), ("labe
 
 /// Memory the writer may use before it flushes a segment.
 const WRITER_MEMORY: usize = 512 << 20;
+/// How long a sync waits for another process's writer to let go.
+const WRITER_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 struct Fields {
     /// The id's first 8 bytes and last 4, as fast fields for reading hits;
@@ -108,13 +110,28 @@ impl Bm25 {
         Ok(Bm25 { index, reader, fields })
     }
 
+    /// The index's writer. Another process syncing the same index holds its
+    /// lock for a moment: wait for it (up to [`WRITER_WAIT`]) rather than
+    /// fail.
+    fn writer(&self) -> Result<IndexWriter, SearchError> {
+        let started = std::time::Instant::now();
+        loop {
+            match self.index.writer(WRITER_MEMORY) {
+                Err(tantivy::TantivyError::LockFailure(..)) if started.elapsed() < WRITER_WAIT => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => return Ok(other?),
+            }
+        }
+    }
+
     /// Removes `removed` and (re)indexes `items`, then commits and makes the
     /// change visible to searches.
     pub fn apply(&self, items: &[&Indexable], removed: &[BlockId]) -> Result<(), SearchError> {
         if items.is_empty() && removed.is_empty() {
             return Ok(());
         }
-        let mut writer: IndexWriter = self.index.writer(WRITER_MEMORY)?;
+        let mut writer = self.writer()?;
         for id in removed.iter().copied().chain(items.iter().map(|i| i.id)) {
             writer.delete_term(Term::from_field_u64(self.fields.id_hi, split_id(id).0));
         }

@@ -20,6 +20,12 @@ use crate::{db, StoreError};
 pub(crate) fn write_document(tx: &Transaction<'_>, document: &Document) -> Result<(), StoreError> {
     tx.execute("DELETE FROM documents WHERE name = ?1", params![document.name()])
         .map_err(db("replacing the document"))?;
+    tx.execute(
+        "INSERT INTO revisions (document, revision) VALUES (?1, 1)
+         ON CONFLICT (document) DO UPDATE SET revision = revision + 1",
+        params![document.name()],
+    )
+    .map_err(db("counting the document's revision"))?;
     let tokens: u64 = document.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
     let metadata = serde_json::to_string(&document.metadata).expect("metadata serializes");
     tx.execute(

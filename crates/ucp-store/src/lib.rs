@@ -74,6 +74,20 @@ pub enum StoreError {
         /// What is wrong.
         detail: String,
     },
+    /// The document changed in the store after this copy of it was loaded:
+    /// nothing was written.
+    #[error(
+        "{document:?} was changed in the store by another writer (revision {found}) since this copy was loaded \
+         (revision {expected}); nothing was written: open it again and redo the change"
+    )]
+    Conflict {
+        /// The document.
+        document: String,
+        /// The revision the copy was loaded at.
+        expected: u64,
+        /// The revision in the store.
+        found: u64,
+    },
     /// A document name that breaks a rule of [`check_document_name`].
     #[error("invalid document name {name:?}: {rule}")]
     InvalidName {
@@ -224,6 +238,66 @@ impl Store {
         }
     }
 
+    /// A document's revision: how many times it was written (0: never).
+    /// Every write bumps it.
+    pub fn revision(&self, name: &str) -> Result<u64, StoreError> {
+        revision_in(&self.conn, name)
+    }
+
+    /// Loads a document with the revision it has, read together (one read
+    /// transaction), so a later [`Store::save_checked`] can tell whether
+    /// another writer came in between.
+    pub fn load_with_revision(&mut self, name: &str) -> Result<(Document, u64), StoreError> {
+        let tx = self.conn.transaction().map_err(db("starting a read"))?;
+        let revision = revision_in(&tx, name)?;
+        let row = tx
+            .query_row("SELECT doc FROM documents WHERE name = ?1", params![name], |r| r.get::<_, i64>(0))
+            .optional()
+            .map_err(db("finding the document"))?;
+        let Some(doc) = row else {
+            drop(tx);
+            let names: Vec<String> = self.documents()?.into_iter().map(|d| d.name).collect();
+            return Err(StoreError::NoSuchDocument { name: name.to_owned(), available: list(&names) });
+        };
+        let document = codec::read_document(&tx, doc, name)?;
+        tx.commit().map_err(db("ending a read"))?;
+        Ok((document, revision))
+    }
+
+    /// Writes what changed since a copy of document `name` was loaded at
+    /// revision `expected` — the document and its snapshots when given, a
+    /// named session's record when given — in one transaction, only if the
+    /// stored document is still at that revision; otherwise nothing is
+    /// written and [`StoreError::Conflict`] says so. Returns the revision
+    /// the document has after the write.
+    pub fn save_checked(
+        &mut self,
+        name: &str,
+        expected: u64,
+        document: Option<(&Document, &[Snapshot])>,
+        session: Option<(&str, &str)>,
+    ) -> Result<u64, StoreError> {
+        // IMMEDIATE: the write lock is taken before the check, so no other
+        // writer can come in between them.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(db("starting a transaction"))?;
+        let found = revision_in(&tx, name)?;
+        if found != expected {
+            return Err(StoreError::Conflict { document: name.to_owned(), expected, found });
+        }
+        if let Some((doc, snapshots)) = document {
+            write_with_snapshots(&tx, doc, snapshots)?;
+        }
+        if let Some((session, record)) = session {
+            write_session(&tx, name, session, record)?;
+        }
+        let revision = revision_in(&tx, name)?;
+        tx.commit().map_err(db("committing the document"))?;
+        Ok(revision)
+    }
+
     /// Saves `document` and sets its snapshots to exactly `snapshots`, in
     /// one transaction: both are written or neither is. Snapshots already
     /// stored unchanged are not rewritten.
@@ -246,13 +320,7 @@ impl Store {
         if let Some((doc, snapshots)) = changed {
             write_with_snapshots(&tx, doc, snapshots)?;
         }
-        let now = ucm_core::now_ms();
-        tx.execute(
-            "INSERT INTO sessions (document, name, body, updated_ms) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (document, name) DO UPDATE SET body = excluded.body, updated_ms = excluded.updated_ms",
-            params![document, name, record, now],
-        )
-        .map_err(db("writing a session"))?;
+        write_session(&tx, document, name, record)?;
         tx.commit().map_err(db("committing the session"))
     }
 
@@ -285,6 +353,26 @@ impl Store {
             .map_err(db("deleting a session"))?;
         Ok(n > 0)
     }
+}
+
+/// Writes a named session's record inside `tx`.
+fn write_session(tx: &rusqlite::Transaction, document: &str, name: &str, record: &str) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO sessions (document, name, body, updated_ms) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (document, name) DO UPDATE SET body = excluded.body, updated_ms = excluded.updated_ms",
+        params![document, name, record, ucm_core::now_ms()],
+    )
+    .map_err(db("writing a session"))?;
+    Ok(())
+}
+
+/// A document's revision as `conn` sees it (0: never written).
+fn revision_in(conn: &Connection, name: &str) -> Result<u64, StoreError> {
+    let revision: Option<i64> = conn
+        .query_row("SELECT revision FROM revisions WHERE document = ?1", params![name], |r| r.get(0))
+        .optional()
+        .map_err(db("reading the document's revision"))?;
+    Ok(revision.unwrap_or(0) as u64)
 }
 
 /// Writes a document and sets its snapshots to exactly `snapshots` inside
@@ -362,6 +450,9 @@ impl Store {
         let n = tx.execute("DELETE FROM documents WHERE name = ?1", params![name]).map_err(db("deleting"))?;
         tx.execute("DELETE FROM snapshots WHERE document = ?1", params![name]).map_err(db("deleting snapshots"))?;
         tx.execute("DELETE FROM sessions WHERE document = ?1", params![name]).map_err(db("deleting sessions"))?;
+        // A deletion is a write too: a copy loaded before it is stale.
+        tx.execute("UPDATE revisions SET revision = revision + 1 WHERE document = ?1", params![name])
+            .map_err(db("counting the document's revision"))?;
         tx.commit().map_err(db("committing the deletion"))?;
         Ok(n > 0)
     }

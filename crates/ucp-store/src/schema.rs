@@ -5,7 +5,7 @@ use rusqlite::Connection;
 use crate::{db, StoreError};
 
 /// Schema version this build writes.
-pub(crate) const SCHEMA_VERSION: i64 = 3;
+pub(crate) const SCHEMA_VERSION: i64 = 4;
 
 const V1: &str = "
 CREATE TABLE documents (
@@ -79,6 +79,16 @@ CREATE TABLE sessions (
 );
 ";
 
+/// Each document's revision: bumped by every write of it, so a writer can
+/// check that the document is still the one it loaded (kept apart from
+/// `documents`, whose row a write replaces).
+const V4: &str = "
+CREATE TABLE revisions (
+    document     TEXT PRIMARY KEY,
+    revision     INTEGER NOT NULL
+);
+";
+
 /// Brings the database to [`SCHEMA_VERSION`].
 pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
     let version = || -> Result<i64, StoreError> {
@@ -94,10 +104,13 @@ pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
         conn.execute_batch("BEGIN IMMEDIATE").map_err(db("locking the database for migration"))?;
         let migrated = match version() {
             Ok(0) => conn
-                .execute_batch(&format!("{V1} {V2} {V3} PRAGMA user_version = 3;"))
+                .execute_batch(&format!("{V1} {V2} {V3} {V4} PRAGMA user_version = 4;"))
                 .map_err(db("creating the schema")),
-            Ok(1) => conn.execute_batch(&format!("{V2} {V3} PRAGMA user_version = 3;")).map_err(db("adding snapshots")),
-            Ok(2) => conn.execute_batch(&format!("{V3} PRAGMA user_version = 3;")).map_err(db("adding sessions")),
+            Ok(1) => {
+                conn.execute_batch(&format!("{V2} {V3} {V4} PRAGMA user_version = 4;")).map_err(db("adding snapshots"))
+            }
+            Ok(2) => conn.execute_batch(&format!("{V3} {V4} PRAGMA user_version = 4;")).map_err(db("adding sessions")),
+            Ok(3) => conn.execute_batch(&format!("{V4} PRAGMA user_version = 4;")).map_err(db("adding revisions")),
             Ok(_) => Ok(()),
             Err(err) => Err(err),
         };
@@ -121,5 +134,6 @@ mod tests {
         assert_eq!(version, SCHEMA_VERSION);
         conn.execute("INSERT INTO snapshots VALUES ('d', 's', NULL, 1, 1, '{}')", []).unwrap();
         conn.execute("INSERT INTO sessions VALUES ('d', 's', '{}', 1)", []).unwrap();
+        conn.execute("INSERT INTO revisions VALUES ('d', 1)", []).unwrap();
     }
 }

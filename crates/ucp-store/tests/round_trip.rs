@@ -147,3 +147,31 @@ fn sessions_are_saved_listed_and_deleted_with_their_document() {
     store.delete_document("d").unwrap();
     assert!(store.sessions("d").unwrap().is_empty());
 }
+
+/// Every write bumps a document's revision, and a checked write based on
+/// a stale revision (another writer came in between) writes nothing.
+#[test]
+fn a_write_based_on_a_stale_revision_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut first = Store::open(dir.path()).unwrap();
+    let mut second = Store::open(dir.path()).unwrap();
+    assert_eq!(first.revision("d").unwrap(), 0);
+    first.save_document(&Document::new("d")).unwrap();
+    let (loaded, revision) = second.load_with_revision("d").unwrap();
+    assert_eq!(revision, 1);
+
+    let mut edited = Document::new("d");
+    edited.metadata.title = Some("first".into());
+    assert_eq!(first.save_checked("d", 1, Some((&edited, &[])), None).unwrap(), 2);
+    let stale = second.save_checked("d", revision, Some((&loaded, &[])), Some(("s", "{}")));
+    match stale {
+        Err(ucp_store::StoreError::Conflict { expected: 1, found: 2, .. }) => {}
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    assert_eq!(second.load_document("d").unwrap().metadata.title.as_deref(), Some("first"), "the first write stands");
+    assert_eq!(second.load_session("d", "s").unwrap(), None, "nothing of the refused write was stored");
+    // A session alone, on the current revision, leaves the revision as it is.
+    assert_eq!(second.save_checked("d", 2, None, Some(("s", "{}"))).unwrap(), 2);
+    assert!(first.delete_document("d").unwrap());
+    assert_eq!(first.revision("d").unwrap(), 3, "a deletion is a write too");
+}

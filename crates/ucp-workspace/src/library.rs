@@ -69,8 +69,8 @@ pub struct Workspace {
     pub(crate) index: Arc<SearchIndex>,
     /// What opening the search index did (built, caught up, nothing).
     opened: SyncReport,
-    /// The version and snapshots last written to the store.
-    pub(crate) saved: Mutex<(u64, Vec<Snapshot>)>,
+    /// What was last written to (or read from) the store.
+    pub(crate) saved: Mutex<Saved>,
 }
 
 impl Workspace {
@@ -95,8 +95,8 @@ impl Workspace {
     pub(crate) fn note_unchanged(&self, was: u64, now: u64) {
         let _writer = self.traversal.writer();
         let mut saved = lock(&self.saved);
-        if saved.0 == was && self.traversal.engine().document().version() == now {
-            saved.0 = now;
+        if saved.version == was && self.traversal.engine().document().version() == now {
+            saved.version = now;
         }
     }
 
@@ -104,6 +104,17 @@ impl Workspace {
     pub fn index_opened(&self) -> &SyncReport {
         &self.opened
     }
+}
+
+/// The state of a loaded document the store holds.
+pub(crate) struct Saved {
+    /// The document's version then.
+    pub(crate) version: u64,
+    /// Its snapshots then.
+    pub(crate) snapshots: Vec<Snapshot>,
+    /// The store's revision of it: a write is refused when the store's has
+    /// moved on (another writer came in between).
+    pub(crate) revision: u64,
 }
 
 /// What [`Library::index`] did.
@@ -217,19 +228,20 @@ impl Library {
         if let Some(workspace) = loaded.get(name) {
             return Ok(Arc::clone(workspace));
         }
-        let (doc, snapshots) = {
-            let store = lock(&self.store);
+        let (doc, snapshots, revision) = {
+            let mut store = lock(&self.store);
             if !store.documents()?.iter().any(|d| d.name == name) {
                 return Err(WorkspaceError::NoDocument(name.to_owned()));
             }
-            (store.load_document(name)?, store.load_snapshots(name)?)
+            let (doc, revision) = store.load_with_revision(name)?;
+            (doc, store.load_snapshots(name)?, revision)
         };
-        let workspace = Arc::new(self.load(doc, snapshots)?);
+        let workspace = Arc::new(self.load(doc, snapshots, revision)?);
         loaded.insert(name.to_owned(), Arc::clone(&workspace));
         Ok(workspace)
     }
 
-    fn load(&self, doc: Document, snapshots: Vec<Snapshot>) -> Result<Workspace, WorkspaceError> {
+    fn load(&self, doc: Document, snapshots: Vec<Snapshot>, revision: u64) -> Result<Workspace, WorkspaceError> {
         let (index, opened) = self.open_index(&doc)?;
         let index = Arc::new(index);
         let name = doc.name().to_owned();
@@ -237,7 +249,8 @@ impl Library {
         let mut traversal =
             SessionHost::with_limits(Engine::with_snapshots(doc, snapshots.clone()), self.config.limits.clone());
         traversal.set_search(index.clone());
-        Ok(Workspace { name, traversal, index, opened, saved: Mutex::new((version, snapshots)) })
+        let saved = Mutex::new(Saved { version, snapshots, revision });
+        Ok(Workspace { name, traversal, index, opened, saved })
     }
 
     /// Opens `doc`'s search index, building or catching it up.
@@ -249,6 +262,13 @@ impl Library {
             None => &(),
         };
         Ok(SearchIndex::open(&dir, doc, embedder, SearchConfig::default(), progress)?)
+    }
+
+    /// Whether `workspace` is still the library's copy of its document (a
+    /// copy found stale by a write is dropped; the next
+    /// [`Library::workspace`] loads the document as the store has it).
+    pub fn is_current(&self, workspace: &Workspace) -> bool {
+        lock(&self.loaded).get(workspace.name()).is_some_and(|w| std::ptr::eq(w.as_ref(), workspace))
     }
 
     /// Ingests `paths` as the document `name` (default: the first path's
@@ -294,7 +314,7 @@ impl Library {
                 WorkspaceError::Ingest(e)
             }
         })?;
-        let changed = {
+        let written = {
             let mut store = lock(&self.store);
             let stored =
                 store.documents()?.iter().any(|d| d.name == name).then(|| store.load_document(&name)).transpose()?;
@@ -310,13 +330,16 @@ impl Library {
             if changed {
                 progress.writing(&name, ingested.document.len());
                 store.save_document(&ingested.document)?;
+                Some((store.revision(&name)?, store.load_snapshots(&name)?))
+            } else {
+                None
             }
-            changed
         };
         let seconds = started.elapsed().as_secs_f64();
-        let workspace = if changed {
+        let changed = written.is_some();
+        let workspace = if let Some((revision, snapshots)) = written {
             // Sessions already in the old version keep it until they open again.
-            let workspace = Arc::new(self.load(ingested.document, Vec::new())?);
+            let workspace = Arc::new(self.load(ingested.document, snapshots, revision)?);
             lock(&self.loaded).insert(name, Arc::clone(&workspace));
             workspace
         } else {
@@ -337,9 +360,13 @@ impl Library {
             return Err(WorkspaceError::ReadOnly(format!("{:?} cannot be written", document.name())));
         }
         ucp_store::check_document_name(document.name())?;
-        lock(&self.store).save_with_snapshots(&document, &snapshots)?;
+        let revision = {
+            let mut store = lock(&self.store);
+            store.save_with_snapshots(&document, &snapshots)?;
+            store.revision(document.name())?
+        };
         let name = document.name().to_owned();
-        let workspace = Arc::new(self.load(document, snapshots)?);
+        let workspace = Arc::new(self.load(document, snapshots, revision)?);
         lock(&self.loaded).insert(name, Arc::clone(&workspace));
         Ok(workspace)
     }
@@ -369,19 +396,33 @@ impl Library {
         let engine = workspace.traversal.engine();
         let version = engine.document().version();
         // Cheap when nothing changed (snapshot texts are shared `Arc`s).
-        let changed = version != saved.0 || !engine.snapshots().eq(saved.1.iter());
+        let changed = version != saved.version || !engine.snapshots().eq(saved.snapshots.iter());
+        if !changed && session.is_none() {
+            return Ok(false);
+        }
         let snapshots: Vec<Snapshot> = if changed { engine.snapshots().cloned().collect() } else { Vec::new() };
         let document = changed.then(|| (engine.document(), snapshots.as_slice()));
-        let mut store = lock(&self.store);
-        match (session, document) {
-            (Some((name, record)), document) => store.save_session(&workspace.name, name, record, document)?,
-            (None, Some((document, snapshots))) => store.save_with_snapshots(document, snapshots)?,
-            (None, None) => return Ok(false),
-        }
-        drop(store);
+        // Refused, writing nothing, when another writer changed the stored
+        // document since this copy was loaded: never a silent overwrite.
+        let written = lock(&self.store).save_checked(&workspace.name, saved.revision, document, session);
+        let revision = match written {
+            Ok(revision) => revision,
+            Err(error) => {
+                if matches!(error, ucp_store::StoreError::Conflict { .. }) {
+                    // The next caller loads the document as it is now.
+                    let mut loaded = lock(&self.loaded);
+                    if loaded.get(&workspace.name).is_some_and(|w| std::ptr::eq(w.as_ref(), workspace)) {
+                        loaded.remove(&workspace.name);
+                    }
+                }
+                return Err(error.into());
+            }
+        };
+        saved.revision = revision;
         if changed {
             workspace.index.sync(engine.document())?;
-            *saved = (version, snapshots);
+            saved.version = version;
+            saved.snapshots = snapshots;
         }
         Ok(changed)
     }

@@ -128,3 +128,40 @@ fn a_restricted_library_indexes_only_under_its_roots() {
     assert!(matches!(outside, Err(WorkspaceError::NotAllowed(_))));
     assert!(library.documents().unwrap().is_empty(), "nothing was written");
 }
+
+/// Two writers on one store (two processes, or a server and a command
+/// line): the one whose copy is stale is refused, writing nothing, and the
+/// other's edit stands; opening the document again gives the current one.
+#[test]
+fn a_stale_writer_is_refused_and_no_edit_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    library(dir.path());
+    let open = || {
+        let mut config = LibraryConfig::new(dir.path().join(".ucp"));
+        config.allowed_roots = None;
+        Library::open_existing(config).unwrap()
+    };
+    let (first, second) = (open(), open());
+    let (one, two) = (first.workspace("node").unwrap(), second.workspace("node").unwrap());
+    let s1 = first.create_session(&one, &NewSession::default()).unwrap();
+    let s2 = second.create_session(&two, &NewSession::default()).unwrap();
+
+    let run = first.run_script(&one, s1, &format!("APPEND {ROOT} text :: \"from the first\"")).unwrap();
+    assert!(run.ok() && run.written);
+    let stale = second.run_script(&two, s2, &format!("APPEND {ROOT} text :: \"from the second\""));
+    let error = stale.unwrap_err().to_string();
+    assert!(
+        error.contains("changed in the store by another writer") && error.contains("nothing was written"),
+        "{error}"
+    );
+    let stored = stored_json(dir.path());
+    assert!(stored.contains("from the first") && !stored.contains("from the second"), "the first edit stands");
+
+    // Opened again, the second writer sees the first's edit and can write.
+    let fresh = second.workspace("node").unwrap();
+    assert!(fresh.traversal().engine().document().blocks().any(|b| b.plain_text() == "from the first"));
+    let s3 = second.create_session(&fresh, &NewSession::default()).unwrap();
+    assert!(second.run_script(&fresh, s3, &format!("APPEND {ROOT} text :: \"again\"")).unwrap().written);
+    let stored = stored_json(dir.path());
+    assert!(stored.contains("from the first") && stored.contains("again"));
+}
