@@ -264,11 +264,24 @@ impl Library {
         Ok(SearchIndex::open(&dir, doc, embedder, SearchConfig::default(), progress)?)
     }
 
-    /// Whether `workspace` is still the library's copy of its document (a
-    /// copy found stale by a write is dropped; the next
-    /// [`Library::workspace`] loads the document as the store has it).
+    /// Whether `workspace` is still the library's copy of its document and
+    /// the store still holds the revision it was loaded at. A stale copy
+    /// (another process wrote the document) is dropped, so the next
+    /// [`Library::workspace`] loads the document as the store has it: a
+    /// long-lived holder (an MCP connection) asks before each call. One
+    /// small read of the store.
     pub fn is_current(&self, workspace: &Workspace) -> bool {
-        lock(&self.loaded).get(workspace.name()).is_some_and(|w| std::ptr::eq(w.as_ref(), workspace))
+        // Locks one at a time (a write holds `saved` and then takes `loaded`).
+        let held = lock(&workspace.saved).revision;
+        let stored = lock(&self.store).revision(workspace.name());
+        // A store that cannot be read now keeps the copy; the next write says why.
+        let fresh = stored.is_err() || stored.ok() == Some(held);
+        let mut loaded = lock(&self.loaded);
+        let cached = loaded.get(workspace.name()).is_some_and(|w| std::ptr::eq(w.as_ref(), workspace));
+        if cached && !fresh {
+            loaded.remove(workspace.name());
+        }
+        cached && fresh
     }
 
     /// Ingests `paths` as the document `name` (default: the first path's

@@ -158,10 +158,34 @@ fn a_stale_writer_is_refused_and_no_edit_is_lost() {
     assert!(stored.contains("from the first") && !stored.contains("from the second"), "the first edit stands");
 
     // Opened again, the second writer sees the first's edit and can write.
+    assert!(!second.is_current(&two), "the stale copy was dropped");
     let fresh = second.workspace("node").unwrap();
+    assert!(second.is_current(&fresh));
     assert!(fresh.traversal().engine().document().blocks().any(|b| b.plain_text() == "from the first"));
     let s3 = second.create_session(&fresh, &NewSession::default()).unwrap();
     assert!(second.run_script(&fresh, s3, &format!("APPEND {ROOT} text :: \"again\"")).unwrap().written);
     let stored = stored_json(dir.path());
     assert!(stored.contains("from the first") && stored.contains("again"));
+}
+
+/// A long-lived holder learns that another process wrote the document
+/// before it next uses its copy.
+#[test]
+fn a_holder_notices_another_writer_before_its_next_call() {
+    let dir = tempfile::tempdir().unwrap();
+    library(dir.path());
+    let open = || {
+        let mut config = LibraryConfig::new(dir.path().join(".ucp"));
+        config.allowed_roots = None;
+        Library::open_existing(config).unwrap()
+    };
+    let (holder, writer) = (open(), open());
+    let held = holder.workspace("node").unwrap();
+    assert!(holder.is_current(&held));
+    let ws = writer.workspace("node").unwrap();
+    let session = writer.create_session(&ws, &NewSession::default()).unwrap();
+    writer.run_script(&ws, session, &format!("APPEND {ROOT} text :: \"news\"")).unwrap();
+    assert!(!holder.is_current(&held), "the write is noticed");
+    let fresh = holder.workspace("node").unwrap();
+    assert!(fresh.traversal().engine().document().blocks().any(|b| b.plain_text() == "news"));
 }
