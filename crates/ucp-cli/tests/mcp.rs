@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use common::mcp::{initialize, result_text, HttpServer, TOKEN};
-use common::{excerpt, indexed, stderr, ucp};
+use common::{excerpt, indexed, stderr, ucp, ucp_stdin};
 use serde_json::{json, Value};
 
 fn docs() -> PathBuf {
@@ -251,4 +251,32 @@ fn mcp_inspector_cli_lists_tools_and_calls_one() {
     let called = inspect(&["--method", "tools/call", "--tool-name", "search", "--tool-arg", "query=querystring"]);
     assert_eq!(called["isError"], false, "{called}");
     assert!(result_text(&json!({ "result": called })).contains("querystring.md:"), "{called}");
+}
+
+/// A server and the command line on one store: an edit made with `ucp run`
+/// while the server holds the document is visible to the server's client
+/// on its next call, and the client's own edit after it is kept too.
+#[test]
+fn a_server_sees_edits_made_by_another_process() {
+    let (_dir, store) = indexed();
+    let mut server = StdioServer::start(&store, &[]);
+    server.send(&initialize(1).to_string());
+    server.reply(1);
+    server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let before = result_text(&server.call(2, "search", json!({"query": "quokkafrobnicator"})));
+    assert!(!before.contains("Quokkafrobnicator"), "{before}");
+
+    let root = "blk_000000000000000000000000";
+    let out = ucp_stdin(&store, &["run", "-"], &format!("APPEND {root} text :: \"Quokkafrobnicator from the CLI\"\n"));
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let after = result_text(&server.call(3, "search", json!({"query": "quokkafrobnicator"})));
+    assert!(after.contains("Quokkafrobnicator from the CLI"), "{after}");
+    let edit = format!("APPEND {root} text :: \"Zebrafrobnicator from MCP\"");
+    let appended = server.call(4, "ucl", json!({"commands": edit}));
+    assert_eq!(appended["result"]["isError"], false, "{appended}");
+    drop(server.input);
+    assert!(server.child.wait().unwrap().success());
+    let stored = String::from_utf8_lossy(&ucp(&store, &["export", "--format", "json"]).stdout).into_owned();
+    assert!(stored.contains("Quokkafrobnicator from the CLI") && stored.contains("Zebrafrobnicator from MCP"));
 }
