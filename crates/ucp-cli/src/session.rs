@@ -25,15 +25,21 @@ pub(crate) struct SessionArgs<'a> {
 fn open(cli: &Cli, args: &SessionArgs) -> anyhow::Result<(Library, Arc<Workspace>, SessionId)> {
     let library = cli.library(false)?;
     let workspace = cli.workspace(&library)?;
+    let session = open_session(&library, &workspace, args)?;
+    Ok((library, workspace, session))
+}
+
+/// The session a run works in: the named one as stored, or a new one.
+fn open_session(library: &Library, workspace: &Workspace, args: &SessionArgs) -> anyhow::Result<SessionId> {
     let options = NewSession { budget: args.budget, task: args.task.map(str::to_owned) };
     let session = match args.name {
-        Some(name) => library.open_named(&workspace, name, &options).map_err(|e| match e {
+        Some(name) => library.open_named(workspace, name, &options).map_err(|e| match e {
             WorkspaceError::Damaged(why) => anyhow!("session {name:?} of {} is damaged: {why}", workspace.name()),
             other => other.into(),
         })?,
-        None => library.create_session(&workspace, &options)?,
+        None => library.create_session(workspace, &options)?,
     };
-    Ok((library, workspace, session))
+    Ok(session)
 }
 
 pub(crate) fn run(cli: &Cli, script: &Path, args: &SessionArgs) -> anyhow::Result<()> {
@@ -66,7 +72,7 @@ pub(crate) fn run(cli: &Cli, script: &Path, args: &SessionArgs) -> anyhow::Resul
 pub(crate) fn shell(cli: &Cli, args: &SessionArgs) -> anyhow::Result<()> {
     use rustyline::error::ReadlineError;
 
-    let (library, workspace, session) = open(cli, args)?;
+    let (library, mut workspace, mut session) = open(cli, args)?;
     let mut editor = rustyline::DefaultEditor::new().context("cannot start the line editor")?;
     let history = cli.store_dir().join("shell_history");
     let _ = editor.load_history(&history);
@@ -105,6 +111,14 @@ pub(crate) fn shell(cli: &Cli, args: &SessionArgs) -> anyhow::Result<()> {
             continue;
         }
         let _ = editor.add_history_entry(source.trim_end());
+        if !library.is_current(&workspace) {
+            // Another process wrote the document: go on with it as it is now
+            // (the named session as last saved).
+            let _ = workspace.traversal().close_session(session);
+            workspace = cli.workspace(&library)?;
+            session = open_session(&library, &workspace, args)?;
+            eprintln!("ucp: {} was changed by another writer; continuing with it as it is now", workspace.name());
+        }
         match library.run_script(&workspace, session, &source) {
             Err(WorkspaceError::Agent(AgentError::Parse(rendered))) => eprint!("{rendered}"),
             Err(e) => eprintln!("error: {e}"),
