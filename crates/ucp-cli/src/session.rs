@@ -21,6 +21,10 @@ pub(crate) struct SessionArgs<'a> {
     pub task: Option<&'a str>,
 }
 
+/// Times `ucp run` runs a script when other writers keep changing the
+/// document under it.
+const REPLAYS: usize = 16;
+
 /// The library, the document and the session a run works in.
 fn open(cli: &Cli, args: &SessionArgs) -> anyhow::Result<(Library, Arc<Workspace>, SessionId)> {
     let library = cli.library(false)?;
@@ -45,8 +49,18 @@ fn open_session(library: &Library, workspace: &Workspace, args: &SessionArgs) ->
 pub(crate) fn run(cli: &Cli, script: &Path, args: &SessionArgs) -> anyhow::Result<()> {
     let source = crate::ucl::read_source(script)?;
     crate::ucl::parse_or_report(&source)?;
-    let (library, workspace, session) = open(cli, args)?;
-    let run = library.run_script(&workspace, session, &source)?;
+    let library = cli.library(false)?;
+    let name = cli.workspace(&library)?.name().to_owned();
+    let options = NewSession { budget: args.budget, task: args.task.map(str::to_owned) };
+    // Another writer in between: the script runs again on the document as
+    // it is then (scripts replay), a few times before giving up.
+    let (workspace, _, run) =
+        library.run_script_replayed(&name, args.name, &options, &source, REPLAYS).map_err(|e| match e {
+            WorkspaceError::Damaged(why) => {
+                anyhow!("session {:?} of {name} is damaged: {why}", args.name.unwrap_or(""))
+            }
+            other => other.into(),
+        })?;
     if cli.json {
         let mut report = run.to_json();
         report["document"] = workspace.name().into();

@@ -48,6 +48,40 @@ impl Library {
     }
 }
 
+impl Library {
+    /// Runs `source` in a session of document `name` (the named session
+    /// `named` as stored, else a new one, with `options`) like
+    /// [`Library::run_script`]; when another writer changed the document in
+    /// between, loads it again and runs the script again on it (UCL
+    /// scripts replay), up to `attempts` times in all. Returns the
+    /// workspace and session it ran in last, and that run.
+    pub fn run_script_replayed(
+        &self,
+        name: &str,
+        named: Option<&str>,
+        options: &crate::NewSession,
+        source: &str,
+        attempts: usize,
+    ) -> Result<(std::sync::Arc<Workspace>, SessionId, ScriptRun), WorkspaceError> {
+        let mut attempt = 1;
+        loop {
+            let workspace = self.workspace(name)?;
+            let session = match named {
+                Some(named) => self.open_named(&workspace, named, options)?,
+                None => self.create_session(&workspace, options)?,
+            };
+            match self.run_script(&workspace, session, source) {
+                Err(WorkspaceError::Store(ucp_store::StoreError::Conflict { .. })) if attempt < attempts => {
+                    // The stale copy was dropped; its session goes with it, unsaved.
+                    let _ = workspace.traversal().close_session(session);
+                    attempt += 1;
+                }
+                run => return run.map(|run| (workspace, session, run)),
+            }
+        }
+    }
+}
+
 /// One command of a script as the JSON report lists it.
 #[derive(Serialize)]
 struct JsonStep<'a> {
