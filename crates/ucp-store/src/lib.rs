@@ -214,12 +214,14 @@ impl Store {
     }
 
     /// Saves `document` under its name, replacing any document of that name,
-    /// in one transaction.
-    pub fn save_document(&mut self, document: &Document) -> Result<(), StoreError> {
+    /// in one transaction; returns the revision it now has.
+    pub fn save_document(&mut self, document: &Document) -> Result<u64, StoreError> {
         check_document_name(document.name())?;
         let tx = self.conn.transaction().map_err(db("starting a transaction"))?;
         codec::write_document(&tx, document)?;
-        tx.commit().map_err(db("committing the document"))
+        let revision = revision_in(&tx, document.name())?;
+        tx.commit().map_err(db("committing the document"))?;
+        Ok(revision)
     }
 
     /// Loads a document by name.
@@ -301,10 +303,14 @@ impl Store {
     /// Saves `document` and sets its snapshots to exactly `snapshots`, in
     /// one transaction: both are written or neither is. Snapshots already
     /// stored unchanged are not rewritten.
-    pub fn save_with_snapshots(&mut self, document: &Document, snapshots: &[Snapshot]) -> Result<(), StoreError> {
+    ///
+    /// Returns the revision the document now has.
+    pub fn save_with_snapshots(&mut self, document: &Document, snapshots: &[Snapshot]) -> Result<u64, StoreError> {
         let tx = self.conn.transaction().map_err(db("starting a transaction"))?;
         write_with_snapshots(&tx, document, snapshots)?;
-        tx.commit().map_err(db("committing the document"))
+        let revision = revision_in(&tx, document.name())?;
+        tx.commit().map_err(db("committing the document"))?;
+        Ok(revision)
     }
 
     /// Saves a session's JSON record under `(document, name)`, and, when
@@ -451,8 +457,12 @@ impl Store {
         tx.execute("DELETE FROM snapshots WHERE document = ?1", params![name]).map_err(db("deleting snapshots"))?;
         tx.execute("DELETE FROM sessions WHERE document = ?1", params![name]).map_err(db("deleting sessions"))?;
         // A deletion is a write too: a copy loaded before it is stale.
-        tx.execute("UPDATE revisions SET revision = revision + 1 WHERE document = ?1", params![name])
-            .map_err(db("counting the document's revision"))?;
+        tx.execute(
+            "INSERT INTO revisions (document, revision) VALUES (?1, 1)
+             ON CONFLICT (document) DO UPDATE SET revision = revision + 1",
+            params![name],
+        )
+        .map_err(db("counting the document's revision"))?;
         tx.commit().map_err(db("committing the deletion"))?;
         Ok(n > 0)
     }

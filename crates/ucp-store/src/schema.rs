@@ -87,6 +87,7 @@ CREATE TABLE revisions (
     document     TEXT PRIMARY KEY,
     revision     INTEGER NOT NULL
 );
+INSERT INTO revisions (document, revision) SELECT name, 1 FROM documents;
 ";
 
 /// Brings the database to [`SCHEMA_VERSION`].
@@ -135,5 +136,16 @@ mod tests {
         conn.execute("INSERT INTO snapshots VALUES ('d', 's', NULL, 1, 1, '{}')", []).unwrap();
         conn.execute("INSERT INTO sessions VALUES ('d', 's', '{}', 1)", []).unwrap();
         conn.execute("INSERT INTO revisions VALUES ('d', 1)", []).unwrap();
+    }
+
+    #[test]
+    fn version_three_databases_count_their_documents_as_written_once() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(&format!("{V1} {V2} {V3} PRAGMA user_version = 3;")).unwrap();
+        conn.execute("INSERT INTO documents VALUES (1, 'd', 1, '{}', 1, 0, 0, 0)", []).unwrap();
+        migrate(&conn).unwrap();
+        let revision: i64 =
+            conn.query_row("SELECT revision FROM revisions WHERE document = 'd'", [], |r| r.get(0)).unwrap();
+        assert_eq!(revision, 1);
     }
 }

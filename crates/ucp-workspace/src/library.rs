@@ -342,8 +342,8 @@ impl Library {
             }
             if changed {
                 progress.writing(&name, ingested.document.len());
-                store.save_document(&ingested.document)?;
-                Some((store.revision(&name)?, store.load_snapshots(&name)?))
+                let snapshots = store.load_snapshots(&name)?;
+                Some((store.save_document(&ingested.document)?, snapshots))
             } else {
                 None
             }
@@ -373,11 +373,7 @@ impl Library {
             return Err(WorkspaceError::ReadOnly(format!("{:?} cannot be written", document.name())));
         }
         ucp_store::check_document_name(document.name())?;
-        let revision = {
-            let mut store = lock(&self.store);
-            store.save_with_snapshots(&document, &snapshots)?;
-            store.revision(document.name())?
-        };
+        let revision = { lock(&self.store).save_with_snapshots(&document, &snapshots)? };
         let name = document.name().to_owned();
         let workspace = Arc::new(self.load(document, snapshots, revision)?);
         lock(&self.loaded).insert(name, Arc::clone(&workspace));
