@@ -24,10 +24,16 @@ fn library(dir: &Path) -> Library {
     library
 }
 
+/// Another library over the store in `dir`, as another process opens it.
+fn reopen(dir: &Path) -> Library {
+    let mut config = LibraryConfig::new(dir.join(".ucp"));
+    config.allowed_roots = None;
+    Library::open_existing(config).unwrap()
+}
+
 /// The stored document as another process would read it.
 fn stored_json(dir: &Path) -> String {
-    let library = Library::open_existing(LibraryConfig::new(dir.join(".ucp"))).unwrap();
-    library.read_document(Some("node")).unwrap().to_json(false)
+    reopen(dir).read_document(Some("node")).unwrap().to_json(false)
 }
 
 #[test]
@@ -136,11 +142,7 @@ fn a_restricted_library_indexes_only_under_its_roots() {
 fn a_stale_writer_is_refused_and_no_edit_is_lost() {
     let dir = tempfile::tempdir().unwrap();
     library(dir.path());
-    let open = || {
-        let mut config = LibraryConfig::new(dir.path().join(".ucp"));
-        config.allowed_roots = None;
-        Library::open_existing(config).unwrap()
-    };
+    let open = || reopen(dir.path());
     let (first, second) = (open(), open());
     let (one, two) = (first.workspace("node").unwrap(), second.workspace("node").unwrap());
     let s1 = first.create_session(&one, &NewSession::default()).unwrap();
@@ -174,11 +176,7 @@ fn a_stale_writer_is_refused_and_no_edit_is_lost() {
 fn a_holder_notices_another_writer_before_its_next_call() {
     let dir = tempfile::tempdir().unwrap();
     library(dir.path());
-    let open = || {
-        let mut config = LibraryConfig::new(dir.path().join(".ucp"));
-        config.allowed_roots = None;
-        Library::open_existing(config).unwrap()
-    };
+    let open = || reopen(dir.path());
     let (holder, writer) = (open(), open());
     let held = holder.workspace("node").unwrap();
     assert!(holder.is_current(&held));
