@@ -5,12 +5,14 @@
 //! ancestors O(depth) and siblings O(children of the parent).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::block::Block;
 use crate::edge::{Edge, EdgeIndex, EdgeType};
 use crate::id::BlockId;
+use crate::journal::Journal;
 use crate::nodes::Nodes;
 
 /// Document-level facts.
@@ -91,7 +93,9 @@ pub struct Removed {
 
 #[derive(Debug, Clone)]
 pub(crate) struct Node {
-    pub(crate) block: Block,
+    /// Shared between copies of the document (a script's copy to return
+    /// to costs a pointer per block); copied when one of them changes it.
+    pub(crate) block: Arc<Block>,
     pub(crate) parent: Option<BlockId>,
     pub(crate) children: Vec<BlockId>,
 }
@@ -105,19 +109,21 @@ pub struct Document {
     version: u64,
     pub(crate) nodes: Nodes,
     pub(crate) edges: EdgeIndex,
+    pub(crate) journal: Journal,
 }
 
 impl Document {
     /// An empty document holding only its root block.
     pub fn new(name: impl Into<String>) -> Self {
         let mut nodes = Nodes::default();
-        nodes.insert(Node { block: Block::root(), parent: None, children: Vec::new() });
+        nodes.insert(Node { block: Arc::new(Block::root()), parent: None, children: Vec::new() });
         Document {
             name: name.into(),
             metadata: DocumentMetadata::default(),
             version: 0,
             nodes,
             edges: EdgeIndex::default(),
+            journal: Journal::default(),
         }
     }
 
@@ -173,14 +179,15 @@ impl Document {
 
     /// A block by id.
     pub fn get(&self, id: BlockId) -> Option<&Block> {
-        self.nodes.get(&id).map(|n| &n.block)
+        self.nodes.get(&id).map(|n| n.block.as_ref())
     }
 
     /// A block by id, for modification (bumps the version).
     pub fn get_mut(&mut self, id: BlockId) -> Option<&mut Block> {
         let node = self.nodes.get_mut(&id)?;
         self.version += 1;
-        Some(&mut node.block)
+        self.journal.touch(id);
+        Some(Arc::make_mut(&mut node.block))
     }
 
     /// The parent of a block (`None` for the root, orphans and unknown ids).
@@ -244,7 +251,7 @@ impl Document {
 
     /// Every block in no particular order, orphans included.
     pub fn blocks(&self) -> impl Iterator<Item = &Block> {
-        self.nodes.values().map(|n| &n.block)
+        self.nodes.values().map(|n| n.block.as_ref())
     }
 
     /// Appends `block` as the last child of `parent`.
@@ -264,8 +271,10 @@ impl Document {
             return Err(StructureError::PositionOutOfRange { parent, index, len: siblings.len() });
         }
         siblings.insert(index, id);
-        self.nodes.insert(Node { block, parent: Some(parent), children: Vec::new() });
+        self.nodes.insert(Node { block: Arc::new(block), parent: Some(parent), children: Vec::new() });
         self.version += 1;
+        self.journal.touch(id);
+        self.journal.touch(parent);
         Ok(id)
     }
 
@@ -298,6 +307,9 @@ impl Document {
         self.nodes.get_mut(&new_parent).expect("checked above").children.insert(index, id);
         self.nodes.get_mut(&id).expect("checked above").parent = Some(new_parent);
         self.version += 1;
+        for touched in [Some(id), old_parent, Some(new_parent)].into_iter().flatten() {
+            self.journal.touch(touched);
+        }
         Ok(())
     }
 
@@ -311,6 +323,10 @@ impl Document {
             return Err(StructureError::BlockNotFound(id));
         }
         let parent = self.parent(id);
+        let children_moved: Vec<BlockId> = match mode {
+            RemoveMode::Cascade => Vec::new(),
+            RemoveMode::OrphanChildren | RemoveMode::PreserveChildren => self.children(id).to_vec(),
+        };
         let position = self.detach(id);
         let mut removed = Removed::default();
         match mode {
@@ -318,7 +334,7 @@ impl Document {
                 let doomed: Vec<BlockId> = std::iter::once(id).chain(self.descendants(id)).collect();
                 for block in doomed {
                     removed.edges.extend(self.edges.remove_block(block));
-                    removed.blocks.extend(self.nodes.remove(&block).map(|n| n.block));
+                    removed.blocks.extend(self.nodes.remove(&block).map(|n| Arc::unwrap_or_clone(n.block)));
                 }
             }
             RemoveMode::OrphanChildren => {
@@ -329,7 +345,7 @@ impl Document {
                         c.parent = None;
                     }
                 }
-                removed.blocks.push(node.block);
+                removed.blocks.push(Arc::unwrap_or_clone(node.block));
             }
             RemoveMode::PreserveChildren => {
                 let node = self.nodes.remove(&id).expect("checked above");
@@ -343,10 +359,19 @@ impl Document {
                     let siblings = &mut self.nodes.get_mut(&parent).expect("parent exists").children;
                     siblings.splice(index..index, node.children.iter().copied());
                 }
-                removed.blocks.push(node.block);
+                removed.blocks.push(Arc::unwrap_or_clone(node.block));
             }
         }
         self.version += 1;
+        // The removed rows go, the parent's children change, moved-up or
+        // orphaned children get another parent, and edges into removed
+        // blocks leave their sources' rows.
+        for touched in removed.blocks.iter().map(|b| b.id).chain(parent).chain(children_moved) {
+            self.journal.touch(touched);
+        }
+        for edge in &removed.edges {
+            self.journal.touch(edge.source);
+        }
         Ok(removed)
     }
 
@@ -367,8 +392,12 @@ impl Document {
                 return Err(StructureError::BlockNotFound(end));
             }
         }
+        let source = edge.source;
         let added = self.edges.insert(edge);
         self.version += u64::from(added);
+        if added {
+            self.journal.touch(source);
+        }
         Ok(added)
     }
 
@@ -376,6 +405,9 @@ impl Document {
     pub fn remove_edge(&mut self, source: BlockId, edge_type: &EdgeType, target: BlockId) -> Option<Edge> {
         let removed = self.edges.remove(source, edge_type, target);
         self.version += u64::from(removed.is_some());
+        if removed.is_some() {
+            self.journal.touch(source);
+        }
         removed
     }
 
@@ -398,31 +430,25 @@ impl Document {
         let mut nodes = Nodes::default();
         nodes.reserve(blocks.size_hint().0);
         for (block, children) in blocks {
-            nodes.insert(Node { block, parent: None, children });
+            nodes.insert(Node { block: Arc::new(block), parent: None, children });
         }
         if !nodes.contains_key(&BlockId::ROOT) {
-            nodes.insert(Node { block: Block::root(), parent: None, children: Vec::new() });
+            nodes.insert(Node { block: Arc::new(Block::root()), parent: None, children: Vec::new() });
         }
-        let links: Vec<(BlockId, BlockId)> =
-            nodes.values().flat_map(|n| n.children.iter().map(move |c| (*c, n.block.id))).collect();
-        for (child, parent) in links {
-            if let Some(node) = nodes.get_mut(&child) {
-                node.parent.get_or_insert(parent);
-            }
-        }
+        link_parents(&mut nodes);
         let mut index = EdgeIndex::default();
         for edge in edges {
             index.insert(edge);
         }
-        Document { name: name.into(), metadata, version, nodes, edges: index }
+        Document { name: name.into(), metadata, version, nodes, edges: index, journal: Journal::default() }
     }
 }
 
-/// Builds a document from stored blocks streamed in document order, so a
-/// store never holds the blocks twice while loading.
+/// Builds a document from stored blocks, each with its ordered children,
+/// streamed in any order, so a store never holds the blocks twice while
+/// loading. The document comes out with nothing to save.
 pub struct DocumentLoader {
     document: Document,
-    pending: Vec<(BlockId, BlockId)>,
 }
 
 impl DocumentLoader {
@@ -431,45 +457,44 @@ impl DocumentLoader {
         let mut document = Document::with_capacity(name, capacity);
         document.metadata = metadata;
         document.version = version;
-        DocumentLoader { document, pending: Vec::new() }
+        DocumentLoader { document }
     }
 
-    /// Adds a block as the next child of `parent` (`None`: root or orphan).
-    /// A parent not seen yet is linked in [`DocumentLoader::finish`].
-    pub fn push(&mut self, block: Block, parent: Option<BlockId>) {
-        let id = block.id;
-        if let Some(existing) = self.document.nodes.get_mut(&id) {
-            existing.block = block;
-        } else {
-            self.document.nodes.insert(Node { block, parent: None, children: Vec::new() });
-        }
-        if let Some(parent) = parent {
-            match self.document.nodes.get_mut(&parent) {
-                Some(node) => {
-                    node.children.push(id);
-                    self.document.nodes.get_mut(&id).expect("inserted above").parent = Some(parent);
-                }
-                None => self.pending.push((id, parent)),
+    /// Adds a block with its ordered children (parents are derived from the
+    /// children lists in [`DocumentLoader::finish`]).
+    pub fn push(&mut self, block: Block, children: Vec<BlockId>) {
+        match self.document.nodes.get_mut(&block.id) {
+            Some(existing) => {
+                existing.block = Arc::new(block);
+                existing.children = children;
             }
+            None => self.document.nodes.insert(Node { block: Arc::new(block), parent: None, children }),
         }
     }
 
-    /// Adds an edge without checking its ends.
+    /// Adds a stored edge without checking its ends or whether it is
+    /// there already (a store holds each edge once).
     pub fn push_edge(&mut self, edge: Edge) {
-        self.document.edges.insert(edge);
+        self.document.edges.insert_unchecked(edge);
     }
 
-    /// The loaded document; links to parents that never came stay orphans.
+    /// The loaded document; blocks no block lists as a child are orphans.
     pub fn finish(mut self) -> Document {
-        for (child, parent) in std::mem::take(&mut self.pending) {
-            if let Some(node) = self.document.nodes.get_mut(&parent) {
-                node.children.push(child);
-                if let Some(child) = self.document.nodes.get_mut(&child) {
-                    child.parent = Some(parent);
-                }
-            }
-        }
+        link_parents(&mut self.document.nodes);
+        self.document.journal = Journal::clean(self.document.version);
         self.document
+    }
+}
+
+/// Sets every node's parent from the children lists (the first list
+/// naming a block wins).
+fn link_parents(nodes: &mut Nodes) {
+    let links: Vec<(BlockId, BlockId)> =
+        nodes.values().flat_map(|n| n.children.iter().map(move |c| (*c, n.block.id))).collect();
+    for (child, parent) in links {
+        if let Some(node) = nodes.get_mut(&child) {
+            node.parent.get_or_insert(parent);
+        }
     }
 }
 

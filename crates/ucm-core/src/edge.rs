@@ -155,6 +155,14 @@ impl EdgeIndex {
         true
     }
 
+    /// Adds an edge known not to be there yet (as a store's, which holds
+    /// each edge once), without looking through its source's edges first.
+    pub(crate) fn insert_unchecked(&mut self, edge: Edge) {
+        self.incoming.entry(edge.target).or_default().push((edge.source, edge.edge_type.clone()));
+        self.outgoing.entry(edge.source).or_default().push(edge);
+        self.len += 1;
+    }
+
     /// Removes the edge `source -type-> target`; returns it when it existed.
     pub fn remove(&mut self, source: BlockId, edge_type: &EdgeType, target: BlockId) -> Option<Edge> {
         let out = self.outgoing.get_mut(&source)?;

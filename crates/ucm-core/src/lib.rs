@@ -22,6 +22,7 @@ mod content;
 mod document;
 mod edge;
 mod id;
+mod journal;
 mod json;
 mod metadata;
 mod nodes;
@@ -38,6 +39,7 @@ pub use document::{
 };
 pub use edge::{Edge, EdgeIndex, EdgeMetadata, EdgeType, UnknownEdgeType};
 pub use id::{BlockId, IdHasher, IdMap, IdSet, ParseIdError, PassThroughHasher, ID_PREFIX};
+pub use journal::UnsavedChanges;
 pub use json::{JsonError, JSON_FORMAT};
 pub use metadata::{Metadata, Role, SourceLocation, Timestamps};
 pub use printable::{escape_char, printable};

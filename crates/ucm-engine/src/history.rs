@@ -175,7 +175,6 @@ impl Engine {
             return ScriptEnd { kept: Kept::Everything, changed: script.touched, open_transaction, restored: None };
         }
         self.transactions.truncate(script.outer_transactions);
-        let version = self.document.version();
         let end = match (script.committed, script.before) {
             (Some(committed), _) => {
                 self.restore(committed);
@@ -188,9 +187,21 @@ impl Engine {
             }
             (None, None) => return ScriptEnd { kept: Kept::Nothing, changed: false, open_transaction, restored: None },
         };
-        self.document.advance_version_past(version);
         let now = self.document.version();
         ScriptEnd { restored: end.restored.map(|(was, _)| (was, now)), ..end }
+    }
+
+    /// Records that the document as it stands is what the store holds, so
+    /// the next save writes only what changes from here. A state kept to
+    /// return to (an open transaction, the start of an open script) was not
+    /// saved: returning to it makes the next save write the whole document.
+    pub fn mark_saved(&mut self) {
+        self.document.mark_saved();
+        let held = self.transactions.iter_mut().map(|t| &mut t.state);
+        let script = self.script.iter_mut().flat_map(|s| s.before.iter_mut().chain(s.committed.iter_mut()));
+        for state in held.chain(script) {
+            state.document.forget_changes();
+        }
     }
 
     /// Runs `commands` as one script: it stops at the first failure, and
@@ -212,7 +223,19 @@ impl Engine {
         ScriptRun { outcomes, failure, end }
     }
 
+    /// Puts the document and snapshots back to `state`. The version moves
+    /// on, never back, so nothing keyed by version mistakes the restored
+    /// document for a later one; the restored copy's journal still tells
+    /// what changed since the last save (no save happens inside a script).
     fn restore(&mut self, state: State) {
+        let version = self.document.version();
+        self.put_back(state);
+        self.document.advance_version_past(version);
+    }
+
+    /// Puts the document and snapshots back to `state`, version included:
+    /// for undoing one command, whose passing states nobody saw.
+    fn put_back(&mut self, state: State) {
         self.document = state.document;
         self.snapshots = state.snapshots;
     }
@@ -254,7 +277,9 @@ impl Engine {
                     self.document.ordered_ids().into_iter().filter(|id| !restored.contains(*id)).collect();
                 let created: Vec<BlockId> =
                     restored.ordered_ids().into_iter().filter(|id| !self.document.contains(*id)).collect();
+                let version = self.document.version();
                 self.document = restored;
+                self.document.advance_version_past(version);
                 Ok(Outcome { created, removed, ..Outcome::noted("SNAPSHOT RESTORE", format!("restored {name:?}")) })
             }
             SnapshotCommand::Delete(name) => {
@@ -328,7 +353,7 @@ impl Engine {
         }
         self.atomic_depth -= 1;
         if let Some(error) = failure {
-            self.restore(before);
+            self.put_back(before);
             return Err(error);
         }
         Ok(Outcome { group, ..Outcome::new("ATOMIC") })

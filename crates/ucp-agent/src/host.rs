@@ -154,6 +154,12 @@ impl SessionHost {
         self.engine.read().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Records that the document as it stands is what the store holds
+    /// (see [`Engine::mark_saved`]).
+    pub fn mark_saved(&self) {
+        self.engine.write().unwrap_or_else(|e| e.into_inner()).mark_saved();
+    }
+
     /// The engine, consuming the traversal (to save its document).
     pub fn into_engine(self) -> Engine {
         self.engine.into_inner().unwrap_or_else(|e| e.into_inner())

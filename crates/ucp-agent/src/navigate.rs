@@ -205,7 +205,7 @@ pub fn path(
         for at in frontier {
             for next in neighbours(doc, indexes, at, &this.goal_chain) {
                 steps += 1;
-                if steps % CHECK_EVERY == 0 {
+                if steps.is_multiple_of(CHECK_EVERY) {
                     deadline.check()?;
                 }
                 if this.parent.contains_key(&next) {

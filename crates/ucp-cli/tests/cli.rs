@@ -159,6 +159,42 @@ fn killing_index_mid_write_leaves_the_store_as_it_was() {
 const ROOT: &str = "blk_000000000000000000000000";
 
 #[test]
+fn killing_an_edit_mid_write_leaves_the_store_before_or_after_it() {
+    const ADDED: u64 = 3000;
+    let script: String =
+        (0..ADDED).map(|n| format!("APPEND {ROOT} text :: \"appended block {n} zanzibarite\"\n")).collect();
+    // Each trial kills the run later: early ones die before the write,
+    // later ones during it or after; every one must leave a whole state.
+    for delay_ms in [30, 80, 150, 250, 400, 700] {
+        let (dir, store) = indexed();
+        let blocks = |store: &Path| stdout_json(&ucp(store, &["docs", "--json"]))[0]["blocks"].as_u64().unwrap();
+        let before = blocks(&store);
+        let file = dir.path().join("append.ucl");
+        std::fs::write(&file, &script).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ucp"))
+            .arg("--store")
+            .arg(&store)
+            .args(["run", file.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        child.wait().unwrap();
+
+        let after = blocks(&store);
+        assert!(after == before || after == before + ADDED, "{after} blocks after a kill at {delay_ms} ms");
+        let stats = stdout_json(&ucp(&store, &["stats", "--json"]));
+        assert_eq!(stats["validation_issues"], 0);
+        // The search index, caught up when opened, agrees with the store.
+        let hits = ucp(&store, &["search", "zanzibarite", "--json"]);
+        let found = !stdout_json(&hits)["results"].as_array().unwrap().is_empty();
+        assert_eq!(found, after > before, "search after a kill at {delay_ms} ms");
+    }
+}
+
+#[test]
 fn parse_prints_the_tree_or_canonical_ucl_and_reports_every_error() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join(".ucp");

@@ -280,3 +280,60 @@ fn a_server_sees_edits_made_by_another_process() {
     let stored = String::from_utf8_lossy(&ucp(&store, &["export", "--format", "json"]).stdout).into_owned();
     assert!(stored.contains("Quokkafrobnicator from the CLI") && stored.contains("Zebrafrobnicator from MCP"));
 }
+
+/// Two servers on one store, then a re-index under them: every edit of
+/// either server lands, and an edit after the re-index is made on the
+/// re-indexed document instead of writing the server's old copy back.
+#[test]
+fn two_servers_and_a_reindex_lose_no_edit() {
+    let (dir, store) = indexed();
+    let start = || {
+        let mut server = StdioServer::start(&store, &[]);
+        server.send(&initialize(1).to_string());
+        server.reply(1);
+        server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        server
+    };
+    let (mut a, mut b) = (start(), start());
+    let root = "blk_000000000000000000000000";
+    let mut id = 1;
+    let mut append = |server: &mut StdioServer, text: &str| {
+        id += 1;
+        let reply = server.call(id, "ucl", json!({"commands": format!("APPEND {root} text :: \"{text}\"")}));
+        assert_eq!(reply["result"]["isError"], false, "{reply}");
+    };
+    let stored = || String::from_utf8_lossy(&ucp(&store, &["export", "--format", "json"]).stdout).into_owned();
+    for round in 0..3 {
+        append(&mut a, &format!("alpha edit {round}"));
+        append(&mut b, &format!("bravo edit {round}"));
+    }
+    let all = stored();
+    for round in 0..3 {
+        assert!(
+            all.contains(&format!("alpha edit {round}")) && all.contains(&format!("bravo edit {round}")),
+            "{round}"
+        );
+    }
+
+    // A re-index with one more file replaces the document (by design).
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    for entry in std::fs::read_dir(excerpt()).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), corpus.join(entry.file_name())).unwrap();
+    }
+    std::fs::write(corpus.join("extra.md"), "# Extra\n\nA paragraph about capybaras.\n").unwrap();
+    let out = ucp(&store, &["index", corpus.to_str().unwrap(), "--name", "node"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reindexed_blocks = stored().matches("\"id\"").count();
+
+    append(&mut a, "after the re-index");
+    let after = stored();
+    assert!(after.contains("capybaras") && after.contains("after the re-index"), "the re-index stands");
+    assert_eq!(after.matches("\"id\"").count(), reindexed_blocks + 1, "one block more than the re-index wrote");
+    for server in [a, b] {
+        drop(server.input);
+        let mut child = server.child;
+        assert!(child.wait().unwrap().success());
+    }
+}

@@ -26,7 +26,7 @@ fn block(n: usize) -> BlockId {
 fn discovery(thread: usize, n: usize) -> NewDiscovery {
     NewDiscovery {
         block_ids: vec![block(thread * PER_THREAD + n)],
-        relevance: if n % 2 == 0 { DiscoveryRelevance::High } else { DiscoveryRelevance::Low },
+        relevance: if n.is_multiple_of(2) { DiscoveryRelevance::High } else { DiscoveryRelevance::Low },
         score: 0.5,
         reason: format!("{thread}/{n}"),
         metadata: BTreeMap::from([("thread".to_owned(), thread.to_string())]),

@@ -7,7 +7,7 @@ use std::io::{BufWriter, Read, Write};
 use std::path::Path;
 use ucm_core::outline;
 
-use ucm_core::{BlockId, Content, Document, IdMap};
+use ucm_core::{BlockId, Content, Document, IdMap, IdSet};
 
 use crate::{SearchError, SearchOptions};
 
@@ -58,12 +58,60 @@ impl Indexable<'_> {
 /// and folders only lend their names to the heading paths below them).
 pub(crate) fn indexables(doc: &Document) -> Vec<Indexable<'_>> {
     let mut out = Vec::with_capacity(doc.len());
+    for &child in doc.children(doc.root()) {
+        push_subtree(doc, child, Vec::new(), &mut out, &mut |_| true);
+    }
+    out
+}
+
+/// The blocks worth indexing among `changed` and the blocks below them
+/// (whose heading paths a change above may have changed), with every block
+/// looked at, present or not: what a sync after those changes re-reads.
+/// The root's own changes (its children list, its edges) change no
+/// heading path, so its subtree is not walked for them.
+pub(crate) fn indexables_within<'a>(doc: &'a Document, changed: &[BlockId]) -> (Vec<Indexable<'a>>, IdSet) {
+    let mut out = Vec::new();
+    let mut seen: IdSet = changed.iter().copied().collect();
+    let mut walked = IdSet::default();
+    for &id in changed {
+        let Some(block) = doc.get(id) else { continue };
+        if walked.contains(&id) {
+            continue;
+        }
+        if id == doc.root() && outline::title(block).is_none() {
+            continue;
+        }
+        let mut titles: Vec<String> = doc
+            .ancestors(id)
+            .filter(|&a| a != doc.root())
+            .filter_map(|a| doc.get(a).and_then(outline::title))
+            .collect();
+        titles.reverse();
+        push_subtree(doc, id, titles, &mut out, &mut |id| walked.insert(id));
+    }
+    seen.extend(walked);
+    (out, seen)
+}
+
+/// Adds the indexable blocks of the subtree under `top` (included) to
+/// `out`, in document order, with `titles` the heading path above `top`;
+/// `enter` says whether to take a block (false: already taken).
+fn push_subtree<'a>(
+    doc: &'a Document,
+    top: BlockId,
+    mut titles: Vec<String>,
+    out: &mut Vec<Indexable<'a>>,
+    enter: &mut dyn FnMut(BlockId) -> bool,
+) {
+    let base = titles.len();
     // (block, depth of the titles stack when it was entered)
-    let mut stack: Vec<(BlockId, usize)> = doc.children(doc.root()).iter().rev().map(|&id| (id, 0)).collect();
-    let mut titles: Vec<String> = Vec::new();
+    let mut stack: Vec<(BlockId, usize)> = vec![(top, base)];
     while let Some((id, depth)) = stack.pop() {
         titles.truncate(depth);
         let Some(block) = doc.get(id) else { continue };
+        if !enter(id) {
+            continue;
+        }
         let text = block.plain_text();
         if !matches!(block.content, Content::Composite) && !text.trim().is_empty() {
             out.push(Indexable {
@@ -88,7 +136,6 @@ pub(crate) fn indexables(doc: &Document) -> Vec<Indexable<'_>> {
         };
         stack.extend(children.iter().rev().map(|&c| (c, below)));
     }
-    out
 }
 
 /// What the catalog remembers of an indexed block.

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use ucm_core::{BlockId, Document, IdSet};
 
 use crate::bm25::Bm25;
-use crate::catalog::{indexables, Catalog, Indexable};
+use crate::catalog::{indexables, indexables_within, Catalog, Indexable};
+use crate::turns::take_turn;
 use crate::vector::{hnsw_threshold, VectorStore};
 use crate::{
     fuse, BlockLengths, Embedder, RagCapabilities, RagProvider, SearchError, SearchHit, SearchOptions, TermPostings,
@@ -121,6 +122,10 @@ struct Meta {
     document: String,
     /// The embedder's identity the vectors were made with.
     model: Option<String>,
+    /// The store's revision of the document the index was last brought up
+    /// to date with, when the caller said (see [`SearchIndex::open_at`]).
+    #[serde(default)]
+    revision: Option<u64>,
 }
 
 /// The search index of one document, in its own directory.
@@ -157,8 +162,30 @@ impl SearchIndex {
         config: SearchConfig,
         progress: &dyn SyncProgress,
     ) -> Result<(SearchIndex, SyncReport), SearchError> {
+        SearchIndex::open_at(dir, doc, None, embedder, config, progress)
+    }
+
+    /// [`SearchIndex::open`] for `doc` as a store holds it at `revision`:
+    /// when the index was last brought up to date with that revision
+    /// ([`SearchIndex::record_revision`]) and needs no embedding, nothing
+    /// is re-read, so opening costs little whatever the document's size.
+    pub fn open_at(
+        dir: &Path,
+        doc: &Document,
+        revision: Option<u64>,
+        embedder: Option<Box<dyn Embedder>>,
+        config: SearchConfig,
+        progress: &dyn SyncProgress,
+    ) -> Result<(SearchIndex, SyncReport), SearchError> {
+        let _turn = take_turn(dir)?;
         let (index, rebuilt) = match SearchIndex::load(dir, doc.name(), embedder, config) {
-            Ok(index) => (index, None),
+            Ok((index, meta)) => {
+                if revision.is_some() && meta.revision == revision && index.embedder.is_none() {
+                    *index.synced.lock().expect("sync lock") = Some((doc.version(), doc.len()));
+                    return Ok((index, SyncReport::default()));
+                }
+                (index, None)
+            }
             Err((reason, embedder, config)) => {
                 if dir.exists() {
                     std::fs::remove_dir_all(dir).map_err(SearchError::io(dir))?;
@@ -166,9 +193,19 @@ impl SearchIndex {
                 (SearchIndex::create(dir, doc.name(), embedder, config)?, Some(reason))
             }
         };
-        let mut report = index.sync_with(doc, progress)?;
+        let mut report = index.sync_scope(doc, None, progress)?;
         report.rebuilt = rebuilt;
+        if revision.is_some() {
+            index.save_meta(revision)?;
+        }
         Ok((index, report))
+    }
+
+    /// Records that the index is up to date with the store's `revision` of
+    /// its document (call it after the sync that made it so).
+    pub fn record_revision(&self, revision: u64) -> Result<(), SearchError> {
+        let _turn = take_turn(&self.dir)?;
+        self.save_meta(Some(revision))
     }
 
     #[allow(clippy::type_complexity)]
@@ -177,7 +214,7 @@ impl SearchIndex {
         document: &str,
         embedder: Option<Box<dyn Embedder>>,
         config: SearchConfig,
-    ) -> Result<SearchIndex, (String, Option<Box<dyn Embedder>>, SearchConfig)> {
+    ) -> Result<(SearchIndex, Meta), (String, Option<Box<dyn Embedder>>, SearchConfig)> {
         let meta = match read_meta(dir) {
             Ok(meta) => meta,
             Err(reason) => return Err((reason, embedder, config)),
@@ -195,7 +232,7 @@ impl SearchIndex {
                 .flatten()
                 .unwrap_or_else(|| VectorStore::new(e.dim(), config.hnsw_min(e.dim())))
         });
-        Ok(SearchIndex {
+        let index = SearchIndex {
             dir: dir.to_owned(),
             document: document.to_owned(),
             bm25,
@@ -204,7 +241,8 @@ impl SearchIndex {
             catalog: RwLock::new(catalog),
             synced: Mutex::new(None),
             config,
-        })
+        };
+        Ok((index, meta))
     }
 
     fn create(
@@ -227,19 +265,24 @@ impl SearchIndex {
             synced: Mutex::new(None),
             config,
         };
-        index.save_meta()?;
+        index.save_meta(None)?;
         Ok(index)
     }
 
-    fn save_meta(&self) -> Result<(), SearchError> {
+    /// Writes the index's description, with the store revision it is up
+    /// to date with when known.
+    fn save_meta(&self, revision: Option<u64>) -> Result<(), SearchError> {
         let meta = Meta {
             format: FORMAT,
             document: self.document.clone(),
             model: self.embedder.as_ref().map(|e| e.identity().to_owned()),
+            revision,
         };
         let path = self.dir.join("meta.json");
+        let tmp = self.dir.join("meta.json.tmp");
         let text = serde_json::to_string_pretty(&meta).expect("meta serializes");
-        std::fs::write(&path, text).map_err(SearchError::io(&path))
+        std::fs::write(&tmp, text).map_err(SearchError::io(&tmp))?;
+        std::fs::rename(&tmp, &path).map_err(SearchError::io(&path))
     }
 
     /// The directory the index lives in.
@@ -280,13 +323,41 @@ impl SearchIndex {
 
     /// [`SearchIndex::sync`] with progress reports.
     pub fn sync_with(&self, doc: &Document, progress: &dyn SyncProgress) -> Result<SyncReport, SearchError> {
+        let _turn = take_turn(&self.dir)?;
+        self.sync_scope(doc, None, progress)
+    }
+
+    /// Brings the index up to date with `doc` when it was up to date with
+    /// the document before the blocks in `changed` were touched (as
+    /// [`ucm_core::Document::unsaved_changes`] lists them): only those and
+    /// the blocks below them are looked at, so a small edit costs little
+    /// whatever the document's size.
+    pub fn sync_changed(&self, doc: &Document, changed: &[BlockId]) -> Result<SyncReport, SearchError> {
+        let _turn = take_turn(&self.dir)?;
+        self.sync_scope(doc, Some(changed), &())
+    }
+
+    /// Syncs every block, or those `changed` and below; the caller holds
+    /// the index's turn.
+    fn sync_scope(
+        &self,
+        doc: &Document,
+        changed: Option<&[BlockId]>,
+        progress: &dyn SyncProgress,
+    ) -> Result<SyncReport, SearchError> {
         let mut synced = self.synced.lock().expect("sync lock");
         let shape = (doc.version(), doc.len());
         if *synced == Some(shape) {
             return Ok(SyncReport::default());
         }
         let started = Instant::now();
-        let items = indexables(doc);
+        let (items, scope) = match changed {
+            None => (indexables(doc), None),
+            Some(changed) => {
+                let (items, scope) = indexables_within(doc, changed);
+                (items, Some(scope))
+            }
+        };
         let fingerprints: Vec<u64> = {
             use rayon::prelude::*;
             items.par_iter().map(Indexable::fingerprint).collect()
@@ -308,7 +379,14 @@ impl SearchIndex {
                     Some(_) => false,
                 })
                 .collect();
-            let removed = catalog.entries.keys().filter(|id| !present.contains(id)).copied().collect();
+            let removed = match &scope {
+                None => catalog.entries.keys().filter(|id| !present.contains(id)).copied().collect(),
+                Some(scope) => scope
+                    .iter()
+                    .filter(|id| !present.contains(id) && catalog.entries.contains_key(id))
+                    .copied()
+                    .collect(),
+            };
             (changed, removed)
         };
         report.removed = removed.len();
@@ -362,7 +440,7 @@ impl SearchIndex {
         }
         if report.changed() {
             // The model the vectors now come from.
-            self.save_meta()?;
+            self.save_meta(None)?;
         }
         *synced = Some(shape);
         report.seconds = started.elapsed().as_secs_f64();

@@ -24,6 +24,7 @@ mod error;
 mod fusion;
 mod index;
 mod provider;
+mod turns;
 mod vector;
 
 pub use embed::{load_embedder, Embedder, OnnxEmbedder, StaticEmbedder};

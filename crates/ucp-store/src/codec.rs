@@ -1,38 +1,139 @@
-//! Documents to rows and back.
+//! Documents to rows: whole, or only what changed.
 //!
 //! Text and code, the bulk of every corpus, are stored as plain columns
 //! (`body`, `fmt`); only rarer content variants and metadata (tags, summary,
-//! custom values) go through JSON. That keeps a million-block reload fast.
+//! custom values) go through JSON. That keeps a million-block reload fast
+//! (`load` reads the rows back).
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use rusqlite::{params, Connection, Transaction};
+use rusqlite::{params, OptionalExtension, Statement, Transaction};
 use serde_json::Value;
-use ucm_core::{
-    Block, BlockId, Content, Document, DocumentLoader, DocumentMetadata, Edge, EdgeMetadata, Metadata, Role,
-    SourceLocation, TextFormat, Timestamps,
-};
+use ucm_core::{BlockId, Content, Document, Edge, Metadata, Role, TextFormat};
 
 use crate::{db, StoreError};
 
-/// Replaces the stored document of the same name with `document`.
+/// Upserts one block row.
+const UPSERT_BLOCK: &str = "
+    INSERT INTO blocks (doc, id, parent, children, kind, body, fmt, content, role, label, tokens,
+                        src_file, src_start, src_end, created_ms, modified_ms, extra)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+    ON CONFLICT (doc, id) DO UPDATE SET
+        parent = excluded.parent, children = excluded.children, kind = excluded.kind, body = excluded.body,
+        fmt = excluded.fmt, content = excluded.content, role = excluded.role, label = excluded.label,
+        tokens = excluded.tokens, src_file = excluded.src_file, src_start = excluded.src_start,
+        src_end = excluded.src_end, created_ms = excluded.created_ms, modified_ms = excluded.modified_ms,
+        extra = excluded.extra";
+
+const INSERT_EDGE: &str =
+    "INSERT INTO edges (doc, source, seq, type, target, metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+
+/// Replaces the stored document of the same name with `document`, whole.
 pub(crate) fn write_document(tx: &Transaction<'_>, document: &Document) -> Result<(), StoreError> {
     tx.execute("DELETE FROM documents WHERE name = ?1", params![document.name()])
         .map_err(db("replacing the document"))?;
-    tx.execute(
-        "INSERT INTO revisions (document, revision) VALUES (?1, 1)
-         ON CONFLICT (document) DO UPDATE SET revision = revision + 1",
-        params![document.name()],
-    )
-    .map_err(db("counting the document's revision"))?;
-    let tokens: u64 = document.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
-    let metadata = serde_json::to_string(&document.metadata).expect("metadata serializes");
+    bump_revision(tx, document.name())?;
     tx.execute(
         "INSERT INTO documents (name, version, metadata, block_count, token_count, edge_count, saved_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![document.name(), document.version() as i64, "{}", 0, 0, 0, 0],
+    )
+    .map_err(db("writing the document"))?;
+    let doc = tx.last_insert_rowid();
+    write_summary(tx, doc, document)?;
+    // Rows go in in key order: appending to the tables' trees is much
+    // cheaper than inserting all over them.
+    let mut ids = document.ordered_ids();
+    ids.sort_unstable();
+    let mut upsert = tx.prepare(UPSERT_BLOCK).map_err(db("preparing block writes"))?;
+    for id in ids {
+        write_block(&mut upsert, doc, document, id)?;
+    }
+    // Each source's edges in their order (dangling ones too).
+    let mut seq: HashMap<BlockId, u32> = HashMap::new();
+    let mut edges: Vec<(&Edge, u32)> = document
+        .ordered_edges()
+        .into_iter()
+        .map(|edge| {
+            let n = seq.entry(edge.source).or_default();
+            *n += 1;
+            (edge, *n - 1)
+        })
+        .collect();
+    edges.sort_by_key(|(edge, n)| (edge.source, *n));
+    let mut insert = tx.prepare(INSERT_EDGE).map_err(db("preparing edge writes"))?;
+    for (edge, n) in edges {
+        write_edge(&mut insert, doc, edge, n)?;
+    }
+    Ok(())
+}
+
+/// Writes only the blocks in `changed` (rewritten when present, deleted
+/// when gone) and their outgoing edges, to the stored document of the
+/// same name, which must be the one `document` was loaded from or last
+/// saved as, at version `base_version`. Returns false, writing nothing,
+/// when the stored document is not that one (the caller then writes it
+/// whole).
+pub(crate) fn write_changes(
+    tx: &Transaction<'_>,
+    document: &Document,
+    base_version: u64,
+    changed: &[BlockId],
+) -> Result<bool, StoreError> {
+    let stored: Option<(i64, i64)> = tx
+        .query_row("SELECT doc, version FROM documents WHERE name = ?1", params![document.name()], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()
+        .map_err(db("finding the document"))?;
+    let Some((doc, version)) = stored else { return Ok(false) };
+    if version as u64 != base_version {
+        return Ok(false);
+    }
+    bump_revision(tx, document.name())?;
+    write_summary(tx, doc, document)?;
+    let mut upsert = tx.prepare(UPSERT_BLOCK).map_err(db("preparing block writes"))?;
+    let mut delete = tx.prepare("DELETE FROM blocks WHERE doc = ?1 AND id = ?2").map_err(db("preparing deletes"))?;
+    let mut delete_edges =
+        tx.prepare("DELETE FROM edges WHERE doc = ?1 AND source = ?2").map_err(db("preparing edge deletes"))?;
+    let mut insert_edge = tx.prepare(INSERT_EDGE).map_err(db("preparing edge writes"))?;
+    for &id in changed {
+        if document.contains(id) {
+            write_block(&mut upsert, doc, document, id)?;
+        } else {
+            delete.execute(params![doc, &id.as_bytes()[..]]).map_err(db("deleting a block"))?;
+        }
+        delete_edges.execute(params![doc, &id.as_bytes()[..]]).map_err(db("deleting edges"))?;
+        if document.contains(id) {
+            for (seq, edge) in document.edges().outgoing(id).iter().enumerate() {
+                write_edge(&mut insert_edge, doc, edge, seq as u32)?;
+            }
+        }
+    }
+    Ok(true)
+}
+
+/// Counts one more write of document `name`.
+fn bump_revision(tx: &Transaction<'_>, name: &str) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO revisions (document, revision) VALUES (?1, 1)
+         ON CONFLICT (document) DO UPDATE SET revision = revision + 1",
+        params![name],
+    )
+    .map_err(db("counting the document's revision"))?;
+    Ok(())
+}
+
+/// Sets the document row's version, metadata and totals.
+fn write_summary(tx: &Transaction<'_>, doc: i64, document: &Document) -> Result<(), StoreError> {
+    let tokens: u64 = document.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
+    let metadata = serde_json::to_string(&document.metadata).expect("metadata serializes");
+    tx.execute(
+        "UPDATE documents SET version = ?2, metadata = ?3, block_count = ?4, token_count = ?5, edge_count = ?6,
+                              saved_ms = ?7
+         WHERE doc = ?1",
         params![
-            document.name(),
+            doc,
             document.version() as i64,
             metadata,
             document.len() as i64,
@@ -42,60 +143,49 @@ pub(crate) fn write_document(tx: &Transaction<'_>, document: &Document) -> Resul
         ],
     )
     .map_err(db("writing the document"))?;
-    let doc = tx.last_insert_rowid();
+    Ok(())
+}
 
-    let mut insert = tx
-        .prepare(
-            "INSERT INTO blocks (doc, seq, id, parent, kind, body, fmt, content, role, label, tokens,
-                                 src_file, src_start, src_end, created_ms, modified_ms, extra)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
-        )
-        .map_err(db("preparing block writes"))?;
-    for (seq, id) in document.ordered_ids().into_iter().enumerate() {
-        let block = document.get(id).expect("ordered ids exist");
-        let parent = document.parent(id);
-        let (body, fmt, content) = split_content(&block.content);
-        let meta = &block.metadata;
-        let source = meta.source.as_ref();
-        insert
-            .execute(params![
-                doc,
-                seq as i64,
-                &id.as_bytes()[..],
-                parent.as_ref().map(|p| &p.as_bytes()[..]),
-                block.content.kind(),
-                body,
-                fmt,
-                content,
-                meta.role.as_ref().map(Role::as_str),
-                meta.label,
-                meta.tokens,
-                source.map(|s| s.file.as_ref()),
-                source.map(|s| s.start_line),
-                source.map(|s| s.end_line),
-                meta.timestamps.created_ms,
-                meta.timestamps.modified_ms,
-                extra_json(meta),
-            ])
-            .map_err(db("writing blocks"))?;
-    }
+/// Writes block `id` of `document`, with its parent and children, as
+/// document number `doc`'s row.
+fn write_block(upsert: &mut Statement<'_>, doc: i64, document: &Document, id: BlockId) -> Result<(), StoreError> {
+    let block = document.get(id).expect("only present blocks are written");
+    let parent = document.parent(id);
+    let children = document.children(id);
+    let children: Option<Vec<u8>> =
+        (!children.is_empty()).then(|| children.iter().flat_map(|c| c.as_bytes().iter().copied()).collect());
+    let (body, fmt, content) = split_content(&block.content);
+    let meta = &block.metadata;
+    let source = meta.source.as_ref();
+    upsert
+        .execute(params![
+            doc,
+            &id.as_bytes()[..],
+            parent.as_ref().map(|p| &p.as_bytes()[..]),
+            children,
+            block.content.kind(),
+            body,
+            fmt,
+            content,
+            meta.role.as_ref().map(Role::as_str),
+            meta.label,
+            meta.tokens,
+            source.map(|s| s.file.as_ref()),
+            source.map(|s| s.start_line),
+            source.map(|s| s.end_line),
+            meta.timestamps.created_ms,
+            meta.timestamps.modified_ms,
+            extra_json(meta),
+        ])
+        .map_err(db("writing blocks"))?;
+    Ok(())
+}
 
-    let mut insert = tx
-        .prepare("INSERT INTO edges (doc, seq, source, type, target, metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
-        .map_err(db("preparing edge writes"))?;
-    for (seq, edge) in document.ordered_edges().into_iter().enumerate() {
-        let metadata = (!edge.metadata.is_empty()).then(|| serde_json::to_string(&edge.metadata).expect("serializes"));
-        insert
-            .execute(params![
-                doc,
-                seq as i64,
-                &edge.source.as_bytes()[..],
-                edge.edge_type.name(),
-                &edge.target.as_bytes()[..],
-                metadata
-            ])
-            .map_err(db("writing edges"))?;
-    }
+/// Writes `edge` as outgoing edge number `seq` of its source.
+fn write_edge(insert: &mut Statement<'_>, doc: i64, edge: &Edge, seq: u32) -> Result<(), StoreError> {
+    let metadata = (!edge.metadata.is_empty()).then(|| serde_json::to_string(&edge.metadata).expect("serializes"));
+    let (source, target) = (&edge.source.as_bytes()[..], &edge.target.as_bytes()[..]);
+    insert.execute(params![doc, source, seq, edge.edge_type.name(), target, metadata]).map_err(db("writing edges"))?;
     Ok(())
 }
 
@@ -133,141 +223,11 @@ fn extra_json(meta: &Metadata) -> Option<String> {
     Some(Value::Object(extra).to_string())
 }
 
-/// Reads document number `doc` (named `name`) back into the model.
-pub(crate) fn read_document(conn: &Connection, doc: i64, name: &str) -> Result<Document, StoreError> {
-    let corrupt = |detail: String| StoreError::Corrupt { document: name.to_owned(), detail };
-    let (version, metadata, count): (i64, String, i64) = conn
-        .query_row("SELECT version, metadata, block_count FROM documents WHERE doc = ?1", params![doc], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
-        .map_err(db("reading the document"))?;
-    let metadata: DocumentMetadata =
-        serde_json::from_str(&metadata).map_err(|e| corrupt(format!("document metadata: {e}")))?;
-
-    let mut stmt = conn
-        .prepare(
-            "SELECT id, parent, kind, body, fmt, content, role, label, tokens, src_file, src_start, src_end,
-                    created_ms, modified_ms, extra
-             FROM blocks WHERE doc = ?1 ORDER BY seq",
-        )
-        .map_err(db("reading blocks"))?;
-    let mut rows = stmt.query(params![doc]).map_err(db("reading blocks"))?;
-    let mut files: HashMap<String, Arc<str>> = HashMap::new();
-    let mut loader = DocumentLoader::new(name, metadata, version as u64, count.max(0) as usize);
-    while let Some(row) = rows.next().map_err(db("reading blocks"))? {
-        let id = block_id(row.get_ref(0).map_err(db("reading blocks"))?.as_blob().ok())
-            .ok_or_else(|| corrupt("bad block id".into()))?;
-        let parent = match row.get_ref(1).map_err(db("reading blocks"))?.as_blob_or_null().ok().flatten() {
-            Some(bytes) => Some(block_id(Some(bytes)).ok_or_else(|| corrupt(format!("bad parent of {id}")))?),
-            None => None,
-        };
-        let kind: String = row.get(2).map_err(db("reading blocks"))?;
-        let body: Option<String> = row.get(3).map_err(db("reading blocks"))?;
-        let fmt: Option<String> = row.get(4).map_err(db("reading blocks"))?;
-        let content_json: Option<String> = row.get(5).map_err(db("reading blocks"))?;
-        let content =
-            join_content(&kind, body, fmt, content_json).map_err(|e| corrupt(format!("content of {id}: {e}")))?;
-
-        let mut meta = Metadata {
-            role: row
-                .get::<_, Option<String>>(6)
-                .map_err(db("reading blocks"))?
-                .map(|r| r.parse::<Role>().unwrap_or_else(|n| match n {})),
-            label: row.get(7).map_err(db("reading blocks"))?,
-            tokens: row.get(8).map_err(db("reading blocks"))?,
-            timestamps: Timestamps {
-                created_ms: row.get(12).map_err(db("reading blocks"))?,
-                modified_ms: row.get(13).map_err(db("reading blocks"))?,
-            },
-            ..Metadata::default()
-        };
-        if let Some(file) = row.get::<_, Option<String>>(9).map_err(db("reading blocks"))? {
-            let file = files.entry(file).or_insert_with_key(|f| Arc::from(f.as_str())).clone();
-            meta.source = Some(SourceLocation {
-                file,
-                start_line: row.get::<_, Option<u32>>(10).map_err(db("reading blocks"))?.unwrap_or(0),
-                end_line: row.get::<_, Option<u32>>(11).map_err(db("reading blocks"))?.unwrap_or(0),
-            });
-        }
-        if let Some(extra) = row.get::<_, Option<String>>(14).map_err(db("reading blocks"))? {
-            apply_extra(&mut meta, &extra).map_err(|e| corrupt(format!("metadata of {id}: {e}")))?;
-        }
-        loader.push(Block::new(id, content, meta), parent);
-    }
-
-    let mut stmt = conn
-        .prepare("SELECT source, type, target, metadata FROM edges WHERE doc = ?1 ORDER BY seq")
-        .map_err(db("reading edges"))?;
-    let mut rows = stmt.query(params![doc]).map_err(db("reading edges"))?;
-    while let Some(row) = rows.next().map_err(db("reading edges"))? {
-        let source = block_id(row.get_ref(0).map_err(db("reading edges"))?.as_blob().ok())
-            .ok_or_else(|| corrupt("bad edge source".into()))?;
-        let target = block_id(row.get_ref(2).map_err(db("reading edges"))?.as_blob().ok())
-            .ok_or_else(|| corrupt("bad edge target".into()))?;
-        let edge_type: String = row.get(1).map_err(db("reading edges"))?;
-        let edge_type = edge_type.parse().map_err(|e| corrupt(format!("{e}")))?;
-        let metadata: Option<String> = row.get(3).map_err(db("reading edges"))?;
-        let metadata: EdgeMetadata = match metadata {
-            Some(json) => serde_json::from_str(&json).map_err(|e| corrupt(format!("edge metadata: {e}")))?,
-            None => EdgeMetadata::default(),
-        };
-        loader.push_edge(Edge { source, edge_type, target, metadata });
-    }
-    Ok(loader.finish())
-}
-
-fn block_id(bytes: Option<&[u8]>) -> Option<BlockId> {
-    let bytes: [u8; 12] = bytes?.try_into().ok()?;
-    Some(BlockId::from_bytes(bytes))
-}
-
-fn join_content(
-    kind: &str,
-    body: Option<String>,
-    fmt: Option<String>,
-    json: Option<String>,
-) -> Result<Content, String> {
-    Ok(match kind {
-        "text" => {
-            let format = match fmt.as_deref() {
-                None => TextFormat::Markdown,
-                Some("plain") => TextFormat::Plain,
-                Some("html") => TextFormat::Html,
-                Some(other) => return Err(format!("unknown text format {other:?}")),
-            };
-            Content::Text { text: body.unwrap_or_default(), format }
-        }
-        "code" => Content::Code { language: fmt, source: body.unwrap_or_default() },
-        "composite" => Content::Composite,
-        _ => {
-            let json = json.ok_or_else(|| format!("{kind} content without data"))?;
-            serde_json::from_str(&json).map_err(|e| e.to_string())?
-        }
-    })
-}
-
-fn apply_extra(meta: &mut Metadata, extra: &str) -> Result<(), serde_json::Error> {
-    #[derive(serde::Deserialize)]
-    struct Extra {
-        #[serde(default)]
-        tags: Vec<String>,
-        #[serde(default)]
-        summary: Option<String>,
-        #[serde(default)]
-        custom: std::collections::BTreeMap<String, Value>,
-    }
-    let extra: Extra = serde_json::from_str(extra)?;
-    meta.tags = extra.tags;
-    meta.summary = extra.summary;
-    meta.custom = extra.custom;
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Store;
-    use ucm_core::{Align, EdgeType, MediaKind};
+    use ucm_core::{Align, Block, EdgeType, MediaKind, SourceLocation, Timestamps};
 
     fn block(content: Content, role: Role, n: u32) -> Block {
         let mut meta = Metadata::with_role(role.clone());

@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 mod codec;
+mod load;
 mod name;
 mod schema;
 
@@ -88,6 +89,22 @@ pub enum StoreError {
         /// The revision in the store.
         found: u64,
     },
+    /// A named session was saved by another writer after this copy of it
+    /// was opened: nothing was written.
+    #[error(
+        "session {session:?} of {document:?} was saved by another writer (revision {found}) since it was opened \
+         (revision {expected}); nothing was written: open the session again and redo its commands"
+    )]
+    SessionConflict {
+        /// The document.
+        document: String,
+        /// The session's name.
+        session: String,
+        /// The revision the session was opened at (0: it was not stored).
+        expected: u64,
+        /// The revision in the store.
+        found: u64,
+    },
     /// A document name that breaks a rule of [`check_document_name`].
     #[error("invalid document name {name:?}: {rule}")]
     InvalidName {
@@ -127,6 +144,36 @@ pub struct DocumentSummary {
     pub version: u64,
     /// When it was last saved (ms since the Unix epoch).
     pub saved_ms: i64,
+}
+
+/// A named session's record to write, checked against the revision it
+/// was opened at.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionWrite<'a> {
+    /// The session's name.
+    pub name: &'a str,
+    /// Its JSON record.
+    pub record: &'a str,
+    /// The revision of the stored record it was opened at (0: none stored).
+    pub opened_at: u64,
+}
+
+/// A named session's stored record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSession {
+    /// Its JSON record.
+    pub record: String,
+    /// How many times it was written.
+    pub revision: u64,
+}
+
+/// What a checked write left in the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Written {
+    /// The document's revision.
+    pub document: u64,
+    /// The session's revision, when one was written.
+    pub session: Option<u64>,
 }
 
 /// An open store.
@@ -226,18 +273,7 @@ impl Store {
 
     /// Loads a document by name.
     pub fn load_document(&self, name: &str) -> Result<Document, StoreError> {
-        let row = self
-            .conn
-            .query_row("SELECT doc FROM documents WHERE name = ?1", params![name], |r| r.get::<_, i64>(0))
-            .optional()
-            .map_err(db("finding the document"))?;
-        match row {
-            Some(doc) => codec::read_document(&self.conn, doc, name),
-            None => {
-                let names: Vec<String> = self.documents()?.into_iter().map(|d| d.name).collect();
-                Err(StoreError::NoSuchDocument { name: name.to_owned(), available: list(&names) })
-            }
-        }
+        Ok(self.load_with_revision(name)?.0)
     }
 
     /// A document's revision: how many times it was written (0: never).
@@ -249,36 +285,49 @@ impl Store {
     /// Loads a document with the revision it has, read together (one read
     /// transaction), so a later [`Store::save_checked`] can tell whether
     /// another writer came in between.
-    pub fn load_with_revision(&mut self, name: &str) -> Result<(Document, u64), StoreError> {
-        let tx = self.conn.transaction().map_err(db("starting a read"))?;
-        let revision = revision_in(&tx, name)?;
-        let row = tx
-            .query_row("SELECT doc FROM documents WHERE name = ?1", params![name], |r| r.get::<_, i64>(0))
-            .optional()
-            .map_err(db("finding the document"))?;
-        let Some(doc) = row else {
-            drop(tx);
-            let names: Vec<String> = self.documents()?.into_iter().map(|d| d.name).collect();
-            return Err(StoreError::NoSuchDocument { name: name.to_owned(), available: list(&names) });
-        };
-        let document = codec::read_document(&tx, doc, name)?;
-        tx.commit().map_err(db("ending a read"))?;
-        Ok((document, revision))
+    pub fn load_with_revision(&self, name: &str) -> Result<(Document, u64), StoreError> {
+        let path = self.dir.join(DATABASE_FILE);
+        let mut attempt = 0;
+        loop {
+            // Nothing else runs on this connection meanwhile (`&self` is
+            // not shared between threads), so the read stands alone.
+            let tx = self.conn.unchecked_transaction().map_err(db("starting a read"))?;
+            let revision = revision_in(&tx, name)?;
+            let row = tx
+                .query_row("SELECT doc FROM documents WHERE name = ?1", params![name], |r| r.get::<_, i64>(0))
+                .optional()
+                .map_err(db("finding the document"))?;
+            let Some(doc) = row else {
+                drop(tx);
+                let names: Vec<String> = self.documents()?.into_iter().map(|d| d.name).collect();
+                return Err(StoreError::NoSuchDocument { name: name.to_owned(), available: list(&names) });
+            };
+            let document = if attempt < load::TRIES {
+                load::read_in_parts(&tx, &path, doc, name, revision)?
+            } else {
+                Some(load::read_document(&tx, doc, name)?)
+            };
+            tx.commit().map_err(db("ending a read"))?;
+            if let Some(document) = document {
+                return Ok((document, revision));
+            }
+            attempt += 1;
+        }
     }
 
     /// Writes what changed since a copy of document `name` was loaded at
     /// revision `expected` — the document and its snapshots when given, a
     /// named session's record when given — in one transaction, only if the
-    /// stored document is still at that revision; otherwise nothing is
-    /// written and [`StoreError::Conflict`] says so. Returns the revision
-    /// the document has after the write.
+    /// stored document is still at that revision and the session's record
+    /// at the one it was opened at; otherwise nothing is written and
+    /// [`StoreError::Conflict`] or [`StoreError::SessionConflict`] says so.
     pub fn save_checked(
         &mut self,
         name: &str,
         expected: u64,
         document: Option<(&Document, &[Snapshot])>,
-        session: Option<(&str, &str)>,
-    ) -> Result<u64, StoreError> {
+        session: Option<SessionWrite<'_>>,
+    ) -> Result<Written, StoreError> {
         // IMMEDIATE: the write lock is taken before the check, so no other
         // writer can come in between them.
         let tx = self
@@ -290,14 +339,22 @@ impl Store {
             return Err(StoreError::Conflict { document: name.to_owned(), expected, found });
         }
         if let Some((doc, snapshots)) = document {
-            write_with_snapshots(&tx, doc, snapshots)?;
+            // The revision matched, so the stored document is the one this
+            // copy was read or last saved as: what changed since is enough.
+            let written = match doc.unsaved_changes() {
+                Some(changes) => codec::write_changes(&tx, doc, changes.since_version, &changes.blocks)?,
+                None => false,
+            };
+            if !written {
+                check_document_name(doc.name())?;
+                codec::write_document(&tx, doc)?;
+            }
+            write_snapshots(&tx, doc.name(), snapshots)?;
         }
-        if let Some((session, record)) = session {
-            write_session(&tx, name, session, record)?;
-        }
+        let session = session.map(|session| write_session(&tx, name, session)).transpose()?;
         let revision = revision_in(&tx, name)?;
         tx.commit().map_err(db("committing the document"))?;
-        Ok(revision)
+        Ok(Written { document: revision, session })
     }
 
     /// Saves `document` and sets its snapshots to exactly `snapshots`, in
@@ -313,29 +370,14 @@ impl Store {
         Ok(revision)
     }
 
-    /// Saves a session's JSON record under `(document, name)`, and, when
-    /// given, the document and its snapshots, all in one transaction.
-    pub fn save_session(
-        &mut self,
-        document: &str,
-        name: &str,
-        record: &str,
-        changed: Option<(&Document, &[Snapshot])>,
-    ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction().map_err(db("starting a transaction"))?;
-        if let Some((doc, snapshots)) = changed {
-            write_with_snapshots(&tx, doc, snapshots)?;
-        }
-        write_session(&tx, document, name, record)?;
-        tx.commit().map_err(db("committing the session"))
-    }
-
-    /// The JSON record of a named session of a document, if stored.
-    pub fn load_session(&self, document: &str, name: &str) -> Result<Option<String>, StoreError> {
+    /// The record of a named session of a document, if stored.
+    pub fn load_session(&self, document: &str, name: &str) -> Result<Option<StoredSession>, StoreError> {
         self.conn
-            .query_row("SELECT body FROM sessions WHERE document = ?1 AND name = ?2", params![document, name], |r| {
-                r.get(0)
-            })
+            .query_row(
+                "SELECT body, revision FROM sessions WHERE document = ?1 AND name = ?2",
+                params![document, name],
+                |r| Ok(StoredSession { record: r.get(0)?, revision: r.get::<_, i64>(1)? as u64 }),
+            )
             .optional()
             .map_err(db("reading a session"))
     }
@@ -361,15 +403,34 @@ impl Store {
     }
 }
 
-/// Writes a named session's record inside `tx`.
-fn write_session(tx: &rusqlite::Transaction, document: &str, name: &str, record: &str) -> Result<(), StoreError> {
+/// Writes a named session's record inside `tx` if the stored one is still
+/// at the revision it was opened at; returns its new revision.
+fn write_session(tx: &rusqlite::Transaction, document: &str, session: SessionWrite<'_>) -> Result<u64, StoreError> {
+    let found: Option<i64> = tx
+        .query_row(
+            "SELECT revision FROM sessions WHERE document = ?1 AND name = ?2",
+            params![document, session.name],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(db("reading a session's revision"))?;
+    let found = found.unwrap_or(0) as u64;
+    if found != session.opened_at {
+        return Err(StoreError::SessionConflict {
+            document: document.to_owned(),
+            session: session.name.to_owned(),
+            expected: session.opened_at,
+            found,
+        });
+    }
     tx.execute(
-        "INSERT INTO sessions (document, name, body, updated_ms) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (document, name) DO UPDATE SET body = excluded.body, updated_ms = excluded.updated_ms",
-        params![document, name, record, ucm_core::now_ms()],
+        "INSERT INTO sessions (document, name, body, updated_ms, revision) VALUES (?1, ?2, ?3, ?4, 1)
+         ON CONFLICT (document, name) DO UPDATE SET body = excluded.body, updated_ms = excluded.updated_ms,
+                                                    revision = revision + 1",
+        params![document, session.name, session.record, ucm_core::now_ms()],
     )
     .map_err(db("writing a session"))?;
-    Ok(())
+    Ok(found + 1)
 }
 
 /// A document's revision as `conn` sees it (0: never written).
@@ -381,8 +442,8 @@ fn revision_in(conn: &Connection, name: &str) -> Result<u64, StoreError> {
     Ok(revision.unwrap_or(0) as u64)
 }
 
-/// Writes a document and sets its snapshots to exactly `snapshots` inside
-/// `tx`; snapshots already stored unchanged are not rewritten.
+/// Writes a document whole and sets its snapshots to exactly `snapshots`
+/// inside `tx`.
 fn write_with_snapshots(
     tx: &rusqlite::Transaction,
     document: &Document,
@@ -390,18 +451,23 @@ fn write_with_snapshots(
 ) -> Result<(), StoreError> {
     check_document_name(document.name())?;
     codec::write_document(tx, document)?;
+    write_snapshots(tx, document.name(), snapshots)
+}
+
+/// Sets the snapshots of document `name` to exactly `snapshots` inside
+/// `tx`; snapshots already stored unchanged are not rewritten.
+fn write_snapshots(tx: &rusqlite::Transaction, document: &str, snapshots: &[Snapshot]) -> Result<(), StoreError> {
     let stored: Vec<(String, i64)> = {
         let mut query = tx
             .prepare("SELECT name, created_ms FROM snapshots WHERE document = ?1")
             .map_err(db("listing snapshots"))?;
-        let rows = query
-            .query_map(params![document.name()], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(db("listing snapshots"))?;
+        let rows =
+            query.query_map(params![document], |r| Ok((r.get(0)?, r.get(1)?))).map_err(db("listing snapshots"))?;
         rows.collect::<Result<_, _>>().map_err(db("listing snapshots"))?
     };
     for (name, created_ms) in &stored {
         if !snapshots.iter().any(|s| s.name == *name && s.created_ms == *created_ms) {
-            tx.execute("DELETE FROM snapshots WHERE document = ?1 AND name = ?2", params![document.name(), name])
+            tx.execute("DELETE FROM snapshots WHERE document = ?1 AND name = ?2", params![document, name])
                 .map_err(db("deleting a snapshot"))?;
         }
     }
@@ -411,7 +477,7 @@ fn write_with_snapshots(
                 "INSERT INTO snapshots (document, name, description, created_ms, block_count, body)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![
-                    document.name(),
+                    document,
                     snapshot.name,
                     snapshot.description,
                     snapshot.created_ms,

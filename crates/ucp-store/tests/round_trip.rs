@@ -6,7 +6,7 @@ use ucm_core::{
     Align, Block, BlockId, Content, Document, Edge, EdgeType, MathNotation, MediaKind, Metadata, Role, SourceLocation,
     TextFormat, Timestamps,
 };
-use ucp_store::Store;
+use ucp_store::{SessionWrite, Store, Written};
 
 fn content() -> impl Strategy<Value = Content> {
     let text = "\\PC{0,40}";
@@ -134,10 +134,13 @@ fn sessions_are_saved_listed_and_deleted_with_their_document() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = ucp_store::Store::open(dir.path().join(".ucp")).unwrap();
     let doc = ucm_core::Document::new("d");
-    store.save_session("d", "a", "{\"v\":1}", Some((&doc, &[]))).unwrap();
-    store.save_session("d", "a", "{\"v\":2}", None).unwrap();
-    store.save_session("d", "b", "{}", None).unwrap();
-    assert_eq!(store.load_session("d", "a").unwrap().as_deref(), Some("{\"v\":2}"));
+    let session = |name, record, opened_at| Some(SessionWrite { name, record, opened_at });
+    let written = store.save_checked("d", 0, Some((&doc, &[])), session("a", "{\"v\":1}", 0)).unwrap();
+    assert_eq!(written, Written { document: 1, session: Some(1) });
+    store.save_checked("d", 1, None, session("a", "{\"v\":2}", 1)).unwrap();
+    store.save_checked("d", 1, None, session("b", "{}", 0)).unwrap();
+    let stored = store.load_session("d", "a").unwrap().unwrap();
+    assert_eq!((stored.record.as_str(), stored.revision), ("{\"v\":2}", 2));
     assert_eq!(store.load_session("d", "zz").unwrap(), None);
     let names: Vec<String> = store.sessions("d").unwrap().into_iter().map(|(n, _)| n).collect();
     assert_eq!(names, ["a", "b"]);
@@ -146,6 +149,23 @@ fn sessions_are_saved_listed_and_deleted_with_their_document() {
     assert_eq!(store.load_document("d").unwrap().len(), 1, "the document was saved with the session");
     store.delete_document("d").unwrap();
     assert!(store.sessions("d").unwrap().is_empty());
+}
+
+/// Two holders of one named session: the second save, based on the record
+/// as it was before the first, writes nothing.
+#[test]
+fn a_session_saved_by_another_holder_is_not_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path()).unwrap();
+    store.save_document(&Document::new("d")).unwrap();
+    let session = |record, opened_at| Some(SessionWrite { name: "s", record, opened_at });
+    store.save_checked("d", 1, None, session("{\"by\":\"first\"}", 0)).unwrap();
+    let refused = store.save_checked("d", 1, None, session("{\"by\":\"second\"}", 0));
+    match refused {
+        Err(ucp_store::StoreError::SessionConflict { expected: 0, found: 1, .. }) => {}
+        other => panic!("expected a session conflict, got {other:?}"),
+    }
+    assert_eq!(store.load_session("d", "s").unwrap().unwrap().record, "{\"by\":\"first\"}");
 }
 
 /// Every write bumps a document's revision, and a checked write based on
@@ -162,8 +182,9 @@ fn a_write_based_on_a_stale_revision_is_refused() {
 
     let mut edited = Document::new("d");
     edited.metadata.title = Some("first".into());
-    assert_eq!(first.save_checked("d", 1, Some((&edited, &[])), None).unwrap(), 2);
-    let stale = second.save_checked("d", revision, Some((&loaded, &[])), Some(("s", "{}")));
+    assert_eq!(first.save_checked("d", 1, Some((&edited, &[])), None).unwrap().document, 2);
+    let session = Some(SessionWrite { name: "s", record: "{}", opened_at: 0 });
+    let stale = second.save_checked("d", revision, Some((&loaded, &[])), session);
     match stale {
         Err(ucp_store::StoreError::Conflict { expected: 1, found: 2, .. }) => {}
         other => panic!("expected a conflict, got {other:?}"),
@@ -171,7 +192,7 @@ fn a_write_based_on_a_stale_revision_is_refused() {
     assert_eq!(second.load_document("d").unwrap().metadata.title.as_deref(), Some("first"), "the first write stands");
     assert_eq!(second.load_session("d", "s").unwrap(), None, "nothing of the refused write was stored");
     // A session alone, on the current revision, leaves the revision as it is.
-    assert_eq!(second.save_checked("d", 2, None, Some(("s", "{}"))).unwrap(), 2);
+    assert_eq!(second.save_checked("d", 2, None, session).unwrap(), Written { document: 2, session: Some(1) });
     assert!(first.delete_document("d").unwrap());
     assert_eq!(first.revision("d").unwrap(), 3, "a deletion is a write too");
 }

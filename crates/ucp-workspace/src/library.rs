@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use ucm_core::{BpeTokenizer, Document, Tokenizer};
@@ -12,7 +12,7 @@ use ucm_engine::{Engine, Snapshot};
 use ucp_agent::{GlobalLimits, SessionHost, SessionLimits};
 use ucp_ingest::{IngestOptions, IngestReport};
 use ucp_search::{load_embedder, SearchConfig, SearchIndex, SyncProgress, SyncReport};
-use ucp_store::{DocumentSummary, Store};
+use ucp_store::{DocumentSummary, SessionWrite, Store};
 
 use crate::WorkspaceError;
 
@@ -115,6 +115,9 @@ pub(crate) struct Saved {
     /// The store's revision of it: a write is refused when the store's has
     /// moved on (another writer came in between).
     pub(crate) revision: u64,
+    /// The store's revision of each open named session's record (0: not
+    /// stored yet): a save is refused when another holder saved it since.
+    pub(crate) sessions: HashMap<String, u64>,
 }
 
 /// What [`Library::index`] did.
@@ -145,7 +148,9 @@ pub struct Library {
     store_paths: Vec<String>,
     pub(crate) store: Mutex<Store>,
     loaded: Mutex<HashMap<String, Arc<Workspace>>>,
-    tokenizer: BpeTokenizer,
+    /// Built on first use; a thread starts building its tables when the
+    /// library opens, while the document loads.
+    tokenizer: OnceLock<BpeTokenizer>,
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -186,12 +191,17 @@ impl Library {
         // The longest first, so a path is never half replaced.
         store_paths.sort_by_key(|p| std::cmp::Reverse(p.len()));
         store_paths.dedup();
+        // The tables take a while to build; the first caller waits for
+        // this thread's work instead of repeating it.
+        std::thread::spawn(|| {
+            let _ = BpeTokenizer::default();
+        });
         Ok(Library {
             store_paths,
             config,
             store: Mutex::new(store),
             loaded: Mutex::new(HashMap::new()),
-            tokenizer: BpeTokenizer::default(),
+            tokenizer: OnceLock::new(),
         })
     }
 
@@ -207,7 +217,7 @@ impl Library {
 
     /// The exact tokenizer results are counted with (o200k).
     pub fn tokenizer(&self) -> &dyn Tokenizer {
-        &self.tokenizer
+        self.tokenizer.get_or_init(BpeTokenizer::default)
     }
 
     /// The stored documents.
@@ -229,7 +239,7 @@ impl Library {
             return Ok(Arc::clone(workspace));
         }
         let (doc, snapshots, revision) = {
-            let mut store = lock(&self.store);
+            let store = lock(&self.store);
             if !store.documents()?.iter().any(|d| d.name == name) {
                 return Err(WorkspaceError::NoDocument(name.to_owned()));
             }
@@ -242,26 +252,27 @@ impl Library {
     }
 
     fn load(&self, doc: Document, snapshots: Vec<Snapshot>, revision: u64) -> Result<Workspace, WorkspaceError> {
-        let (index, opened) = self.open_index(&doc)?;
+        let (index, opened) = self.open_index(&doc, revision)?;
         let index = Arc::new(index);
         let name = doc.name().to_owned();
         let version = doc.version();
         let mut traversal =
             SessionHost::with_limits(Engine::with_snapshots(doc, snapshots.clone()), self.config.limits.clone());
         traversal.set_search(index.clone());
-        let saved = Mutex::new(Saved { version, snapshots, revision });
+        let saved = Mutex::new(Saved { version, snapshots, revision, sessions: HashMap::new() });
         Ok(Workspace { name, traversal, index, opened, saved })
     }
 
-    /// Opens `doc`'s search index, building or catching it up.
-    fn open_index(&self, doc: &Document) -> Result<(SearchIndex, SyncReport), WorkspaceError> {
+    /// Opens the search index of `doc`, as the store holds it at
+    /// `revision`, building or catching it up.
+    fn open_index(&self, doc: &Document, revision: u64) -> Result<(SearchIndex, SyncReport), WorkspaceError> {
         let embedder = self.config.model.as_deref().map(load_embedder).transpose()?;
         let dir = ucp_search::index_dir(&self.config.store_dir, doc.name());
         let progress: &dyn SyncProgress = match &self.config.sync_progress {
             Some(progress) => progress.as_ref(),
             None => &(),
         };
-        Ok(SearchIndex::open(&dir, doc, embedder, SearchConfig::default(), progress)?)
+        Ok(SearchIndex::open_at(&dir, doc, Some(revision), embedder, SearchConfig::default(), progress)?)
     }
 
     /// Whether `workspace` is still the library's copy of its document and
@@ -352,7 +363,9 @@ impl Library {
         let changed = written.is_some();
         let workspace = if let Some((revision, snapshots)) = written {
             // Sessions already in the old version keep it until they open again.
-            let workspace = Arc::new(self.load(ingested.document, snapshots, revision)?);
+            let mut document = ingested.document;
+            document.mark_saved();
+            let workspace = Arc::new(self.load(document, snapshots, revision)?);
             lock(&self.loaded).insert(name, Arc::clone(&workspace));
             workspace
         } else {
@@ -366,7 +379,7 @@ impl Library {
     /// index brought up to date.
     pub fn store_document(
         &self,
-        document: Document,
+        mut document: Document,
         snapshots: Vec<Snapshot>,
     ) -> Result<Arc<Workspace>, WorkspaceError> {
         if self.config.read_only {
@@ -374,6 +387,7 @@ impl Library {
         }
         ucp_store::check_document_name(document.name())?;
         let revision = { lock(&self.store).save_with_snapshots(&document, &snapshots)? };
+        document.mark_saved();
         let name = document.name().to_owned();
         let workspace = Arc::new(self.load(document, snapshots, revision)?);
         lock(&self.loaded).insert(name, Arc::clone(&workspace));
@@ -404,6 +418,7 @@ impl Library {
         let mut saved = lock(&workspace.saved);
         let engine = workspace.traversal.engine();
         let version = engine.document().version();
+        let changes = engine.document().unsaved_changes();
         // Cheap when nothing changed (snapshot texts are shared `Arc`s).
         let changed = version != saved.version || !engine.snapshots().eq(saved.snapshots.iter());
         if !changed && session.is_none() {
@@ -411,11 +426,22 @@ impl Library {
         }
         let snapshots: Vec<Snapshot> = if changed { engine.snapshots().cloned().collect() } else { Vec::new() };
         let document = changed.then(|| (engine.document(), snapshots.as_slice()));
+        let session = session.map(|(name, record)| SessionWrite {
+            name,
+            record,
+            opened_at: saved.sessions.get(name).copied().unwrap_or(0),
+        });
         // Refused, writing nothing, when another writer changed the stored
-        // document since this copy was loaded: never a silent overwrite.
+        // document since this copy was loaded, or the session since it was
+        // opened: never a silent overwrite.
         let written = lock(&self.store).save_checked(&workspace.name, saved.revision, document, session);
         let revision = match written {
-            Ok(revision) => revision,
+            Ok(written) => {
+                if let (Some(session), Some(revision)) = (session, written.session) {
+                    saved.sessions.insert(session.name.to_owned(), revision);
+                }
+                written.document
+            }
             Err(error) => {
                 if matches!(error, ucp_store::StoreError::Conflict { .. }) {
                     // The next caller loads the document as it is now.
@@ -429,9 +455,16 @@ impl Library {
         };
         saved.revision = revision;
         if changed {
-            workspace.index.sync(engine.document())?;
+            match &changes {
+                Some(changes) => workspace.index.sync_changed(engine.document(), &changes.blocks)?,
+                None => workspace.index.sync(engine.document())?,
+            };
+            workspace.index.record_revision(revision)?;
             saved.version = version;
             saved.snapshots = snapshots;
+            drop(engine);
+            // The writer lock is held: no edit came in since the save.
+            workspace.traversal.mark_saved();
         }
         Ok(changed)
     }

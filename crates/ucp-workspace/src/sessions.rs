@@ -61,8 +61,9 @@ impl Library {
             return Err(WorkspaceError::SessionInUse(name.to_owned()));
         }
         let stored = lock(&self.store).load_session(workspace.name(), name)?;
-        let Some(json) = stored else { return self.new_session(workspace, Some(name), options) };
-        let mut record: Session = serde_json::from_str(&json)
+        lock(&workspace.saved).sessions.insert(name.to_owned(), stored.as_ref().map_or(0, |s| s.revision));
+        let Some(stored) = stored else { return self.new_session(workspace, Some(name), options) };
+        let mut record: Session = serde_json::from_str(&stored.record)
             .map_err(|e| WorkspaceError::Damaged(format!("session {name:?} of {}: {e}", workspace.name())))?;
         record.set_capabilities(self.capabilities());
         let id = self.making_room(workspace, || workspace.traversal().restore_session(record.clone()))?;
@@ -90,7 +91,11 @@ impl Library {
     /// Saves a named session and closes it; closes an unnamed one.
     pub fn close_session(&self, workspace: &Workspace, session: SessionId) -> Result<(), WorkspaceError> {
         let saved = self.save_session(workspace, session);
+        let name = workspace.traversal().with_session(session, |s| s.name().map(str::to_owned))?;
         workspace.traversal().close_session(session)?;
+        if let Some(name) = name {
+            lock(&workspace.saved).sessions.remove(&name);
+        }
         saved.map(|_| ())
     }
 

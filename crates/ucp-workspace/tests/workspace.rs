@@ -187,3 +187,48 @@ fn a_holder_notices_another_writer_before_its_next_call() {
     let fresh = holder.workspace("node").unwrap();
     assert!(fresh.traversal().engine().document().blocks().any(|b| b.plain_text() == "news"));
 }
+
+/// A named session held by two processes: the second to save, whose copy
+/// predates the first's save, is refused and the first's record stands.
+#[test]
+fn a_named_session_saved_by_another_holder_is_not_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    library(dir.path());
+    let (first, second) = (reopen(dir.path()), reopen(dir.path()));
+    let (one, two) = (first.workspace("node").unwrap(), second.workspace("node").unwrap());
+    let s1 = first.open_named(&one, "shared", &NewSession::default()).unwrap();
+    let s2 = second.open_named(&two, "shared", &NewSession::default()).unwrap();
+    assert!(first.run_script(&one, s1, "FIND ROLE=heading1\nCTX ADD RESULTS\n").unwrap().ok());
+    let refused = second.run_script(&two, s2, "FIND ROLE=heading2\n").unwrap_err().to_string();
+    assert!(refused.contains("saved by another writer") && refused.contains("open the session again"), "{refused}");
+
+    // Opened again, it is the first holder's session, and saves.
+    second.close_session(&two, s2).unwrap_err();
+    let again = second.open_named(&two, "shared", &NewSession::default()).unwrap();
+    let window = two.traversal().with_session(again, |s| s.window().len()).unwrap();
+    assert!(window > 0, "the first holder's window came back");
+    assert!(second.run_script(&two, again, "FIND ROLE=heading2\n").unwrap().ok());
+    // The first holder's copy is now the stale one.
+    assert!(first.run_script(&one, s1, "FIND ROLE=heading2\n").is_err());
+}
+
+/// An edit made through the library writes its own rows only; the store
+/// and the search index agree with the copy in memory afterwards.
+#[test]
+fn an_edit_writes_what_it_touched_and_search_follows() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library(dir.path());
+    let workspace = library.workspace("node").unwrap();
+    let session = library.create_session(&workspace, &NewSession::default()).unwrap();
+    let target = workspace.traversal().engine().document().ordered_ids()[5];
+    let script = format!("EDIT {target} SET text = \"quetzalcoatlus soared\"\nAPPEND {target} text :: \"ornithopter\"");
+    assert!(library.run_script(&workspace, session, &script).unwrap().written);
+    assert_eq!(stored_json(dir.path()), workspace.traversal().engine().document().to_json(false));
+    for word in ["quetzalcoatlus", "ornithopter"] {
+        let hits = workspace.search(&SearchRequest::new(word)).unwrap();
+        assert!(!hits.results.is_empty(), "{word} is found after the edit");
+        let fresh = reopen(dir.path());
+        let hits = fresh.workspace("node").unwrap().search(&SearchRequest::new(word)).unwrap();
+        assert!(!hits.results.is_empty(), "{word} is found by another process");
+    }
+}

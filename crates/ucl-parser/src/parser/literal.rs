@@ -267,9 +267,9 @@ impl<'s> Parser<'s> {
 /// `16 MiB`, `512 KiB` or `100 bytes`.
 pub(crate) fn human_bytes(bytes: usize) -> String {
     const KIB: usize = 1024;
-    if bytes >= KIB * KIB && bytes % (KIB * KIB) == 0 {
+    if bytes >= KIB * KIB && bytes.is_multiple_of(KIB * KIB) {
         format!("{} MiB", bytes / (KIB * KIB))
-    } else if bytes >= KIB && bytes % KIB == 0 {
+    } else if bytes >= KIB && bytes.is_multiple_of(KIB) {
         format!("{} KiB", bytes / KIB)
     } else {
         format!("{bytes} bytes")
