@@ -98,16 +98,14 @@ pub(crate) fn write_changes(
         tx.prepare("DELETE FROM edges WHERE doc = ?1 AND source = ?2").map_err(db("preparing edge deletes"))?;
     let mut insert_edge = tx.prepare(INSERT_EDGE).map_err(db("preparing edge writes"))?;
     for &id in changed {
-        if document.contains(id) {
-            write_block(&mut upsert, doc, document, id)?;
-        } else {
-            delete.execute(params![doc, &id.as_bytes()[..]]).map_err(db("deleting a block"))?;
-        }
         delete_edges.execute(params![doc, &id.as_bytes()[..]]).map_err(db("deleting edges"))?;
-        if document.contains(id) {
-            for (seq, edge) in document.edges().outgoing(id).iter().enumerate() {
-                write_edge(&mut insert_edge, doc, edge, seq as u32)?;
-            }
+        if !document.contains(id) {
+            delete.execute(params![doc, &id.as_bytes()[..]]).map_err(db("deleting a block"))?;
+            continue;
+        }
+        write_block(&mut upsert, doc, document, id)?;
+        for (seq, edge) in document.edges().outgoing(id).iter().enumerate() {
+            write_edge(&mut insert_edge, doc, edge, seq as u32)?;
         }
     }
     Ok(true)

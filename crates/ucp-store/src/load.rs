@@ -61,9 +61,7 @@ pub(crate) fn read_in_parts(
     let header = read_header(conn, doc, name)?;
     let readers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_READERS);
     if header.blocks < PARALLEL_FROM || readers < 2 {
-        let rows = read_blocks(conn, doc, name, &IdRange::ALL)?;
-        let edges = read_edges(conn, doc, name)?;
-        return Ok(Some(assemble(name, header, vec![rows], edges)));
+        return read_document(conn, doc, name).map(Some);
     }
     let ranges = IdRange::split(readers);
     let (mine, others) = ranges.split_first().expect("at least two ranges");
