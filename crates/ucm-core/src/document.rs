@@ -14,6 +14,7 @@ use crate::edge::{Edge, EdgeIndex, EdgeType};
 use crate::id::BlockId;
 use crate::journal::Journal;
 use crate::nodes::Nodes;
+use crate::undo::UndoLog;
 
 /// Document-level facts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -110,6 +111,7 @@ pub struct Document {
     pub(crate) nodes: Nodes,
     pub(crate) edges: EdgeIndex,
     pub(crate) journal: Journal,
+    pub(crate) undo: UndoLog,
 }
 
 impl Document {
@@ -124,6 +126,7 @@ impl Document {
             nodes,
             edges: EdgeIndex::default(),
             journal: Journal::default(),
+            undo: UndoLog::default(),
         }
     }
 
@@ -157,6 +160,11 @@ impl Document {
         self.version = self.version.max(version) + 1;
     }
 
+    /// Sets the version (a rewound document takes its mark's back).
+    pub(crate) fn set_version(&mut self, version: u64) {
+        self.version = version;
+    }
+
     /// The root block's id.
     pub fn root(&self) -> BlockId {
         BlockId::ROOT
@@ -184,9 +192,12 @@ impl Document {
 
     /// A block by id, for modification (bumps the version).
     pub fn get_mut(&mut self, id: BlockId) -> Option<&mut Block> {
-        let node = self.nodes.get_mut(&id)?;
+        if !self.nodes.contains_key(&id) {
+            return None;
+        }
+        self.before_change(id);
         self.version += 1;
-        self.journal.touch(id);
+        let node = self.nodes.get_mut(&id)?;
         Some(Arc::make_mut(&mut node.block))
     }
 
@@ -266,15 +277,15 @@ impl Document {
         if self.nodes.contains_key(&id) {
             return Err(StructureError::DuplicateId(id));
         }
-        let siblings = &mut self.nodes.get_mut(&parent).ok_or(StructureError::BlockNotFound(parent))?.children;
-        if index > siblings.len() {
-            return Err(StructureError::PositionOutOfRange { parent, index, len: siblings.len() });
+        let len = self.nodes.get(&parent).ok_or(StructureError::BlockNotFound(parent))?.children.len();
+        if index > len {
+            return Err(StructureError::PositionOutOfRange { parent, index, len });
         }
-        siblings.insert(index, id);
+        self.before_change(id);
+        self.before_change(parent);
+        self.nodes.get_mut(&parent).expect("checked above").children.insert(index, id);
         self.nodes.insert(Node { block: Arc::new(block), parent: Some(parent), children: Vec::new() });
         self.version += 1;
-        self.journal.touch(id);
-        self.journal.touch(parent);
         Ok(id)
     }
 
@@ -303,13 +314,13 @@ impl Document {
         if index > len {
             return Err(StructureError::PositionOutOfRange { parent: new_parent, index, len });
         }
+        for changed in [Some(id), old_parent, Some(new_parent)].into_iter().flatten() {
+            self.before_change(changed);
+        }
         self.detach(id);
         self.nodes.get_mut(&new_parent).expect("checked above").children.insert(index, id);
         self.nodes.get_mut(&id).expect("checked above").parent = Some(new_parent);
         self.version += 1;
-        for touched in [Some(id), old_parent, Some(new_parent)].into_iter().flatten() {
-            self.journal.touch(touched);
-        }
         Ok(())
     }
 
@@ -323,15 +334,22 @@ impl Document {
             return Err(StructureError::BlockNotFound(id));
         }
         let parent = self.parent(id);
-        let children_moved: Vec<BlockId> = match mode {
-            RemoveMode::Cascade => Vec::new(),
-            RemoveMode::OrphanChildren | RemoveMode::PreserveChildren => self.children(id).to_vec(),
+        let (doomed, children_moved): (Vec<BlockId>, Vec<BlockId>) = match mode {
+            RemoveMode::Cascade => (std::iter::once(id).chain(self.descendants(id)).collect(), Vec::new()),
+            RemoveMode::OrphanChildren | RemoveMode::PreserveChildren => (vec![id], self.children(id).to_vec()),
         };
+        // The removed rows go, the parent's children change, moved-up or
+        // orphaned children get another parent, and edges into removed
+        // blocks leave their sources' rows.
+        let sources: Vec<BlockId> =
+            doomed.iter().flat_map(|&block| self.edges.incoming(block).iter().map(|(source, _)| *source)).collect();
+        for changed in doomed.iter().chain(&parent).chain(&children_moved).chain(&sources) {
+            self.before_change(*changed);
+        }
         let position = self.detach(id);
         let mut removed = Removed::default();
         match mode {
             RemoveMode::Cascade => {
-                let doomed: Vec<BlockId> = std::iter::once(id).chain(self.descendants(id)).collect();
                 for block in doomed {
                     removed.edges.extend(self.edges.remove_block(block));
                     removed.blocks.extend(self.nodes.remove(&block).map(|n| Arc::unwrap_or_clone(n.block)));
@@ -363,15 +381,6 @@ impl Document {
             }
         }
         self.version += 1;
-        // The removed rows go, the parent's children change, moved-up or
-        // orphaned children get another parent, and edges into removed
-        // blocks leave their sources' rows.
-        for touched in removed.blocks.iter().map(|b| b.id).chain(parent).chain(children_moved) {
-            self.journal.touch(touched);
-        }
-        for edge in &removed.edges {
-            self.journal.touch(edge.source);
-        }
         Ok(removed)
     }
 
@@ -392,23 +401,23 @@ impl Document {
                 return Err(StructureError::BlockNotFound(end));
             }
         }
-        let source = edge.source;
-        let added = self.edges.insert(edge);
-        self.version += u64::from(added);
-        if added {
-            self.journal.touch(source);
+        if self.edges.outgoing(edge.source).iter().any(|e| e.edge_type == edge.edge_type && e.target == edge.target) {
+            return Ok(false);
         }
-        Ok(added)
+        self.before_change(edge.source);
+        self.edges.insert(edge);
+        self.version += 1;
+        Ok(true)
     }
 
     /// Removes the edge `source -type-> target`, returning it if it existed.
     pub fn remove_edge(&mut self, source: BlockId, edge_type: &EdgeType, target: BlockId) -> Option<Edge> {
-        let removed = self.edges.remove(source, edge_type, target);
-        self.version += u64::from(removed.is_some());
-        if removed.is_some() {
-            self.journal.touch(source);
+        if !self.edges.outgoing(source).iter().any(|e| &e.edge_type == edge_type && e.target == target) {
+            return None;
         }
-        removed
+        self.before_change(source);
+        self.version += 1;
+        self.edges.remove(source, edge_type, target)
     }
 
     /// The edge index.
@@ -440,7 +449,15 @@ impl Document {
         for edge in edges {
             index.insert(edge);
         }
-        Document { name: name.into(), metadata, version, nodes, edges: index, journal: Journal::default() }
+        Document {
+            name: name.into(),
+            metadata,
+            version,
+            nodes,
+            edges: index,
+            journal: Journal::default(),
+            undo: UndoLog::default(),
+        }
     }
 }
 

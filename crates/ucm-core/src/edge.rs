@@ -181,6 +181,19 @@ impl EdgeIndex {
         Some(edge)
     }
 
+    /// Makes `edges` (all starting at `source`, each once) the outgoing
+    /// edges of `source`, in that order.
+    pub(crate) fn replace_outgoing(&mut self, source: BlockId, edges: Vec<Edge>) {
+        let current: Vec<(EdgeType, BlockId)> =
+            self.outgoing(source).iter().map(|e| (e.edge_type.clone(), e.target)).collect();
+        for (edge_type, target) in current {
+            self.remove(source, &edge_type, target);
+        }
+        for edge in edges {
+            self.insert_unchecked(edge);
+        }
+    }
+
     /// Removes every edge that starts or ends at `block`; returns them.
     pub fn remove_block(&mut self, block: BlockId) -> Vec<Edge> {
         let mut removed = Vec::new();

@@ -30,6 +30,7 @@ pub mod outline;
 mod printable;
 mod render;
 mod tokens;
+mod undo;
 mod validate;
 
 pub use block::Block;
@@ -44,6 +45,7 @@ pub use json::{JsonError, JSON_FORMAT};
 pub use metadata::{Metadata, Role, SourceLocation, Timestamps};
 pub use printable::{escape_char, printable};
 pub use tokens::{BpeTokenizer, Encoding, Tokenizer};
+pub use undo::Mark;
 pub use validate::{Issue, ValidationReport};
 
 /// Now, in milliseconds since the Unix epoch: the one clock of every

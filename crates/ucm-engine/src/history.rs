@@ -1,13 +1,14 @@
 //! The engine's history: snapshots (named full copies), transactions,
 //! ATOMIC groups, and the scope of a script, whose edits stand or fall
-//! together.
+//! together. Returning to an earlier state rewinds the document's
+//! [`Mark`]s: it costs what changed since, never a copy of the document.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::Serialize;
 use ucl_parser::{Command, Snapshot as SnapshotCommand, Transaction, Value};
-use ucm_core::{BlockId, Document};
+use ucm_core::{BlockId, Document, Mark};
 
 use crate::{form, Engine, EngineError, Outcome, SnapshotInfo};
 
@@ -45,15 +46,15 @@ impl Snapshot {
 /// Snapshots by name.
 pub(crate) type Snapshots = BTreeMap<String, Snapshot>;
 
-/// A document and its snapshots as they were at some point.
+/// A point the document and its snapshots can return to.
 pub(crate) struct State {
-    document: Document,
+    mark: Mark,
     snapshots: Snapshots,
 }
 
 impl State {
-    fn of(document: &Document, snapshots: &Snapshots) -> State {
-        State { document: document.clone(), snapshots: snapshots.clone() }
+    fn of(document: &mut Document, snapshots: &Snapshots) -> State {
+        State { mark: document.mark(), snapshots: snapshots.clone() }
     }
 }
 
@@ -149,7 +150,7 @@ impl Engine {
     pub(crate) fn enter_edit(&mut self) {
         if let Some(script) = &mut self.script {
             if script.before.is_none() {
-                script.before = Some(State::of(&self.document, &self.snapshots));
+                script.before = Some(State::of(&mut self.document, &self.snapshots));
             }
         }
     }
@@ -172,36 +173,33 @@ impl Engine {
         };
         let open_transaction = self.transactions.len() > script.outer_transactions;
         if succeeded && !open_transaction {
+            if let Some(before) = script.before {
+                self.document.keep(before.mark);
+            }
             return ScriptEnd { kept: Kept::Everything, changed: script.touched, open_transaction, restored: None };
         }
         self.transactions.truncate(script.outer_transactions);
-        let end = match (script.committed, script.before) {
-            (Some(committed), _) => {
+        match (script.committed, script.before) {
+            (Some(committed), Some(before)) => {
                 self.restore(committed);
+                self.document.keep(before.mark);
                 ScriptEnd { kept: Kept::LastCommit, changed: true, open_transaction, restored: None }
             }
             (None, Some(before)) => {
-                let was = before.document.version();
+                let was = self.document.version_at(&before.mark);
                 self.restore(before);
-                ScriptEnd { kept: Kept::Nothing, changed: false, open_transaction, restored: Some((was, 0)) }
+                let now = self.document.version();
+                ScriptEnd { kept: Kept::Nothing, changed: false, open_transaction, restored: was.map(|was| (was, now)) }
             }
-            (None, None) => return ScriptEnd { kept: Kept::Nothing, changed: false, open_transaction, restored: None },
-        };
-        let now = self.document.version();
-        ScriptEnd { restored: end.restored.map(|(was, _)| (was, now)), ..end }
+            (_, None) => ScriptEnd { kept: Kept::Nothing, changed: false, open_transaction, restored: None },
+        }
     }
 
     /// Records that the document as it stands is what the store holds, so
-    /// the next save writes only what changes from here. A state kept to
-    /// return to (an open transaction, the start of an open script) was not
-    /// saved: returning to it makes the next save write the whole document.
+    /// the next save writes only what changes from here (returning to an
+    /// earlier state counts the blocks it puts back as changes).
     pub fn mark_saved(&mut self) {
         self.document.mark_saved();
-        let held = self.transactions.iter_mut().map(|t| &mut t.state);
-        let script = self.script.iter_mut().flat_map(|s| s.before.iter_mut().chain(s.committed.iter_mut()));
-        for state in held.chain(script) {
-            state.document.forget_changes();
-        }
     }
 
     /// Runs `commands` as one script: it stops at the first failure, and
@@ -225,8 +223,7 @@ impl Engine {
 
     /// Puts the document and snapshots back to `state`. The version moves
     /// on, never back, so nothing keyed by version mistakes the restored
-    /// document for a later one; the restored copy's journal still tells
-    /// what changed since the last save (no save happens inside a script).
+    /// document for a later one.
     fn restore(&mut self, state: State) {
         let version = self.document.version();
         self.put_back(state);
@@ -236,7 +233,7 @@ impl Engine {
     /// Puts the document and snapshots back to `state`, version included:
     /// for undoing one command, whose passing states nobody saw.
     fn put_back(&mut self, state: State) {
-        self.document = state.document;
+        self.document.rewind(state.mark);
         self.snapshots = state.snapshots;
     }
 
@@ -278,7 +275,7 @@ impl Engine {
                 let created: Vec<BlockId> =
                     restored.ordered_ids().into_iter().filter(|id| !self.document.contains(*id)).collect();
                 let version = self.document.version();
-                self.document = restored;
+                self.document.replace(restored);
                 self.document.advance_version_past(version);
                 Ok(Outcome { created, removed, ..Outcome::noted("SNAPSHOT RESTORE", format!("restored {name:?}")) })
             }
@@ -305,6 +302,12 @@ impl Engine {
         }
         let check = |open: &[Checkpoint], named: &Option<String>| -> Result<(), EngineError> {
             let top = open.last().ok_or(EngineError::NoTransaction)?;
+            if self.script.as_ref().is_some_and(|script| open.len() <= script.outer_transactions) {
+                return Err(EngineError::InvalidValue(format!(
+                    "transaction {} was opened before this script: end it with a command of its own",
+                    top.name.as_deref().unwrap_or("(unnamed)")
+                )));
+            }
             match named {
                 Some(name) if top.name.as_ref() != Some(name) => {
                     Err(EngineError::TransactionMismatch { open: top.name.clone(), named: name.clone() })
@@ -314,16 +317,20 @@ impl Engine {
         };
         match transaction {
             Transaction::Begin { name } => {
-                self.transactions
-                    .push(Checkpoint { name: name.clone(), state: State::of(&self.document, &self.snapshots) });
+                let state = State::of(&mut self.document, &self.snapshots);
+                self.transactions.push(Checkpoint { name: name.clone(), state });
                 Ok(Outcome::noted("BEGIN TRANSACTION", "transaction open"))
             }
             Transaction::Commit { name } => {
                 check(&self.transactions, name)?;
-                self.transactions.pop();
+                let checkpoint = self.transactions.pop().expect("checked above");
+                self.document.keep(checkpoint.state.mark);
                 if let Some(script) = &mut self.script {
                     if self.transactions.len() == script.outer_transactions {
-                        script.committed = Some(State::of(&self.document, &self.snapshots));
+                        if let Some(earlier) = script.committed.take() {
+                            self.document.keep(earlier.mark);
+                        }
+                        script.committed = Some(State::of(&mut self.document, &self.snapshots));
                     }
                 }
                 Ok(Outcome::noted("COMMIT", "committed"))
@@ -338,7 +345,7 @@ impl Engine {
     }
 
     pub(crate) fn atomic(&mut self, commands: &[Command]) -> Result<Outcome, EngineError> {
-        let before = State::of(&self.document, &self.snapshots);
+        let before = State::of(&mut self.document, &self.snapshots);
         self.atomic_depth += 1;
         let mut group = Vec::with_capacity(commands.len());
         let mut failure = None;
@@ -356,6 +363,7 @@ impl Engine {
             self.put_back(before);
             return Err(error);
         }
+        self.document.keep(before.mark);
         Ok(Outcome { group, ..Outcome::new("ATOMIC") })
     }
 }

@@ -158,6 +158,13 @@ fn a_failed_script_keeps_nothing_or_its_last_commit() {
     let run = e.run_script(&script(&format!("APPEND {ROOT} text :: \"c\"")));
     assert!(run.failure.is_none() && !run.end.open_transaction && e.in_transaction());
     assert_eq!(run.end.kept, Kept::Everything);
+    let length = e.document().len();
+    let run = e.run_script(&script(&format!("APPEND {ROOT} text :: \"d\"\nCOMMIT \"outer\"")));
+    let (at, error) = run.failure.expect("ending it inside a script is refused");
+    assert!(at == 1 && error.to_string().contains("opened before this script"), "{error}");
+    assert_eq!((run.end.kept, e.document().len(), e.in_transaction()), (Kept::Nothing, length, true));
+    run_one(&mut e, "ROLLBACK \"outer\"");
+    assert_eq!(e.document().len(), 3, "the outer transaction's edits, the script's included, are rolled back");
 }
 
 fn run_one(e: &mut ucm_engine::Engine, source: &str) {

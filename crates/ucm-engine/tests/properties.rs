@@ -125,6 +125,67 @@ proptest! {
     }
 
     #[test]
+    fn nested_transactions_and_scripts_return_to_exactly_what_they_began_with(
+        steps in prop::collection::vec((0u8..10, op()), 0..40),
+    ) {
+        // The oracle: the document form at each open BEGIN, at the script's
+        // start and at its last COMMIT of an outermost transaction.
+        let mut engine = Engine::new(corpus());
+        engine.set_clock(clock);
+        engine.begin_script();
+        let start = without_version(&engine.document().to_json(false));
+        let mut open: Vec<serde_json::Value> = Vec::new();
+        let mut last_commit = None;
+        let mut failed = false;
+        for (step, op) in &steps {
+            let form = without_version(&engine.document().to_json(false));
+            match step {
+                0 => {
+                    engine.execute(&command("BEGIN TRANSACTION")).expect("BEGIN");
+                    open.push(form);
+                }
+                1 if !open.is_empty() => {
+                    engine.execute(&command("ROLLBACK")).expect("ROLLBACK");
+                    let began = open.pop().expect("open");
+                    prop_assert_eq!(without_version(&engine.document().to_json(false)), began);
+                }
+                2 if !open.is_empty() => {
+                    engine.execute(&command("COMMIT")).expect("COMMIT");
+                    open.pop();
+                    if open.is_empty() {
+                        last_commit = Some(without_version(&engine.document().to_json(false)));
+                    }
+                }
+                3 => {
+                    let group = format!("ATOMIC {{\n{}\nEDIT blk_ffffffffffffffffffffffff SET text = \"x\"\n}}", render(op, engine.document()));
+                    prop_assert!(engine.execute(&command(&group)).is_err());
+                    prop_assert_eq!(without_version(&engine.document().to_json(false)), form);
+                }
+                _ => {
+                    let text = render(op, engine.document());
+                    if engine.execute(&command(&text)).is_err() {
+                        prop_assert_eq!(without_version(&engine.document().to_json(false)), form, "{} failed", text);
+                        failed = *step == 9;
+                        if failed {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        // A script that failed, or that left a transaction open, returns to
+        // its last COMMIT, or to its start.
+        let end = engine.finish_script(!failed);
+        let after = without_version(&engine.document().to_json(false));
+        if failed || !open.is_empty() {
+            let kept = if last_commit.is_some() { ucm_engine::Kept::LastCommit } else { ucm_engine::Kept::Nothing };
+            prop_assert_eq!(end.kept, kept);
+            prop_assert_eq!(after, last_commit.unwrap_or(start));
+        }
+        prop_assert!(structural_problems(engine.document()).is_empty());
+    }
+
+    #[test]
     fn the_document_form_round_trips_after_any_edits(ops in prop::collection::vec(op(), 0..15)) {
         let mut engine = Engine::new(corpus());
         for op in &ops {
