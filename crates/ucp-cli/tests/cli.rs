@@ -156,6 +156,46 @@ fn killing_index_mid_write_leaves_the_store_as_it_was() {
     assert_eq!(stats["validation_issues"], 0);
 }
 
+#[test]
+fn killing_an_index_of_changed_files_mid_write_leaves_the_store_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join(".ucp");
+    let big = big_corpus(dir.path());
+    assert!(ucp(&store, &["index", big.to_str().unwrap()]).status.success());
+    let before = ucp(&store, &["export", "--format", "json"]).stdout;
+    for file in 0..20 {
+        let path = big.join(format!("f{file:02}.md"));
+        let text = std::fs::read_to_string(&path).unwrap().replace("with words", "with okapi words");
+        std::fs::write(path, text).unwrap();
+    }
+    let index = || {
+        Command::new(env!("CARGO_BIN_EXE_ucp"))
+            .arg("--store")
+            .arg(&store)
+            .args(["index", big.to_str().unwrap()])
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let mut child = index();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+    assert!(line.starts_with("ucp: writing big"), "{line}");
+    child.kill().unwrap();
+    assert!(!child.wait().unwrap().success(), "the index finished before it was killed");
+    assert_eq!(ucp(&store, &["export", "--format", "json"]).stdout, before, "a killed index changed the store");
+
+    // Run to the end, it writes the changed files; once more, nothing.
+    assert!(index().wait().unwrap().success());
+    let hits = stdout_json(&ucp(&store, &["search", "okapi", "--json"]));
+    assert_eq!(hits["results"].as_array().unwrap().len(), 10, "the changed files are searchable");
+    assert_eq!(stdout_json(&ucp(&store, &["stats", "--json"]))["validation_issues"], 0);
+    let again = ucp(&store, &["index", big.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("unchanged"), "{}", String::from_utf8_lossy(&again.stderr));
+}
+
 const ROOT: &str = "blk_000000000000000000000000";
 
 #[test]

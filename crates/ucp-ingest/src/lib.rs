@@ -21,6 +21,7 @@ mod html_lines;
 mod links;
 mod markdown;
 mod pipeline;
+mod reingest;
 mod report;
 mod section;
 mod source;
@@ -31,6 +32,7 @@ use std::sync::Arc;
 use ucm_core::{BpeTokenizer, Document, Tokenizer};
 
 pub use export::to_markdown;
+pub use reingest::{update, Changes, Sources, Update};
 pub use report::{IngestReport, Warning, WarningKind};
 
 /// Settings of an ingest run.
@@ -69,6 +71,9 @@ pub struct Ingested {
     pub document: Document,
     /// Counts and warnings.
     pub report: IngestReport,
+    /// What each file was, for indexing the same paths again
+    /// ([`update`]).
+    pub sources: Sources,
 }
 
 /// Why an ingest run failed as a whole.

@@ -7,7 +7,118 @@
 
 use std::collections::HashMap;
 
-use ucm_core::BlockId;
+use ucm_core::{BlockId, Document, Edge, EdgeType};
+
+use crate::report::{Warning, WarningKind};
+
+/// The links of one file: `(block, destination as written)` in order.
+pub(crate) struct FileLinks<'a> {
+    /// The file's corpus path, as warnings name it.
+    pub(crate) path: &'a str,
+    /// What its links resolve against: its corpus path, empty for a
+    /// single-file document.
+    pub(crate) scope: &'a str,
+    pub(crate) links: &'a [(BlockId, String)],
+    /// Its blocks were just placed: links to URLs are noted on them too
+    /// (a file read before keeps the notes it has).
+    pub(crate) fresh: bool,
+}
+
+/// Makes the `links_to` edges of every linking block what its links
+/// resolve to against `targets` (in link order, each target once), and
+/// warns of links that resolve to nothing. Blocks whose edges are already
+/// those are left untouched. Returns the number of edges.
+pub(crate) fn link_files(
+    document: &mut Document,
+    targets: &LinkTargets,
+    files: &[FileLinks<'_>],
+    warnings: &mut Vec<Warning>,
+) -> usize {
+    let mut edges = 0;
+    for file in files {
+        let mut wanted: Vec<(BlockId, Vec<BlockId>)> = Vec::new();
+        let mut slot: HashMap<BlockId, usize> = HashMap::new();
+        for (source, dest) in file.links {
+            let at = *slot.entry(*source).or_insert_with(|| {
+                wanted.push((*source, Vec::new()));
+                wanted.len() - 1
+            });
+            match targets.resolve(file.scope, dest) {
+                Resolved::Block { id, anchor_missing } => {
+                    if anchor_missing {
+                        let message = format!("link {dest:?}: anchor not found, linked to the file");
+                        warnings.push(Warning::new(WarningKind::UnresolvedLink, file.path, message));
+                    }
+                    let list = &mut wanted[at].1;
+                    if id != *source && !list.contains(&id) {
+                        list.push(id);
+                    }
+                }
+                Resolved::External if file.fresh => note_external(document, *source, dest),
+                Resolved::External => {}
+                Resolved::Outside => {
+                    let message = format!("link {dest:?} leaves the corpus; ignored");
+                    warnings.push(Warning::new(WarningKind::OutsideCorpus, file.path, message));
+                }
+                Resolved::Missing => {
+                    let message = format!("link {dest:?} points to nothing in the corpus");
+                    warnings.push(Warning::new(WarningKind::UnresolvedLink, file.path, message));
+                }
+            }
+        }
+        for (source, to) in wanted {
+            edges += to.len();
+            set_links(document, source, &to);
+        }
+    }
+    edges
+}
+
+/// Makes `to` the `links_to` targets of `source`, in order, when they are
+/// not that already.
+fn set_links(document: &mut Document, source: BlockId, to: &[BlockId]) {
+    let current: Vec<BlockId> = document
+        .edges()
+        .outgoing(source)
+        .iter()
+        .filter(|e| e.edge_type == EdgeType::LinksTo)
+        .map(|e| e.target)
+        .collect();
+    if current == to {
+        return;
+    }
+    for target in current {
+        document.remove_edge(source, &EdgeType::LinksTo, target);
+    }
+    for &target in to {
+        // Only a block missing from the document is refused; links resolve
+        // to blocks of the document.
+        let _ = document.add_edge(Edge::new(source, EdgeType::LinksTo, target));
+    }
+}
+
+/// Notes a link to a URL in the block's `external_links` (once each).
+fn note_external(document: &mut Document, source: BlockId, dest: &str) {
+    let noted = |document: &Document| {
+        document.get(source).is_some_and(|block| {
+            block
+                .metadata
+                .custom
+                .get("external_links")
+                .and_then(|l| l.as_array())
+                .is_some_and(|l| l.iter().any(|v| v == dest))
+        })
+    };
+    if noted(document) {
+        return;
+    }
+    if let Some(block) = document.get_mut(source) {
+        let list = block.metadata.custom.entry("external_links".to_owned()).or_insert_with(|| serde_json::json!([]));
+        if let Some(list) = list.as_array_mut() {
+            list.push(dest.into());
+        }
+    }
+}
 
 /// What a link destination turned out to be.
 #[derive(Debug, Clone, PartialEq, Eq)]

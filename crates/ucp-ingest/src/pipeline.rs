@@ -7,17 +7,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use ucm_core::{Block, BlockId, Content, Document, Edge, EdgeType, Metadata, Role, SourceLocation, Timestamps};
+use ucm_core::{Block, BlockId, Content, Document, Metadata, Role, SourceLocation, Timestamps};
 
-use crate::links::{LinkTargets, Resolved};
+use crate::links::{link_files, FileLinks, LinkTargets};
 use crate::markdown::LineIndex;
+use crate::reingest::{FileRecord, Sources};
 use crate::report::{IngestReport, Warning, WarningKind};
 use crate::section::{ParsedFile, SectionBuilder};
 use crate::source::{read_text, walk_folder, SourceFile, SourceKind};
 use crate::{IngestError, IngestOptions, Ingested, Progress};
 
 /// Where the files of an ingest run sit in the document.
-enum Layout {
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
     /// One file: its blocks hang directly under the root.
     SingleFile,
     /// Folders and files are blocks; content hangs under file blocks.
@@ -35,18 +37,13 @@ pub(crate) fn ingest(
     let (layout, files) = list_sources(paths, &mut report.warnings)?;
     progress.files_found(files.len());
     let now = ucm_core::now_ms();
-    let parsed: Vec<Result<(ParsedFile, u64), Warning>> = files
+    let parsed: Vec<Result<(ParsedFile, u64, String), Warning>> = files
         .par_iter()
         .map(|file| {
             let text = read_text(file, options.max_file_size)?;
-            let scope = match layout {
-                Layout::SingleFile => "",
-                Layout::Tree => file.rel_path.as_str(),
-            };
-            let mut parsed = parse_source(file.kind, &text, scope, &file.rel_path, now);
-            count_tokens(&mut parsed, options);
+            let parsed = parse_file(file, &text, layout, options, now);
             progress.file_done(&file.rel_path, text.len() as u64);
-            Ok((parsed, text.len() as u64))
+            Ok((parsed, text.len() as u64, content_hash(&text)))
         })
         .collect();
 
@@ -54,12 +51,12 @@ pub(crate) fn ingest(
     document.metadata.created_ms = now;
     document.metadata.modified_ms = now;
     document.metadata.tokenizer = Some(options.tokenizer.name().to_owned());
-    document.metadata.source = Some(paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "));
+    document.metadata.source = Some(source_names(paths));
     let mut targets = LinkTargets::default();
-    let mut placed: Vec<(&SourceFile, ParsedFile, Vec<BlockId>)> = Vec::new();
+    let mut records: Vec<FileRecord> = Vec::with_capacity(files.len());
     let mut folders = FolderBlocks::default();
     for (file, result) in files.iter().zip(parsed) {
-        let (mut parsed, bytes) = match result {
+        let (mut parsed, bytes, hash) = match result {
             Ok(ok) => ok,
             Err(warning) if matches!(layout, Layout::SingleFile) => {
                 let reason = warning.message.trim_end_matches("; skipped").to_owned();
@@ -67,6 +64,7 @@ pub(crate) fn ingest(
             }
             Err(warning) => {
                 report.warnings.push(warning);
+                records.push(FileRecord::skipped(&file.rel_path));
                 continue;
             }
         };
@@ -89,23 +87,62 @@ pub(crate) fn ingest(
             }
         };
         let ids = place_blocks(&mut document, parent, &mut parsed);
-        let scope = match layout {
-            Layout::SingleFile => "",
-            Layout::Tree => file.rel_path.as_str(),
-        };
-        for (anchor, index) in &parsed.anchors {
-            targets.add_anchor(scope, anchor, ids[*index]);
+        let record = FileRecord::read(&file.rel_path, hash, &parsed, &ids);
+        for (anchor, id) in &record.anchors {
+            targets.add_anchor(scope_of(file, layout), anchor, *id);
         }
-        placed.push((file, parsed, ids));
+        records.push(record);
     }
     if matches!(layout, Layout::Tree) {
         document.metadata.title = paths.first().and_then(|p| display_name(p));
     }
-    report.links =
-        resolve_links(&mut document, &targets, &placed, matches!(layout, Layout::Tree), &mut report.warnings);
+    let links: Vec<FileLinks<'_>> = records
+        .iter()
+        .zip(&files)
+        .map(|(record, file)| FileLinks {
+            path: &file.rel_path,
+            scope: scope_of(file, layout),
+            links: &record.links,
+            fresh: true,
+        })
+        .collect();
+    report.links = link_files(&mut document, &targets, &links, &mut report.warnings);
     report.blocks = document.len();
     report.tokens = document.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
-    Ok(Ingested { document, report })
+    let sources = Sources::new(source_names(paths), layout, records);
+    Ok(Ingested { document, report, sources })
+}
+
+/// What the paths given are called in the document's `source`.
+pub(crate) fn source_names(paths: &[PathBuf]) -> String {
+    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// The scope of a file's block ids and links: its corpus path, or nothing
+/// for a single-file document.
+pub(crate) fn scope_of(file: &SourceFile, layout: Layout) -> &str {
+    match layout {
+        Layout::SingleFile => "",
+        Layout::Tree => file.rel_path.as_str(),
+    }
+}
+
+/// Parses a file's text and counts its blocks' tokens.
+pub(crate) fn parse_file(
+    file: &SourceFile,
+    text: &str,
+    layout: Layout,
+    options: &IngestOptions,
+    now: i64,
+) -> ParsedFile {
+    let mut parsed = parse_source(file.kind, text, scope_of(file, layout), &file.rel_path, now);
+    count_tokens(&mut parsed, options);
+    parsed
+}
+
+/// What tells one version of a file's text from another.
+pub(crate) fn content_hash(text: &str) -> String {
+    blake3::hash(text.as_bytes()).to_hex().to_string()
 }
 
 /// Parses one in-memory source into a block tree.
@@ -179,7 +216,8 @@ fn insert(document: &mut Document, parent: BlockId, block: Block) -> BlockId {
     }
 }
 
-fn file_block(file: &SourceFile, parsed: &ParsedFile, now: i64) -> Block {
+/// The block of a file of a folder corpus.
+pub(crate) fn file_block(file: &SourceFile, parsed: &ParsedFile, now: i64) -> Block {
     let mut metadata = Metadata::with_role(Role::File);
     metadata.tokens = Some(0);
     metadata.label = Some(file.rel_path.clone());
@@ -191,8 +229,12 @@ fn file_block(file: &SourceFile, parsed: &ParsedFile, now: i64) -> Block {
         metadata.custom.insert("title".into(), title.clone().into());
     }
     copy_front_matter(parsed, &mut metadata.custom);
-    let id = Block::derive_id(&Content::Composite, Some(&Role::File), &file.rel_path, 0);
-    Block::new(id, Content::Composite, metadata)
+    Block::new(file_block_id(&file.rel_path), Content::Composite, metadata)
+}
+
+/// The id of the block of the file at corpus path `path`.
+pub(crate) fn file_block_id(path: &str) -> BlockId {
+    Block::derive_id(&Content::Composite, Some(&Role::File), path, 0)
 }
 
 /// Puts a file's front matter (parsed, and as written for export) into the
@@ -235,56 +277,11 @@ fn parent_dir(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
-fn resolve_links(
-    document: &mut Document,
-    targets: &LinkTargets,
-    placed: &[(&SourceFile, ParsedFile, Vec<BlockId>)],
-    tree: bool,
-    warnings: &mut Vec<Warning>,
-) -> usize {
-    let mut edges = 0;
-    for (file, parsed, ids) in placed {
-        let from = if tree { file.rel_path.as_str() } else { "" };
-        for link in &parsed.links {
-            let source = ids[link.block];
-            match targets.resolve(from, &link.dest) {
-                Resolved::Block { id, anchor_missing } => {
-                    if anchor_missing {
-                        let message = format!("link {:?}: anchor not found, linked to the file", link.dest);
-                        warnings.push(Warning::new(WarningKind::UnresolvedLink, &file.rel_path, message));
-                    }
-                    if id != source && document.add_edge(Edge::new(source, EdgeType::LinksTo, id)) == Ok(true) {
-                        edges += 1;
-                    }
-                }
-                Resolved::External => {
-                    if let Some(block) = document.get_mut(source) {
-                        let list = block
-                            .metadata
-                            .custom
-                            .entry("external_links".to_owned())
-                            .or_insert_with(|| serde_json::json!([]));
-                        if let Some(list) = list.as_array_mut().filter(|l| !l.iter().any(|v| v == link.dest.as_str())) {
-                            list.push(link.dest.clone().into());
-                        }
-                    }
-                }
-                Resolved::Outside => {
-                    let message = format!("link {:?} leaves the corpus; ignored", link.dest);
-                    warnings.push(Warning::new(WarningKind::OutsideCorpus, &file.rel_path, message));
-                }
-                Resolved::Missing => {
-                    let message = format!("link {:?} points to nothing in the corpus", link.dest);
-                    warnings.push(Warning::new(WarningKind::UnresolvedLink, &file.rel_path, message));
-                }
-            }
-        }
-    }
-    edges
-}
-
 /// Checks the inputs and lists the files to read.
-fn list_sources(paths: &[PathBuf], warnings: &mut Vec<Warning>) -> Result<(Layout, Vec<SourceFile>), IngestError> {
+pub(crate) fn list_sources(
+    paths: &[PathBuf],
+    warnings: &mut Vec<Warning>,
+) -> Result<(Layout, Vec<SourceFile>), IngestError> {
     if paths.is_empty() {
         return Err(IngestError::NoInput);
     }
@@ -331,7 +328,8 @@ pub(crate) fn text_document(kind: SourceKind, name: &str, text: &str, options: &
     for (anchor, index) in &parsed.anchors {
         targets.add_anchor("", anchor, ids[*index]);
     }
-    let file = SourceFile { rel_path: name.to_owned(), path: PathBuf::from(name), kind };
-    resolve_links(&mut document, &targets, &[(&file, parsed, ids)], false, &mut Vec::new());
+    let links: Vec<(BlockId, String)> = parsed.links.iter().map(|l| (ids[l.block], l.dest.clone())).collect();
+    let file = FileLinks { path: name, scope: "", links: &links, fresh: true };
+    link_files(&mut document, &targets, &[file], &mut Vec::new());
     document
 }

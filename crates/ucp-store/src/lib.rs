@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 mod codec;
+mod indexed;
 mod load;
 mod name;
 mod schema;
@@ -522,6 +523,7 @@ impl Store {
         let n = tx.execute("DELETE FROM documents WHERE name = ?1", params![name]).map_err(db("deleting"))?;
         tx.execute("DELETE FROM snapshots WHERE document = ?1", params![name]).map_err(db("deleting snapshots"))?;
         tx.execute("DELETE FROM sessions WHERE document = ?1", params![name]).map_err(db("deleting sessions"))?;
+        tx.execute("DELETE FROM sources WHERE document = ?1", params![name]).map_err(db("deleting sources"))?;
         // A deletion is a write too: a copy loaded before it is stale.
         tx.execute(
             "INSERT INTO revisions (document, revision) VALUES (?1, 1)

@@ -7,7 +7,7 @@ use rusqlite::{params, Connection};
 use crate::{db, StoreError};
 
 /// Schema version this build writes.
-pub(crate) const SCHEMA_VERSION: i64 = 5;
+pub(crate) const SCHEMA_VERSION: i64 = 6;
 
 const V1: &str = "
 CREATE TABLE documents (
@@ -137,6 +137,17 @@ CREATE TABLE revisions (
 INSERT INTO revisions (document, revision) SELECT name, 1 FROM documents;
 ";
 
+/// From schema 6: what each document was indexed from (ingest's record of
+/// its source files), valid while the document's revision is `revision`,
+/// so indexing the same folder again reads only the files that changed.
+const V6: &str = "
+CREATE TABLE sources (
+    document     TEXT PRIMARY KEY,
+    revision     INTEGER NOT NULL,
+    body         BLOB NOT NULL
+);
+";
+
 /// Brings the database to [`SCHEMA_VERSION`].
 pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
     let version = || -> Result<i64, StoreError> {
@@ -152,12 +163,16 @@ pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
         conn.execute_batch("BEGIN IMMEDIATE").map_err(db("locking the database for migration"))?;
         let migrated = match version() {
             Ok(0) => conn
-                .execute_batch(&format!("{V1} {BLOCKS_V5} {V2} {V3} {V4} {SESSIONS_V5} PRAGMA user_version = 5;"))
+                .execute_batch(&format!("{V1} {BLOCKS_V5} {V2} {V3} {V4} {SESSIONS_V5} {V6} PRAGMA user_version = 6;"))
                 .map_err(db("creating the schema")),
             Ok(found @ 1..=4) => {
                 let missing = [V2, V3, V4][(found as usize - 1).min(3)..].concat();
-                conn.execute_batch(&missing).map_err(db("adding tables")).and_then(|()| to_schema_5(conn))
+                conn.execute_batch(&missing)
+                    .map_err(db("adding tables"))
+                    .and_then(|()| to_schema_5(conn))
+                    .and_then(|()| to_schema_6(conn))
             }
+            Ok(5) => to_schema_6(conn),
             Ok(_) => Ok(()),
             Err(err) => Err(err),
         };
@@ -210,6 +225,12 @@ fn to_schema_5(conn: &Connection) -> Result<(), StoreError> {
         .map_err(db("finishing schema 5"))
 }
 
+/// Schema 5 to 6: the table of what documents were indexed from (empty:
+/// the next index of each document reads every file once).
+fn to_schema_6(conn: &Connection) -> Result<(), StoreError> {
+    conn.execute_batch(&format!("{V6} PRAGMA user_version = 6;")).map_err(db("adding the sources table"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,6 +245,7 @@ mod tests {
         conn.execute("INSERT INTO snapshots VALUES ('d', 's', NULL, 1, 1, '{}')", []).unwrap();
         conn.execute("INSERT INTO sessions VALUES ('d', 's', '{}', 1, 1)", []).unwrap();
         conn.execute("INSERT INTO revisions VALUES ('d', 1)", []).unwrap();
+        conn.execute("INSERT INTO sources VALUES ('d', 1, x'00')", []).unwrap();
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use ucm_core::{BpeTokenizer, Document, Tokenizer};
 use ucm_engine::{Engine, Snapshot};
 use ucp_agent::{GlobalLimits, SessionHost, SessionLimits};
-use ucp_ingest::{IngestOptions, IngestReport};
+use ucp_ingest::{Changes, IngestOptions, IngestReport, Sources, Update};
 use ucp_search::{load_embedder, SearchConfig, SearchIndex, SyncProgress, SyncReport};
 use ucp_store::{DocumentSummary, SessionWrite, Store};
 
@@ -100,7 +100,8 @@ impl Workspace {
         }
     }
 
-    /// What opening the search index did when the document was loaded.
+    /// What opening the search index did when the document was loaded (or
+    /// what catching it up did, when indexing again changed the document).
     pub fn index_opened(&self) -> &SyncReport {
         &self.opened
     }
@@ -253,6 +254,18 @@ impl Library {
 
     fn load(&self, doc: Document, snapshots: Vec<Snapshot>, revision: u64) -> Result<Workspace, WorkspaceError> {
         let (index, opened) = self.open_index(&doc, revision)?;
+        Ok(self.assemble(doc, snapshots, revision, index, opened))
+    }
+
+    /// A workspace over `doc`, stored at `revision`, with its open index.
+    fn assemble(
+        &self,
+        doc: Document,
+        snapshots: Vec<Snapshot>,
+        revision: u64,
+        index: SearchIndex,
+        opened: SyncReport,
+    ) -> Workspace {
         let index = Arc::new(index);
         let name = doc.name().to_owned();
         let version = doc.version();
@@ -260,7 +273,7 @@ impl Library {
             SessionHost::with_limits(Engine::with_snapshots(doc, snapshots.clone()), self.config.limits.clone());
         traversal.set_search(index.clone());
         let saved = Mutex::new(Saved { version, snapshots, revision, sessions: HashMap::new() });
-        Ok(Workspace { name, traversal, index, opened, saved })
+        Workspace { name, traversal, index, opened, saved }
     }
 
     /// Opens the search index of `doc`, as the store holds it at
@@ -326,8 +339,8 @@ impl Library {
         let name = name.map_or_else(|| ucp_ingest::default_name(&resolved[0]), str::to_owned);
         ucp_store::check_document_name(&name)?;
         let options = IngestOptions { max_file_size, ..IngestOptions::default() };
-        let ingested = ucp_ingest::ingest(&resolved, &name, &options, &Ingesting(progress)).map_err(|e| {
-            // The caller named `path`: the error says that, not where it resolved to.
+        // The caller named `path`: an error says that, not where it resolved to.
+        let ingest_error = |e: ucp_ingest::IngestError| {
             let text = resolved
                 .iter()
                 .zip(paths)
@@ -337,26 +350,47 @@ impl Library {
             } else {
                 WorkspaceError::Ingest(e)
             }
-        })?;
+        };
+        let refuse = |exists: bool| {
+            let why = if exists { "differs from the stored document" } else { "is not stored as the document" };
+            WorkspaceError::ReadOnly(format!(
+                "{} {why} {name:?}, and nothing may be indexed (open a stored document by name instead)",
+                first.display()
+            ))
+        };
+        let previous = lock(&self.store).index_sources(&name)?;
+        if let Some(sources) = previous.and_then(|(bytes, revision)| Some((Sources::from_bytes(&bytes)?, revision))) {
+            let update =
+                ucp_ingest::update(&resolved, &options, &Ingesting(progress), &sources.0).map_err(ingest_error)?;
+            let reindexed = match update {
+                Update::Rebuild => None,
+                Update::Unchanged(report) => Some(self.unchanged(&name, report)?),
+                Update::Changed(_) if self.config.read_only => return Err(refuse(true)),
+                Update::Changed(changes) => self.apply_changes(&name, changes, sources.1, progress)?,
+            };
+            if let Some((workspace, report, changed)) = reindexed {
+                let seconds = started.elapsed().as_secs_f64();
+                return Ok(Indexed { workspace, report, changed, seconds });
+            }
+        }
+        let ingested = ucp_ingest::ingest(&resolved, &name, &options, &Ingesting(progress)).map_err(ingest_error)?;
+        let sources = ingested.sources.to_bytes();
         let written = {
             let mut store = lock(&self.store);
-            let stored =
-                store.documents()?.iter().any(|d| d.name == name).then(|| store.load_document(&name)).transpose()?;
-            let exists = stored.is_some();
-            let changed = !stored.is_some_and(|stored| stored.same_content(&ingested.document));
-            if changed && self.config.read_only {
-                let why = if exists { "differs from the stored document" } else { "is not stored as the document" };
-                return Err(WorkspaceError::ReadOnly(format!(
-                    "{} {why} {name:?}, and nothing may be indexed (open a stored document by name instead)",
-                    first.display()
-                )));
-            }
-            if changed {
+            let exists = store.documents()?.iter().any(|d| d.name == name);
+            let stored = exists.then(|| store.load_with_revision(&name)).transpose()?;
+            let unchanged = stored.as_ref().filter(|(stored, _)| stored.same_content(&ingested.document));
+            if let Some((_, revision)) = unchanged {
+                // The next index of these paths reads only what changed.
+                store.record_sources(&name, *revision, &sources)?;
+                None
+            } else {
+                if self.config.read_only {
+                    return Err(refuse(exists));
+                }
                 progress.writing(&name, ingested.document.len());
                 let snapshots = store.load_snapshots(&name)?;
-                Some((store.save_document(&ingested.document)?, snapshots))
-            } else {
-                None
+                Some((store.save_indexed(&ingested.document, None, &sources)?, snapshots))
             }
         };
         let seconds = started.elapsed().as_secs_f64();
@@ -372,6 +406,63 @@ impl Library {
             self.workspace(&name)?
         };
         Ok(Indexed { workspace, report: ingested.report, changed, seconds })
+    }
+
+    /// The stored document, indexed again from files none of which
+    /// changed; the report's totals are the document's.
+    fn unchanged(
+        &self,
+        name: &str,
+        mut report: IngestReport,
+    ) -> Result<(Arc<Workspace>, IngestReport, bool), WorkspaceError> {
+        let workspace = self.workspace(name)?;
+        {
+            let engine = workspace.traversal.engine();
+            let document = engine.document();
+            report.blocks = document.len();
+            report.tokens = document.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
+            report.links = document.edges().iter().filter(|e| e.edge_type == ucm_core::EdgeType::LinksTo).count();
+        }
+        Ok((workspace, report, false))
+    }
+
+    /// Puts the files that changed into the stored document (at
+    /// `revision`, which `changes` were read against), writes what that
+    /// changed and brings the search index along. `None` when the stored
+    /// document moved on meanwhile: the caller ingests whole.
+    fn apply_changes(
+        &self,
+        name: &str,
+        changes: Changes,
+        revision: u64,
+        progress: &dyn IndexProgress,
+    ) -> Result<Option<(Arc<Workspace>, IngestReport, bool)>, WorkspaceError> {
+        let (mut document, loaded) = lock(&self.store).load_with_revision(name)?;
+        if loaded != revision {
+            return Ok(None);
+        }
+        // At the stored revision: opening skips the sync when it is there.
+        let (index, _) = self.open_index(&document, revision)?;
+        let Some((report, sources)) = changes.apply(&mut document) else { return Ok(None) };
+        progress.writing(name, document.len());
+        let changed = document.unsaved_changes();
+        let (revision, snapshots) = {
+            let mut store = lock(&self.store);
+            let revision = match store.save_indexed(&document, Some(revision), &sources.to_bytes()) {
+                Err(ucp_store::StoreError::Conflict { .. }) => return Ok(None),
+                written => written?,
+            };
+            (revision, store.load_snapshots(name)?)
+        };
+        let synced = match &changed {
+            Some(changed) => index.sync_changed(&document, &changed.blocks)?,
+            None => index.sync(&document)?,
+        };
+        index.record_revision(revision)?;
+        document.mark_saved();
+        let workspace = Arc::new(self.assemble(document, snapshots, revision, index, synced));
+        lock(&self.loaded).insert(name.to_owned(), Arc::clone(&workspace));
+        Ok(Some((workspace, report, true)))
     }
 
     /// Writes `document` and its snapshots to the store as they are (in

@@ -232,3 +232,47 @@ fn an_edit_writes_what_it_touched_and_search_follows() {
         assert!(!hits.results.is_empty(), "{word} is found by another process");
     }
 }
+
+#[test]
+fn indexing_a_changed_folder_again_rewrites_the_changed_file_and_search_follows() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir(&corpus).unwrap();
+    for entry in std::fs::read_dir(excerpt()).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), corpus.join(entry.file_name())).unwrap();
+    }
+    let mut config = LibraryConfig::new(dir.path().join(".ucp"));
+    config.allowed_roots = None;
+    let library = Library::open(config).unwrap();
+    let index = |library: &Library| {
+        library.index(std::slice::from_ref(&corpus), Some("c"), ucp_ingest::DEFAULT_MAX_FILE_SIZE, &())
+    };
+    assert!(index(&library).unwrap().changed);
+    let held = library.workspace("c").unwrap();
+
+    let file = std::fs::read_dir(&corpus).unwrap().next().unwrap().unwrap().path();
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, format!("{text}\n\nA pterodactyl paragraph.\n")).unwrap();
+    let again = index(&library).unwrap();
+    assert!(again.changed);
+    let document = again.workspace.traversal().engine().document().clone();
+    let full = ucp_ingest::ingest(std::slice::from_ref(&corpus), "c", &Default::default(), &()).unwrap();
+    assert!(document.same_content(&full.document), "what a full ingest gives");
+    assert_eq!(again.report.blocks, full.report.blocks);
+    assert_eq!(reopen(dir.path()).read_document(Some("c")).unwrap().to_json(false), document.to_json(false));
+    let hits = again.workspace.search(&SearchRequest::new("pterodactyl")).unwrap();
+    assert_eq!(hits.results.len(), 1, "the search index follows the change");
+    assert!(!library.is_current(&held), "a holder of the old copy notices");
+
+    let unchanged = index(&reopen(dir.path())).unwrap();
+    assert!(!unchanged.changed);
+    assert_eq!(unchanged.report.blocks, full.report.blocks);
+
+    // An edit since makes the record stale: the next index reads everything.
+    let session = library.create_session(&again.workspace, &NewSession::default()).unwrap();
+    assert!(library.run_script(&again.workspace, session, &format!("APPEND {ROOT} text :: \"edit\"")).unwrap().written);
+    let rebuilt = index(&library).unwrap();
+    assert!(rebuilt.changed, "the edit is replaced by what the files hold");
+    assert!(rebuilt.workspace.traversal().engine().document().same_content(&full.document));
+}

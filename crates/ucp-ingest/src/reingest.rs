@@ -1,0 +1,258 @@
+//! Indexing a corpus again: every file is read and hashed, only those whose
+//! text changed are parsed, and the stored document is changed where they
+//! sit — their blocks replaced, every link of the corpus resolved again —
+//! so the result is the document a full ingest would build (ingest times
+//! aside) while the cost follows what changed.
+//!
+//! What makes that possible is [`Sources`], kept with the document: each
+//! file's path, the hash of its text, and its anchors and links (which
+//! other files' links resolve against). A corpus whose list of files
+//! changed, or a file that became readable or unreadable, is ingested
+//! whole ([`Update::Rebuild`]).
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use ucm_core::{BlockId, Document, Metadata, RemoveMode, Timestamps};
+
+use crate::links::{link_files, FileLinks, LinkTargets};
+use crate::pipeline::{
+    content_hash, file_block, file_block_id, list_sources, parse_file, place_blocks, scope_of, source_names, Layout,
+};
+use crate::report::{IngestReport, Warning, WarningKind};
+use crate::section::ParsedFile;
+use crate::source::{read_text, SourceFile};
+use crate::{IngestError, IngestOptions, Progress};
+
+/// What an ingest read of each file, kept with the document it made so the
+/// next run can tell which files changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sources {
+    /// The paths given, as the document's `source` names them.
+    source: String,
+    /// Folders and files as blocks (else one file under the root).
+    tree: bool,
+    /// Every file listed, in walk order.
+    files: Vec<FileRecord>,
+}
+
+/// One listed file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct FileRecord {
+    /// Its corpus path.
+    pub(crate) path: String,
+    /// The hash of its text; `None` when it was skipped (unreadable, too
+    /// large, binary ...).
+    pub(crate) hash: Option<String>,
+    /// `(anchor, block)` of its headings and HTML ids.
+    pub(crate) anchors: Vec<(String, BlockId)>,
+    /// `(block, destination)` of its links, in order.
+    pub(crate) links: Vec<(BlockId, String)>,
+}
+
+impl FileRecord {
+    /// A file that was read and placed, its blocks at `ids`.
+    pub(crate) fn read(path: &str, hash: String, parsed: &ParsedFile, ids: &[BlockId]) -> FileRecord {
+        FileRecord {
+            path: path.to_owned(),
+            hash: Some(hash),
+            anchors: parsed.anchors.iter().map(|(anchor, index)| (anchor.clone(), ids[*index])).collect(),
+            links: parsed.links.iter().map(|link| (ids[link.block], link.dest.clone())).collect(),
+        }
+    }
+
+    /// A file that was skipped.
+    pub(crate) fn skipped(path: &str) -> FileRecord {
+        FileRecord { path: path.to_owned(), hash: None, anchors: Vec::new(), links: Vec::new() }
+    }
+}
+
+impl Sources {
+    pub(crate) fn new(source: String, layout: Layout, files: Vec<FileRecord>) -> Sources {
+        Sources { source, tree: layout == Layout::Tree, files }
+    }
+
+    /// The record as bytes, to keep beside the document.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("sources serialize")
+    }
+
+    /// A record from [`Sources::to_bytes`]; `None` when it cannot be read
+    /// (the corpus is then ingested whole).
+    pub fn from_bytes(bytes: &[u8]) -> Option<Sources> {
+        serde_json::from_slice(bytes).ok()
+    }
+}
+
+/// What indexing the same paths again needs.
+pub enum Update {
+    /// No file changed: the stored document is what an ingest would build.
+    Unchanged(IngestReport),
+    /// Some files' texts changed: [`Changes::apply`] them to the stored
+    /// document.
+    Changed(Changes),
+    /// The corpus changed shape (files came or went, the paths differ):
+    /// ingest it whole.
+    Rebuild,
+}
+
+/// Files whose text changed, read and ready to apply.
+pub struct Changes {
+    layout: Layout,
+    files: Vec<SourceFile>,
+    /// `(index in files, text)` of each changed file.
+    changed: Vec<(usize, String)>,
+    previous: Sources,
+    report: IngestReport,
+    options: IngestOptions,
+}
+
+/// What reading a listed file again found.
+enum Reread {
+    /// The same text, of this many bytes.
+    Same(u64),
+    /// Another text.
+    Changed(String),
+    /// Skipped again (the warning says why).
+    StillSkipped(Warning),
+    /// Skipped once and read now, or the other way round.
+    Flipped,
+}
+
+/// Reads and hashes every file under `paths` and compares them with what
+/// made the stored document (`previous`).
+pub fn update(
+    paths: &[std::path::PathBuf],
+    options: &IngestOptions,
+    progress: &dyn Progress,
+    previous: &Sources,
+) -> Result<Update, IngestError> {
+    let mut report = IngestReport::default();
+    let (layout, files) = list_sources(paths, &mut report.warnings)?;
+    let same_list = files.len() == previous.files.len()
+        && files.iter().zip(&previous.files).all(|(file, record)| file.rel_path == record.path);
+    if !same_list || source_names(paths) != previous.source || (layout == Layout::Tree) != previous.tree {
+        return Ok(Update::Rebuild);
+    }
+    progress.files_found(files.len());
+    let read: Vec<Reread> = files
+        .par_iter()
+        .zip(&previous.files)
+        .map(|(file, record)| {
+            let reread = match (read_text(file, options.max_file_size), &record.hash) {
+                (Ok(text), Some(hash)) if content_hash(&text) == *hash => Reread::Same(text.len() as u64),
+                (Ok(text), Some(_)) => Reread::Changed(text),
+                (Err(warning), None) => Reread::StillSkipped(warning),
+                _ => Reread::Flipped,
+            };
+            let bytes = match &reread {
+                Reread::Same(bytes) => *bytes,
+                Reread::Changed(text) => text.len() as u64,
+                _ => 0,
+            };
+            progress.file_done(&file.rel_path, bytes);
+            reread
+        })
+        .collect();
+    let mut changed = Vec::new();
+    for (index, reread) in read.into_iter().enumerate() {
+        match reread {
+            Reread::Same(bytes) => {
+                report.files += 1;
+                report.bytes += bytes;
+            }
+            Reread::Changed(text) => {
+                report.files += 1;
+                report.bytes += text.len() as u64;
+                changed.push((index, text));
+            }
+            Reread::StillSkipped(warning) => report.warnings.push(warning),
+            Reread::Flipped => return Ok(Update::Rebuild),
+        }
+    }
+    if changed.is_empty() {
+        return Ok(Update::Unchanged(report));
+    }
+    if layout == Layout::SingleFile {
+        return Ok(Update::Rebuild);
+    }
+    Ok(Update::Changed(Changes {
+        layout,
+        files,
+        changed,
+        previous: previous.clone(),
+        report,
+        options: options.clone(),
+    }))
+}
+
+impl Changes {
+    /// How many files changed.
+    pub fn files(&self) -> usize {
+        self.changed.len()
+    }
+
+    /// Parses the changed files and puts them into `document` (the one
+    /// the previous sources describe) in place of what they held, then
+    /// resolves every link of the corpus again. Returns what a full ingest
+    /// would have reported, and the sources to keep; `None`, changing
+    /// nothing, when the document lacks a changed file's block.
+    pub fn apply(self, document: &mut Document) -> Option<(IngestReport, Sources)> {
+        let Changes { layout, files, changed, previous, mut report, options } = self;
+        if changed.iter().any(|(index, _)| !document.contains(file_block_id(&files[*index].rel_path))) {
+            return None;
+        }
+        let now = ucm_core::now_ms();
+        let parsed: Vec<(usize, ParsedFile, String)> = changed
+            .into_par_iter()
+            .map(|(index, text)| {
+                let parsed = parse_file(&files[index], &text, layout, &options, now);
+                (index, parsed, content_hash(&text))
+            })
+            .collect();
+        let Sources { source, tree, files: mut records } = previous;
+        let mut fresh = vec![false; files.len()];
+        for (index, mut parsed, hash) in parsed {
+            let file = &files[index];
+            let notes = parsed.notes.iter().map(|n| Warning::new(WarningKind::FrontMatter, &file.rel_path, n));
+            report.warnings.extend(notes);
+            let ids = replace_file(document, file, &mut parsed, now);
+            records[index] = FileRecord::read(&file.rel_path, hash, &parsed, &ids);
+            fresh[index] = true;
+        }
+        let mut targets = LinkTargets::default();
+        let mut links = Vec::new();
+        for ((file, record), fresh) in files.iter().zip(&records).zip(fresh) {
+            if record.hash.is_none() {
+                continue;
+            }
+            targets.add_file(&file.rel_path, file_block_id(&file.rel_path));
+            for (anchor, id) in &record.anchors {
+                targets.add_anchor(scope_of(file, layout), anchor, *id);
+            }
+            links.push(FileLinks { path: &file.rel_path, scope: scope_of(file, layout), links: &record.links, fresh });
+        }
+        report.links = link_files(document, &targets, &links, &mut report.warnings);
+        document.metadata.modified_ms = now;
+        report.blocks = document.len();
+        report.tokens = document.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
+        Some((report, Sources { source, tree, files: records }))
+    }
+}
+
+/// Puts a file's new blocks under its block in place of the old ones, and
+/// its block's metadata when that changed; returns the new blocks' ids.
+fn replace_file(document: &mut Document, file: &SourceFile, parsed: &mut ParsedFile, now: i64) -> Vec<BlockId> {
+    let id = file_block_id(&file.rel_path);
+    for child in document.children(id).to_vec() {
+        // Listed just now, and never the root: the removal cannot fail.
+        let _ = document.remove_block(child, RemoveMode::Cascade);
+    }
+    let metadata = file_block(file, parsed, now).metadata;
+    let timeless = |m: &Metadata| Metadata { timestamps: Timestamps::default(), ..m.clone() };
+    if document.get(id).is_some_and(|block| timeless(&block.metadata) != timeless(&metadata)) {
+        if let Some(block) = document.get_mut(id) {
+            block.metadata = metadata;
+        }
+    }
+    place_blocks(document, id, parsed)
+}

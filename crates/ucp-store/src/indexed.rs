@@ -1,0 +1,140 @@
+//! What a document was indexed from: ingest's record of its source files,
+//! written with the document and valid while the document stays at the
+//! revision written, so indexing the same folder again reads only the
+//! files that changed (an edit in between makes the record stale).
+
+use rusqlite::{params, OptionalExtension};
+use ucm_core::Document;
+
+use crate::{check_document_name, codec, db, revision_in, Store, StoreError};
+
+impl Store {
+    /// Writes `document` as indexed from files, with ingest's record of
+    /// them (`sources`, see [`Store::index_sources`]), in one transaction.
+    /// With `expected`, only when the stored document is still at that
+    /// revision (else [`StoreError::Conflict`]), writing what its journal
+    /// says changed; without, in place of any document of that name.
+    /// Returns the revision the document now has.
+    pub fn save_indexed(
+        &mut self,
+        document: &Document,
+        expected: Option<u64>,
+        sources: &[u8],
+    ) -> Result<u64, StoreError> {
+        check_document_name(document.name())?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(db("starting a transaction"))?;
+        let name = document.name();
+        let written = match expected {
+            Some(expected) => {
+                let found = revision_in(&tx, name)?;
+                if found != expected {
+                    return Err(StoreError::Conflict { document: name.to_owned(), expected, found });
+                }
+                match document.unsaved_changes() {
+                    Some(changes) => codec::write_changes(&tx, document, changes.since_version, &changes.blocks)?,
+                    None => false,
+                }
+            }
+            None => false,
+        };
+        if !written {
+            codec::write_document(&tx, document)?;
+        }
+        let revision = revision_in(&tx, name)?;
+        write_sources(&tx, name, revision, sources)?;
+        tx.commit().map_err(db("committing the document"))?;
+        Ok(revision)
+    }
+
+    /// Records `sources` as what document `name` was indexed from, when
+    /// the stored document is still at `revision` (an unchanged corpus
+    /// indexed again by a build that kept no record). Returns whether it
+    /// was recorded.
+    pub fn record_sources(&mut self, name: &str, revision: u64, sources: &[u8]) -> Result<bool, StoreError> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(db("starting a transaction"))?;
+        if revision_in(&tx, name)? != revision {
+            return Ok(false);
+        }
+        write_sources(&tx, name, revision, sources)?;
+        tx.commit().map_err(db("committing the sources"))?;
+        Ok(true)
+    }
+
+    /// What document `name` was indexed from, as [`Store::save_indexed`]
+    /// wrote it, with the revision it describes — `None` when the document
+    /// was not indexed, or was written since by anything else (an edit),
+    /// so the record no longer describes it.
+    pub fn index_sources(&self, name: &str) -> Result<Option<(Vec<u8>, u64)>, StoreError> {
+        let tx = self.conn.unchecked_transaction().map_err(db("starting a read"))?;
+        let revision = revision_in(&tx, name)?;
+        let body: Option<Vec<u8>> = tx
+            .query_row(
+                "SELECT body FROM sources WHERE document = ?1 AND revision = ?2",
+                params![name, revision as i64],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(db("reading the sources"))?;
+        tx.commit().map_err(db("ending a read"))?;
+        Ok(body.map(|body| (body, revision)))
+    }
+}
+
+fn write_sources(tx: &rusqlite::Transaction<'_>, name: &str, revision: u64, sources: &[u8]) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO sources (document, revision, body) VALUES (?1, ?2, ?3)
+         ON CONFLICT (document) DO UPDATE SET revision = ?2, body = ?3",
+        params![name, revision as i64, sources],
+    )
+    .map_err(db("writing the sources"))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use ucm_core::{Block, BlockId, Content, Document, Metadata, Role};
+
+    use crate::{Store, StoreError};
+
+    fn para(text: &str, n: u32) -> Block {
+        let content = Content::markdown(text);
+        Block::new(Block::derive_id(&content, Some(&Role::Paragraph), "", n), content, Metadata::default())
+    }
+
+    #[test]
+    fn sources_describe_only_the_revision_written_with_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path()).unwrap();
+        let mut doc = Document::new("d");
+        doc.append_child(BlockId::ROOT, para("a", 0)).unwrap();
+        assert_eq!(store.index_sources("d").unwrap(), None);
+        let first = store.save_indexed(&doc, None, b"one").unwrap();
+        assert_eq!(store.index_sources("d").unwrap(), Some((b"one".to_vec(), first)));
+
+        doc.mark_saved();
+        doc.append_child(BlockId::ROOT, para("b", 1)).unwrap();
+        let second = store.save_indexed(&doc, Some(first), b"two").unwrap();
+        assert_eq!(store.index_sources("d").unwrap(), Some((b"two".to_vec(), second)));
+        assert_eq!(store.load_document("d").unwrap().len(), 3, "the change was written");
+
+        let stale = store.save_indexed(&doc, Some(first), b"three");
+        assert!(matches!(stale, Err(StoreError::Conflict { .. })), "{stale:?}");
+        assert_eq!(store.index_sources("d").unwrap(), Some((b"two".to_vec(), second)), "nothing written");
+
+        store.save_document(&doc).unwrap();
+        assert_eq!(store.index_sources("d").unwrap(), None, "written since by something else");
+        let third = store.revision("d").unwrap();
+        assert!(!store.record_sources("d", second, b"late").unwrap(), "not the revision it describes");
+        assert!(store.record_sources("d", third, b"same").unwrap());
+        assert_eq!(store.index_sources("d").unwrap(), Some((b"same".to_vec(), third)));
+        store.save_indexed(&doc, None, b"four").unwrap();
+        store.delete_document("d").unwrap();
+        assert_eq!(store.index_sources("d").unwrap(), None);
+    }
+}
