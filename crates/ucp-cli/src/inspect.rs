@@ -154,9 +154,9 @@ fn tree_json(doc: &Document, id: BlockId, depth: usize) -> Value {
 }
 
 pub(crate) fn view(cli: &Cli, reference: &str, mode: ViewMode) -> anyhow::Result<()> {
-    let doc = load(cli)?;
-    let id = find_block(&doc, reference)?;
-    let block = doc.get(id).expect("found above");
+    let view = cli.library(false)?.view(None, reference)?;
+    let block = &view.block;
+    let id = block.id;
     let mut value = json!({ "id": id, "role": role_name(block) });
     if mode != ViewMode::Ids {
         let source = block
@@ -167,10 +167,10 @@ pub(crate) fn view(cli: &Cli, reference: &str, mode: ViewMode) -> anyhow::Result
         value["label"] = json!(block.metadata.label);
         value["tags"] = json!(block.metadata.tags);
         value["tokens"] = json!(block.metadata.tokens);
-        value["parent"] = json!(doc.parent(id));
-        value["children"] = json!(doc.children(id).len());
-        value["edges_out"] = json!(doc.edges().outgoing(id).len());
-        value["edges_in"] = json!(doc.edges().incoming(id).len());
+        value["parent"] = json!(view.parent);
+        value["children"] = json!(view.children);
+        value["edges_out"] = json!(view.edges_out);
+        value["edges_in"] = json!(view.edges_in);
         value["source"] = json!(source);
     }
     match mode {
@@ -188,9 +188,9 @@ pub(crate) fn view(cli: &Cli, reference: &str, mode: ViewMode) -> anyhow::Result
             ("label", m.label.clone()),
             ("tags", (!m.tags.is_empty()).then(|| m.tags.join(", "))),
             ("tokens", m.tokens.map(|t| t.to_string())),
-            ("parent", doc.parent(id).map(|p| p.to_string())),
-            ("children", Some(doc.children(id).len().to_string())),
-            ("edges", Some(format!("{} out, {} in", doc.edges().outgoing(id).len(), doc.edges().incoming(id).len()))),
+            ("parent", view.parent.map(|p| p.to_string())),
+            ("children", Some(view.children.to_string())),
+            ("edges", Some(format!("{} out, {} in", view.edges_out, view.edges_in))),
             ("source", m.source.as_ref().map(|s| format!("{}:{}-{}", s.file, s.start_line, s.end_line))),
         ];
         for (name, value) in fields {

@@ -115,7 +115,6 @@ pub(crate) fn announce(workspace: &Workspace) {
 
 pub(crate) fn run(cli: &Cli, args: &SearchArgs) -> anyhow::Result<()> {
     let library = cli.library(false)?;
-    let workspace = cli.workspace(&library)?;
     let request = SearchRequest {
         limit: args.limit,
         min_similarity: args.min_similarity,
@@ -124,7 +123,10 @@ pub(crate) fn run(cli: &Cli, args: &SearchArgs) -> anyhow::Result<()> {
         mode: args.mode.map(Mode::from),
         ..SearchRequest::new(args.query.clone())
     };
-    let results = workspace.search(&request)?;
+    let results = match library.search_stored(None, &request)? {
+        Some(results) => results,
+        None => cli.workspace(&library)?.search(&request)?,
+    };
     if cli.json {
         return print_json(&results);
     }

@@ -201,6 +201,26 @@ impl SearchIndex {
         Ok((index, report))
     }
 
+    /// The index in `dir` of document `document`, when it was last brought
+    /// up to date with the store's `revision` of it and needs no model:
+    /// opened without the document, for a call that only searches. `None`
+    /// when it is behind, missing or damaged (open it with the document).
+    pub fn open_current(
+        dir: &Path,
+        document: &str,
+        revision: u64,
+        config: SearchConfig,
+    ) -> Result<Option<SearchIndex>, SearchError> {
+        if !dir.join("meta.json").exists() {
+            return Ok(None);
+        }
+        let _turn = take_turn(dir)?;
+        Ok(match SearchIndex::load(dir, document, None, config) {
+            Ok((index, meta)) if meta.revision == Some(revision) && meta.model.is_none() => Some(index),
+            _ => None,
+        })
+    }
+
     /// Records that the index is up to date with the store's `revision` of
     /// its document (call it after the sync that made it so).
     pub fn record_revision(&self, revision: u64) -> Result<(), SearchError> {

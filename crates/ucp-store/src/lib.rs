@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 mod codec;
+mod excerpt;
 mod indexed;
 mod load;
 mod name;
@@ -547,7 +548,7 @@ impl Store {
     }
 }
 
-fn list(names: &[String]) -> String {
+pub(crate) fn list(names: &[String]) -> String {
     if names.is_empty() {
         "none".to_owned()
     } else {

@@ -28,12 +28,12 @@ const MAX_READERS: usize = 4;
 pub(crate) const TRIES: usize = 4;
 
 /// A block as read, with its ordered children.
-type Row = (Block, Vec<BlockId>);
+pub(crate) type Row = (Block, Vec<BlockId>);
 
 /// What the `documents` row says of a stored document.
-struct Header {
-    version: u64,
-    metadata: DocumentMetadata,
+pub(crate) struct Header {
+    pub(crate) version: u64,
+    pub(crate) metadata: DocumentMetadata,
     blocks: usize,
 }
 
@@ -121,7 +121,7 @@ impl IdRange {
     }
 }
 
-fn read_header(conn: &Connection, doc: i64, name: &str) -> Result<Header, StoreError> {
+pub(crate) fn read_header(conn: &Connection, doc: i64, name: &str) -> Result<Header, StoreError> {
     let (version, metadata, blocks): (i64, String, i64) = conn
         .query_row("SELECT version, metadata, block_count FROM documents WHERE doc = ?1", params![doc], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?))
@@ -131,7 +131,7 @@ fn read_header(conn: &Connection, doc: i64, name: &str) -> Result<Header, StoreE
     Ok(Header { version: version as u64, metadata, blocks: blocks.max(0) as usize })
 }
 
-fn corrupt(name: &str, detail: String) -> StoreError {
+pub(crate) fn corrupt(name: &str, detail: String) -> StoreError {
     StoreError::Corrupt { document: name.to_owned(), detail }
 }
 
@@ -149,62 +149,71 @@ fn assemble(name: &str, header: Header, parts: Vec<Vec<Row>>, edges: Vec<Edge>) 
 
 /// The blocks of document `doc` whose ids lie in `range`.
 fn read_blocks(conn: &Connection, doc: i64, name: &str, range: &IdRange) -> Result<Vec<Row>, StoreError> {
-    let corrupt = |detail: String| corrupt(name, detail);
     let mut stmt = conn
-        .prepare_cached(
-            "SELECT id, children, kind, body, fmt, content, role, label, tokens, src_file, src_start, src_end,
-                    created_ms, modified_ms, extra
-             FROM blocks WHERE doc = ?1 AND id >= ?2 AND id < ?3",
-        )
+        .prepare_cached(&format!("SELECT {BLOCK_COLUMNS} FROM blocks WHERE doc = ?1 AND id >= ?2 AND id < ?3"))
         .map_err(db("reading blocks"))?;
     let (from, to) = range.bounds();
     let mut rows = stmt.query(params![doc, from, to]).map_err(db("reading blocks"))?;
     let mut files: HashMap<String, Arc<str>> = HashMap::new();
     let mut out = Vec::new();
     while let Some(row) = rows.next().map_err(db("reading blocks"))? {
-        let id = block_id(row.get_ref(0).map_err(db("reading blocks"))?.as_blob().ok())
-            .ok_or_else(|| corrupt("bad block id".into()))?;
-        let children = match row.get_ref(1).map_err(db("reading blocks"))?.as_blob_or_null().ok().flatten() {
-            Some(bytes) if bytes.len() % 12 == 0 => {
-                bytes.chunks_exact(12).map(|c| block_id(Some(c)).expect("12 bytes")).collect()
-            }
-            Some(_) => return Err(corrupt(format!("bad children of {id}"))),
-            None => Vec::new(),
-        };
-        let kind: String = row.get(2).map_err(db("reading blocks"))?;
-        let body: Option<String> = row.get(3).map_err(db("reading blocks"))?;
-        let fmt: Option<String> = row.get(4).map_err(db("reading blocks"))?;
-        let content_json: Option<String> = row.get(5).map_err(db("reading blocks"))?;
-        let content =
-            join_content(&kind, body, fmt, content_json).map_err(|e| corrupt(format!("content of {id}: {e}")))?;
-
-        let mut meta = Metadata {
-            role: row
-                .get::<_, Option<String>>(6)
-                .map_err(db("reading blocks"))?
-                .map(|r| r.parse::<Role>().unwrap_or_else(|n| match n {})),
-            label: row.get(7).map_err(db("reading blocks"))?,
-            tokens: row.get(8).map_err(db("reading blocks"))?,
-            timestamps: Timestamps {
-                created_ms: row.get(12).map_err(db("reading blocks"))?,
-                modified_ms: row.get(13).map_err(db("reading blocks"))?,
-            },
-            ..Metadata::default()
-        };
-        if let Some(file) = row.get::<_, Option<String>>(9).map_err(db("reading blocks"))? {
-            let file = files.entry(file).or_insert_with_key(|f| Arc::from(f.as_str())).clone();
-            meta.source = Some(SourceLocation {
-                file,
-                start_line: row.get::<_, Option<u32>>(10).map_err(db("reading blocks"))?.unwrap_or(0),
-                end_line: row.get::<_, Option<u32>>(11).map_err(db("reading blocks"))?.unwrap_or(0),
-            });
-        }
-        if let Some(extra) = row.get::<_, Option<String>>(14).map_err(db("reading blocks"))? {
-            apply_extra(&mut meta, &extra).map_err(|e| corrupt(format!("metadata of {id}: {e}")))?;
-        }
-        out.push((Block::new(id, content, meta), children));
+        out.push(decode_block(row, name, &mut files)?);
     }
     Ok(out)
+}
+
+/// The columns [`decode_block`] reads, in its order.
+pub(crate) const BLOCK_COLUMNS: &str = "id, children, kind, body, fmt, content, role, label, tokens, src_file, \
+     src_start, src_end, created_ms, modified_ms, extra";
+
+/// A block row (its first columns [`BLOCK_COLUMNS`]) back into a block
+/// with its ordered children; file names are shared through `files`.
+pub(crate) fn decode_block(
+    row: &rusqlite::Row<'_>,
+    name: &str,
+    files: &mut HashMap<String, Arc<str>>,
+) -> Result<Row, StoreError> {
+    let corrupt = |detail: String| corrupt(name, detail);
+    let id = block_id(row.get_ref(0).map_err(db("reading blocks"))?.as_blob().ok())
+        .ok_or_else(|| corrupt("bad block id".into()))?;
+    let children = match row.get_ref(1).map_err(db("reading blocks"))?.as_blob_or_null().ok().flatten() {
+        Some(bytes) if bytes.len() % 12 == 0 => {
+            bytes.chunks_exact(12).map(|c| block_id(Some(c)).expect("12 bytes")).collect()
+        }
+        Some(_) => return Err(corrupt(format!("bad children of {id}"))),
+        None => Vec::new(),
+    };
+    let kind: String = row.get(2).map_err(db("reading blocks"))?;
+    let body: Option<String> = row.get(3).map_err(db("reading blocks"))?;
+    let fmt: Option<String> = row.get(4).map_err(db("reading blocks"))?;
+    let content_json: Option<String> = row.get(5).map_err(db("reading blocks"))?;
+    let content = join_content(&kind, body, fmt, content_json).map_err(|e| corrupt(format!("content of {id}: {e}")))?;
+
+    let mut meta = Metadata {
+        role: row
+            .get::<_, Option<String>>(6)
+            .map_err(db("reading blocks"))?
+            .map(|r| r.parse::<Role>().unwrap_or_else(|n| match n {})),
+        label: row.get(7).map_err(db("reading blocks"))?,
+        tokens: row.get(8).map_err(db("reading blocks"))?,
+        timestamps: Timestamps {
+            created_ms: row.get(12).map_err(db("reading blocks"))?,
+            modified_ms: row.get(13).map_err(db("reading blocks"))?,
+        },
+        ..Metadata::default()
+    };
+    if let Some(file) = row.get::<_, Option<String>>(9).map_err(db("reading blocks"))? {
+        let file = files.entry(file).or_insert_with_key(|f| Arc::from(f.as_str())).clone();
+        meta.source = Some(SourceLocation {
+            file,
+            start_line: row.get::<_, Option<u32>>(10).map_err(db("reading blocks"))?.unwrap_or(0),
+            end_line: row.get::<_, Option<u32>>(11).map_err(db("reading blocks"))?.unwrap_or(0),
+        });
+    }
+    if let Some(extra) = row.get::<_, Option<String>>(14).map_err(db("reading blocks"))? {
+        apply_extra(&mut meta, &extra).map_err(|e| corrupt(format!("metadata of {id}: {e}")))?;
+    }
+    Ok((Block::new(id, content, meta), children))
 }
 
 /// The edges of document `doc`, each source's in order.
@@ -232,7 +241,7 @@ fn read_edges(conn: &Connection, doc: i64, name: &str) -> Result<Vec<Edge>, Stor
     Ok(out)
 }
 
-fn block_id(bytes: Option<&[u8]>) -> Option<BlockId> {
+pub(crate) fn block_id(bytes: Option<&[u8]>) -> Option<BlockId> {
     let bytes: [u8; 12] = bytes?.try_into().ok()?;
     Some(BlockId::from_bytes(bytes))
 }

@@ -1,11 +1,12 @@
-//! What a document holds: counts by role and edge type, and blocks found by
-//! id or `@label`.
+//! What a document holds: counts by role and edge type, blocks found by id
+//! or `@label`, and one block's view read from the store alone.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use ucm_core::{BlockId, Document};
+use ucm_core::{Block, BlockId, Document};
 
+use crate::library::{lock, Library};
 use crate::WorkspaceError;
 
 /// Counts over one document.
@@ -76,21 +77,63 @@ fn max_depth(doc: &Document) -> usize {
     deepest
 }
 
+/// One block with its place in the document, as a view shows it.
+#[derive(Debug, Clone)]
+pub struct BlockView {
+    /// The block.
+    pub block: Block,
+    /// Its parent (`None` for the root and orphans).
+    pub parent: Option<BlockId>,
+    /// How many children it has.
+    pub children: usize,
+    /// How many edges leave it.
+    pub edges_out: usize,
+    /// How many edges reach it.
+    pub edges_in: usize,
+}
+
+impl Library {
+    /// Block `reference` (a full id or `@label`) of stored document `name`
+    /// (the default one when `None`), read from the store alone: a
+    /// one-shot view costs little whatever the document's size.
+    pub fn view(&self, name: Option<&str>, reference: &str) -> Result<BlockView, WorkspaceError> {
+        let store = lock(&self.store);
+        let name = store.resolve_name(name.or(self.config.document.as_deref()))?;
+        let id = match reference.strip_prefix('@') {
+            Some(label) => one_labelled(label, store.labelled(&name, label)?.into_iter())?,
+            None => reference.parse().map_err(|e| WorkspaceError::Invalid(format!("{e}")))?,
+        };
+        let (excerpt, _) = store.read_excerpt(&name, &[id])?;
+        let block = excerpt.get(id).cloned().ok_or_else(|| not_found(id, &name))?;
+        let (edges_out, edges_in) = store.edge_counts(&name, id)?;
+        Ok(BlockView { block, parent: excerpt.parent(id), children: excerpt.children(id).len(), edges_out, edges_in })
+    }
+}
+
+/// The one block of `matches`, or why there is not one.
+fn one_labelled(label: &str, mut matches: impl Iterator<Item = BlockId>) -> Result<BlockId, WorkspaceError> {
+    match (matches.next(), matches.count()) {
+        (Some(one), 0) => Ok(one),
+        (None, _) => Err(WorkspaceError::Invalid(format!("no block is labelled {label:?}"))),
+        (Some(_), more) => {
+            Err(WorkspaceError::Invalid(format!("{} blocks are labelled {label:?}; use an id", more + 1)))
+        }
+    }
+}
+
+fn not_found(id: BlockId, document: &str) -> WorkspaceError {
+    WorkspaceError::Invalid(format!("block {id} not found in document {document}"))
+}
+
 /// The block `reference` names: a full id (`blk_...`) or `@label`.
 pub fn find_block(doc: &Document, reference: &str) -> Result<BlockId, WorkspaceError> {
     if let Some(label) = reference.strip_prefix('@') {
-        let mut matches = doc.blocks().filter(|b| b.metadata.label.as_deref() == Some(label)).map(|b| b.id);
-        return match (matches.next(), matches.count()) {
-            (Some(one), 0) => Ok(one),
-            (None, _) => Err(WorkspaceError::Invalid(format!("no block is labelled {label:?}"))),
-            (Some(_), more) => {
-                Err(WorkspaceError::Invalid(format!("{} blocks are labelled {label:?}; use an id", more + 1)))
-            }
-        };
+        let matches = doc.blocks().filter(|b| b.metadata.label.as_deref() == Some(label)).map(|b| b.id);
+        return one_labelled(label, matches);
     }
     let id: BlockId = reference.parse().map_err(|e| WorkspaceError::Invalid(format!("{e}")))?;
     if !doc.contains(id) {
-        return Err(WorkspaceError::Invalid(format!("block {id} not found in document {}", doc.name())));
+        return Err(not_found(id, doc.name()));
     }
     Ok(id)
 }

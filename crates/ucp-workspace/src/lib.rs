@@ -38,7 +38,7 @@ mod search;
 mod sessions;
 
 pub use context::{ContextOptions, DEFAULT_BUDGET};
-pub use inspect::{find_block, stats, DocumentStats};
+pub use inspect::{find_block, stats, BlockView, DocumentStats};
 pub use library::{IndexProgress, Indexed, Library, LibraryConfig, Workspace, EVICT_IDLE_AFTER};
 pub use script::ScriptRun;
 pub use search::{SearchHit, SearchRequest, SearchResults};

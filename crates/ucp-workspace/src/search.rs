@@ -4,10 +4,10 @@
 use std::fmt::Write as _;
 
 use serde::Serialize;
-use ucm_core::{outline, printable};
-use ucp_search::{Mode, SearchOptions};
+use ucm_core::{outline, printable, BlockId, Document, Tokenizer};
+use ucp_search::{Mode, SearchConfig, SearchIndex, SearchOptions};
 
-use crate::library::Workspace;
+use crate::library::{lock, Library, Workspace};
 use crate::WorkspaceError;
 
 /// Characters of a hit's preview.
@@ -83,44 +83,97 @@ pub struct SearchResults {
 impl Workspace {
     /// Searches the document.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults, WorkspaceError> {
-        if request.query.trim().is_empty() {
-            return Err(WorkspaceError::Invalid("the query is empty".into()));
-        }
-        let mode = request.mode.unwrap_or(self.index.default_mode());
-        let options = SearchOptions {
-            limit: request.limit,
-            min_similarity: request.min_similarity,
-            roles: request.roles.clone(),
-            tags: request.tags.clone(),
-        };
-        let hits = self.index.search_mode(&request.query, &options, mode)?;
+        let mode = check(request, self.index.default_mode())?;
+        let hits = self.index.search_mode(&request.query, &options(request), mode)?;
         let engine = self.traversal().engine();
-        let document = engine.document();
         let tokenizer = ucm_core::BpeTokenizer::default();
-        let results = hits
-            .iter()
-            .filter_map(|hit| {
-                let block = document.get(hit.id)?;
-                let source = block.metadata.source.as_ref();
-                Some(SearchHit {
-                    id: hit.id.to_string(),
-                    score: hit.score,
-                    role: block.role().map(|r| r.as_str().to_owned()),
-                    file: source.map(|s| s.file.to_string()),
-                    lines: source.map(|s| [s.start_line, s.end_line]),
-                    heading_path: outline::path_titles(document, hit.id),
-                    preview: block.preview(HIT_PREVIEW_CHARS),
-                    tokens: outline::block_tokens(block, &tokenizer),
-                })
-            })
-            .collect();
-        Ok(SearchResults {
-            document: self.name().to_owned(),
-            query: request.query.clone(),
-            mode: mode.as_str(),
-            results,
-        })
+        Ok(results(self.name(), request, mode, &hits, engine.document(), &|| &tokenizer))
     }
+}
+
+impl Library {
+    /// Searches stored document `name` (the default one when `None`) from
+    /// the store alone, without loading it: only the hits and their
+    /// ancestors are read, so a one-shot search costs little whatever the
+    /// document's size. `None` when that cannot be done — the document's
+    /// search index is not at the store's revision, needs a model, or a
+    /// writer came in between —: search its [`Workspace`] instead (which
+    /// brings the index up to date).
+    pub fn search_stored(
+        &self,
+        name: Option<&str>,
+        request: &SearchRequest,
+    ) -> Result<Option<SearchResults>, WorkspaceError> {
+        let name = &lock(&self.store).resolve_name(name.or(self.config.document.as_deref()))?;
+        if self.config.model.is_some() {
+            return Ok(None);
+        }
+        let revision = lock(&self.store).revision(name)?;
+        let dir = ucp_search::index_dir(&self.config.store_dir, name);
+        let Some(index) = SearchIndex::open_current(&dir, name, revision, SearchConfig::default())? else {
+            return Ok(None);
+        };
+        let mode = check(request, index.default_mode())?;
+        let hits = index.search_mode(&request.query, &options(request), mode)?;
+        let ids: Vec<BlockId> = hits.iter().map(|hit| hit.id).collect();
+        let (excerpt, read_at) = lock(&self.store).read_excerpt(name, &ids)?;
+        if read_at != revision {
+            return Ok(None);
+        }
+        Ok(Some(results(name, request, mode, &hits, &excerpt, &|| self.tokenizer())))
+    }
+}
+
+/// The mode a request asks for (the index's default when it names none),
+/// once the request is known to be sound.
+fn check(request: &SearchRequest, default: Mode) -> Result<Mode, WorkspaceError> {
+    if request.query.trim().is_empty() {
+        return Err(WorkspaceError::Invalid("the query is empty".into()));
+    }
+    Ok(request.mode.unwrap_or(default))
+}
+
+fn options(request: &SearchRequest) -> SearchOptions {
+    SearchOptions {
+        limit: request.limit,
+        min_similarity: request.min_similarity,
+        roles: request.roles.clone(),
+        tags: request.tags.clone(),
+    }
+}
+
+/// The hits with their place, from a document holding each hit and its
+/// ancestors (the whole document, or an excerpt of it).
+fn results<'t>(
+    name: &str,
+    request: &SearchRequest,
+    mode: Mode,
+    hits: &[ucp_search::SearchHit],
+    document: &Document,
+    tokenizer: &dyn Fn() -> &'t dyn Tokenizer,
+) -> SearchResults {
+    let results = hits
+        .iter()
+        .filter_map(|hit| {
+            let block = document.get(hit.id)?;
+            let source = block.metadata.source.as_ref();
+            let tokens = match block.metadata.tokens {
+                Some(tokens) => tokens as usize,
+                None => outline::block_tokens(block, tokenizer()),
+            };
+            Some(SearchHit {
+                id: hit.id.to_string(),
+                score: hit.score,
+                role: block.role().map(|r| r.as_str().to_owned()),
+                file: source.map(|s| s.file.to_string()),
+                lines: source.map(|s| [s.start_line, s.end_line]),
+                heading_path: outline::path_titles(document, hit.id),
+                preview: block.preview(HIT_PREVIEW_CHARS),
+                tokens,
+            })
+        })
+        .collect();
+    SearchResults { document: name.to_owned(), query: request.query.clone(), mode: mode.as_str(), results }
 }
 
 impl SearchResults {

@@ -276,3 +276,32 @@ fn indexing_a_changed_folder_again_rewrites_the_changed_file_and_search_follows(
     assert!(rebuilt.changed, "the edit is replaced by what the files hold");
     assert!(rebuilt.workspace.traversal().engine().document().same_content(&full.document));
 }
+
+#[test]
+fn one_shot_searches_and_views_read_the_store_alone_and_answer_as_the_loaded_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = library(dir.path());
+    let loaded = library.workspace("node").unwrap();
+    let one_shot = reopen(dir.path());
+    for query in ["readFile callback", "event loop timers", "stream backpressure"] {
+        let request = SearchRequest::new(query);
+        let stored = one_shot.search_stored(Some("node"), &request).unwrap().expect("the index is at the revision");
+        let full = loaded.search(&request).unwrap();
+        assert!(!full.results.is_empty(), "{query}");
+        assert_eq!(serde_json::to_value(&stored).unwrap(), serde_json::to_value(&full).unwrap(), "{query}");
+    }
+
+    let document = loaded.traversal().engine().document().clone();
+    let id = document.edges().iter().next().expect("the excerpt has links").source;
+    let view = one_shot.view(Some("node"), &id.to_string()).unwrap();
+    assert_eq!(Some(&view.block), document.get(id));
+    assert_eq!((view.parent, view.children), (document.parent(id), document.children(id).len()));
+    let edges = (document.edges().outgoing(id).len(), document.edges().incoming(id).len());
+    assert_eq!((view.edges_out, view.edges_in), edges);
+    assert!(one_shot.view(Some("node"), "@no-such-label").unwrap_err().to_string().contains("no block is labelled"));
+    assert!(one_shot.view(Some("node"), "blk_ffffffffffffffffffffffff").unwrap_err().to_string().contains("not found"));
+
+    // An index behind the store is not searched alone.
+    std::fs::remove_dir_all(dir.path().join(".ucp/search")).unwrap();
+    assert!(reopen(dir.path()).search_stored(Some("node"), &SearchRequest::new("stream")).unwrap().is_none());
+}
