@@ -32,7 +32,7 @@ use std::sync::Arc;
 use ucm_core::{BpeTokenizer, Document, Tokenizer};
 
 pub use export::to_markdown;
-pub use reingest::{update, Changes, Sources, Update};
+pub use reingest::{update, Changes, SourceBytes, Sources, Update};
 pub use report::{IngestReport, Warning, WarningKind};
 
 /// Settings of an ingest run.

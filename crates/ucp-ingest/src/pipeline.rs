@@ -11,7 +11,7 @@ use ucm_core::{Block, BlockId, Content, Document, Metadata, Role, SourceLocation
 
 use crate::links::{link_files, FileLinks, LinkTargets};
 use crate::markdown::LineIndex;
-use crate::reingest::{FileRecord, Sources};
+use crate::reingest::{FileRecord, Seen, Sources, Stamp};
 use crate::report::{IngestReport, Warning, WarningKind};
 use crate::section::{ParsedFile, SectionBuilder};
 use crate::source::{read_text, walk_folder, SourceFile, SourceKind};
@@ -37,13 +37,14 @@ pub(crate) fn ingest(
     let (layout, files) = list_sources(paths, &mut report.warnings)?;
     progress.files_found(files.len());
     let now = ucm_core::now_ms();
-    let parsed: Vec<Result<(ParsedFile, u64, String), Warning>> = files
+    let parsed: Vec<Result<(ParsedFile, u64, Seen), Warning>> = files
         .par_iter()
         .map(|file| {
+            let stamp = Stamp::of(&file.path);
             let text = read_text(file, options.max_file_size)?;
             let parsed = parse_file(file, &text, layout, options, now);
             progress.file_done(&file.rel_path, text.len() as u64);
-            Ok((parsed, text.len() as u64, content_hash(&text)))
+            Ok((parsed, text.len() as u64, (content_hash(&text), stamp)))
         })
         .collect();
 
@@ -88,7 +89,7 @@ pub(crate) fn ingest(
         };
         let ids = place_blocks(&mut document, parent, &mut parsed);
         let record = FileRecord::read(&file.rel_path, hash, &parsed, &ids);
-        for (anchor, id) in &record.anchors {
+        for (anchor, id) in &record.targets.anchors {
             targets.add_anchor(scope_of(file, layout), anchor, *id);
         }
         records.push(record);
@@ -102,7 +103,7 @@ pub(crate) fn ingest(
         .map(|(record, file)| FileLinks {
             path: &file.rel_path,
             scope: scope_of(file, layout),
-            links: &record.links,
+            links: &record.targets.links,
             fresh: true,
         })
         .collect();

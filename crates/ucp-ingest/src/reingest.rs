@@ -1,12 +1,13 @@
-//! Indexing a corpus again: every file is read and hashed, only those whose
-//! text changed are parsed, and the stored document is changed where they
+//! Indexing a corpus again: every file whose size or modification time
+//! moved is read and hashed, only those whose text changed are parsed, and the stored document is changed where they
 //! sit — their blocks replaced, every link of the corpus resolved again —
 //! so the result is the document a full ingest would build (ingest times
 //! aside) while the cost follows what changed.
 //!
 //! What makes that possible is [`Sources`], kept with the document: each
-//! file's path, the hash of its text, and its anchors and links (which
-//! other files' links resolve against). A corpus whose list of files
+//! file's path, the hash of its text and its stamp — read on every run —,
+//! and apart from them its anchors and links (which other files' links
+//! resolve against), read only when something changed. A corpus whose list of files
 //! changed, or a file that became readable or unreadable, is ingested
 //! whole ([`Update::Rebuild`]).
 
@@ -43,26 +44,78 @@ pub(crate) struct FileRecord {
     /// The hash of its text; `None` when it was skipped (unreadable, too
     /// large, binary ...).
     pub(crate) hash: Option<String>,
+    /// Its size and modification time when it was read, if that was long
+    /// enough after its last change to be trusted: a file that still has
+    /// them is not read again.
+    #[serde(default)]
+    pub(crate) stamp: Option<Stamp>,
+    /// Its anchors and links (kept apart, see [`SourceBytes`]).
+    #[serde(skip)]
+    pub(crate) targets: FileTargets,
+}
+
+/// What other files' links resolve against in a file, and its own links.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct FileTargets {
     /// `(anchor, block)` of its headings and HTML ids.
     pub(crate) anchors: Vec<(String, BlockId)>,
     /// `(block, destination)` of its links, in order.
     pub(crate) links: Vec<(BlockId, String)>,
 }
 
+/// [`Sources`] as bytes to keep beside the document, in two parts: what
+/// every run reads, and what only a run that found changes needs.
+pub struct SourceBytes {
+    /// Each file's path, hash and stamp.
+    pub files: Vec<u8>,
+    /// Each file's anchors and links.
+    pub links: Vec<u8>,
+}
+
 impl FileRecord {
     /// A file that was read and placed, its blocks at `ids`.
-    pub(crate) fn read(path: &str, hash: String, parsed: &ParsedFile, ids: &[BlockId]) -> FileRecord {
+    pub(crate) fn read(path: &str, (hash, stamp): Seen, parsed: &ParsedFile, ids: &[BlockId]) -> FileRecord {
         FileRecord {
             path: path.to_owned(),
             hash: Some(hash),
-            anchors: parsed.anchors.iter().map(|(anchor, index)| (anchor.clone(), ids[*index])).collect(),
-            links: parsed.links.iter().map(|link| (ids[link.block], link.dest.clone())).collect(),
+            stamp,
+            targets: FileTargets {
+                anchors: parsed.anchors.iter().map(|(anchor, index)| (anchor.clone(), ids[*index])).collect(),
+                links: parsed.links.iter().map(|link| (ids[link.block], link.dest.clone())).collect(),
+            },
         }
     }
 
     /// A file that was skipped.
     pub(crate) fn skipped(path: &str) -> FileRecord {
-        FileRecord { path: path.to_owned(), hash: None, anchors: Vec::new(), links: Vec::new() }
+        FileRecord { path: path.to_owned(), hash: None, stamp: None, targets: FileTargets::default() }
+    }
+}
+
+/// How a read of a file is known again: its text's hash, and its stamp.
+pub(crate) type Seen = (String, Option<Stamp>);
+
+/// A file's size and modification time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Stamp {
+    size: u64,
+    modified_ns: u128,
+}
+
+/// A file changed this recently may change again within the same tick of
+/// a coarse clock, unseen: its stamp is not trusted.
+const SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
+
+impl Stamp {
+    /// The stamp of the file at `path` now (taken before reading it, so a
+    /// change while it is read makes the stamp differ next time); `None`
+    /// when it cannot be read or changed too recently to be trusted.
+    pub(crate) fn of(path: &std::path::Path) -> Option<Stamp> {
+        let meta = std::fs::metadata(path).ok()?;
+        let modified = meta.modified().ok()?;
+        let age = std::time::SystemTime::now().duration_since(modified).ok()?;
+        let since_epoch = modified.duration_since(std::time::UNIX_EPOCH).ok()?;
+        (age >= SETTLED).then_some(Stamp { size: meta.len(), modified_ns: since_epoch.as_nanos() })
     }
 }
 
@@ -72,14 +125,32 @@ impl Sources {
     }
 
     /// The record as bytes, to keep beside the document.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        serde_json::to_vec(self).expect("sources serialize")
+    pub fn to_bytes(&self) -> SourceBytes {
+        let targets: Vec<&FileTargets> = self.files.iter().map(|f| &f.targets).collect();
+        SourceBytes {
+            files: serde_json::to_vec(self).expect("sources serialize"),
+            links: serde_json::to_vec(&targets).expect("links serialize"),
+        }
     }
 
-    /// A record from [`Sources::to_bytes`]; `None` when it cannot be read
-    /// (the corpus is then ingested whole).
-    pub fn from_bytes(bytes: &[u8]) -> Option<Sources> {
-        serde_json::from_slice(bytes).ok()
+    /// The record of files from [`SourceBytes::files`], without their
+    /// links (what [`update`] needs); `None` when it cannot be read (the
+    /// corpus is then ingested whole).
+    pub fn from_bytes(files: &[u8]) -> Option<Sources> {
+        serde_json::from_slice(files).ok()
+    }
+
+    /// Puts back the files' anchors and links from [`SourceBytes::links`];
+    /// false when they do not fit these files.
+    fn read_links(&mut self, links: &[u8]) -> bool {
+        let Ok(targets) = serde_json::from_slice::<Vec<FileTargets>>(links) else { return false };
+        if targets.len() != self.files.len() {
+            return false;
+        }
+        for (file, targets) in self.files.iter_mut().zip(targets) {
+            file.targets = targets;
+        }
+        true
     }
 }
 
@@ -99,8 +170,8 @@ pub enum Update {
 pub struct Changes {
     layout: Layout,
     files: Vec<SourceFile>,
-    /// `(index in files, text)` of each changed file.
-    changed: Vec<(usize, String)>,
+    /// `(index in files, text, stamp)` of each changed file.
+    changed: Vec<(usize, String, Option<Stamp>)>,
     previous: Sources,
     report: IngestReport,
     options: IngestOptions,
@@ -110,8 +181,8 @@ pub struct Changes {
 enum Reread {
     /// The same text, of this many bytes.
     Same(u64),
-    /// Another text.
-    Changed(String),
+    /// Another text, and the file's stamp before it was read.
+    Changed(String, Option<Stamp>),
     /// Skipped again (the warning says why).
     StillSkipped(Warning),
     /// Skipped once and read now, or the other way round.
@@ -138,15 +209,19 @@ pub fn update(
         .par_iter()
         .zip(&previous.files)
         .map(|(file, record)| {
-            let reread = match (read_text(file, options.max_file_size), &record.hash) {
-                (Ok(text), Some(hash)) if content_hash(&text) == *hash => Reread::Same(text.len() as u64),
-                (Ok(text), Some(_)) => Reread::Changed(text),
-                (Err(warning), None) => Reread::StillSkipped(warning),
-                _ => Reread::Flipped,
+            let stamp = Stamp::of(&file.path);
+            let reread = match (stamp, record.stamp, &record.hash) {
+                (Some(now), Some(then), Some(_)) if now == then => Reread::Same(now.size),
+                _ => match (read_text(file, options.max_file_size), &record.hash) {
+                    (Ok(text), Some(hash)) if content_hash(&text) == *hash => Reread::Same(text.len() as u64),
+                    (Ok(text), Some(_)) => Reread::Changed(text, stamp),
+                    (Err(warning), None) => Reread::StillSkipped(warning),
+                    _ => Reread::Flipped,
+                },
             };
             let bytes = match &reread {
                 Reread::Same(bytes) => *bytes,
-                Reread::Changed(text) => text.len() as u64,
+                Reread::Changed(text, _) => text.len() as u64,
                 _ => 0,
             };
             progress.file_done(&file.rel_path, bytes);
@@ -160,10 +235,10 @@ pub fn update(
                 report.files += 1;
                 report.bytes += bytes;
             }
-            Reread::Changed(text) => {
+            Reread::Changed(text, stamp) => {
                 report.files += 1;
                 report.bytes += text.len() as u64;
-                changed.push((index, text));
+                changed.push((index, text, stamp));
             }
             Reread::StillSkipped(warning) => report.warnings.push(warning),
             Reread::Flipped => return Ok(Update::Rebuild),
@@ -192,21 +267,25 @@ impl Changes {
     }
 
     /// Parses the changed files and puts them into `document` (the one
-    /// the previous sources describe) in place of what they held, then
+    /// the previous sources describe, whose anchors and links `links`
+    /// holds: [`SourceBytes::links`]) in place of what they held, then
     /// resolves every link of the corpus again. Returns what a full ingest
     /// would have reported, and the sources to keep; `None`, changing
-    /// nothing, when the document lacks a changed file's block.
-    pub fn apply(self, document: &mut Document) -> Option<(IngestReport, Sources)> {
-        let Changes { layout, files, changed, previous, mut report, options } = self;
-        if changed.iter().any(|(index, _)| !document.contains(file_block_id(&files[*index].rel_path))) {
+    /// nothing, when the document lacks a changed file's block or `links`
+    /// does not fit.
+    pub fn apply(self, document: &mut Document, links: &[u8]) -> Option<(IngestReport, Sources)> {
+        let Changes { layout, files, changed, mut previous, mut report, options } = self;
+        if changed.iter().any(|(index, ..)| !document.contains(file_block_id(&files[*index].rel_path)))
+            || !previous.read_links(links)
+        {
             return None;
         }
         let now = ucm_core::now_ms();
-        let parsed: Vec<(usize, ParsedFile, String)> = changed
+        let parsed: Vec<(usize, ParsedFile, Seen)> = changed
             .into_par_iter()
-            .map(|(index, text)| {
+            .map(|(index, text, stamp)| {
                 let parsed = parse_file(&files[index], &text, layout, &options, now);
-                (index, parsed, content_hash(&text))
+                (index, parsed, (content_hash(&text), stamp))
             })
             .collect();
         let Sources { source, tree, files: mut records } = previous;
@@ -226,10 +305,11 @@ impl Changes {
                 continue;
             }
             targets.add_file(&file.rel_path, file_block_id(&file.rel_path));
-            for (anchor, id) in &record.anchors {
+            for (anchor, id) in &record.targets.anchors {
                 targets.add_anchor(scope_of(file, layout), anchor, *id);
             }
-            links.push(FileLinks { path: &file.rel_path, scope: scope_of(file, layout), links: &record.links, fresh });
+            let scope = scope_of(file, layout);
+            links.push(FileLinks { path: &file.rel_path, scope, links: &record.targets.links, fresh });
         }
         report.links = link_files(document, &targets, &links, &mut report.warnings);
         document.metadata.modified_ms = now;

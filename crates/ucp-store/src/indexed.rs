@@ -8,9 +8,20 @@ use ucm_core::Document;
 
 use crate::{check_document_name, codec, db, revision_in, Store, StoreError};
 
+/// Ingest's record of the files a document was indexed from, in two parts:
+/// what every index of the same paths reads, and what only one that found
+/// changed files needs.
+#[derive(Debug, Clone, Copy)]
+pub struct IndexedFrom<'a> {
+    /// Each file's path, hash and stamp.
+    pub files: &'a [u8],
+    /// Each file's anchors and links.
+    pub links: &'a [u8],
+}
+
 impl Store {
     /// Writes `document` as indexed from files, with ingest's record of
-    /// them (`sources`, see [`Store::index_sources`]), in one transaction.
+    /// them (see [`Store::index_sources`]), in one transaction.
     /// With `expected`, only when the stored document is still at that
     /// revision (else [`StoreError::Conflict`]), writing what its journal
     /// says changed; without, in place of any document of that name.
@@ -19,7 +30,7 @@ impl Store {
         &mut self,
         document: &Document,
         expected: Option<u64>,
-        sources: &[u8],
+        sources: IndexedFrom<'_>,
     ) -> Result<u64, StoreError> {
         check_document_name(document.name())?;
         let tx = self
@@ -53,7 +64,7 @@ impl Store {
     /// the stored document is still at `revision` (an unchanged corpus
     /// indexed again by a build that kept no record). Returns whether it
     /// was recorded.
-    pub fn record_sources(&mut self, name: &str, revision: u64, sources: &[u8]) -> Result<bool, StoreError> {
+    pub fn record_sources(&mut self, name: &str, revision: u64, sources: IndexedFrom<'_>) -> Result<bool, StoreError> {
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -66,10 +77,10 @@ impl Store {
         Ok(true)
     }
 
-    /// What document `name` was indexed from, as [`Store::save_indexed`]
-    /// wrote it, with the revision it describes — `None` when the document
-    /// was not indexed, or was written since by anything else (an edit),
-    /// so the record no longer describes it.
+    /// What document `name` was indexed from ([`IndexedFrom::files`], as
+    /// [`Store::save_indexed`] wrote it), with the revision it describes —
+    /// `None` when the document was not indexed, or was written since by
+    /// anything else (an edit), so the record no longer describes it.
     pub fn index_sources(&self, name: &str) -> Result<Option<(Vec<u8>, u64)>, StoreError> {
         let tx = self.conn.unchecked_transaction().map_err(db("starting a read"))?;
         let revision = revision_in(&tx, name)?;
@@ -84,13 +95,32 @@ impl Store {
         tx.commit().map_err(db("ending a read"))?;
         Ok(body.map(|body| (body, revision)))
     }
+
+    /// The files' anchors and links ([`IndexedFrom::links`]) of the record
+    /// of document `name` at `revision`; `None` when the record is not of
+    /// that revision.
+    pub fn index_links(&self, name: &str, revision: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT links FROM sources WHERE document = ?1 AND revision = ?2",
+                params![name, revision as i64],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(db("reading the sources"))
+    }
 }
 
-fn write_sources(tx: &rusqlite::Transaction<'_>, name: &str, revision: u64, sources: &[u8]) -> Result<(), StoreError> {
+fn write_sources(
+    tx: &rusqlite::Transaction<'_>,
+    name: &str,
+    revision: u64,
+    sources: IndexedFrom<'_>,
+) -> Result<(), StoreError> {
     tx.execute(
-        "INSERT INTO sources (document, revision, body) VALUES (?1, ?2, ?3)
-         ON CONFLICT (document) DO UPDATE SET revision = ?2, body = ?3",
-        params![name, revision as i64, sources],
+        "INSERT INTO sources (document, revision, body, links) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (document) DO UPDATE SET revision = ?2, body = ?3, links = ?4",
+        params![name, revision as i64, sources.files, sources.links],
     )
     .map_err(db("writing the sources"))?;
     Ok(())
@@ -100,7 +130,11 @@ fn write_sources(tx: &rusqlite::Transaction<'_>, name: &str, revision: u64, sour
 mod tests {
     use ucm_core::{Block, BlockId, Content, Document, Metadata, Role};
 
-    use crate::{Store, StoreError};
+    use crate::{IndexedFrom, Store, StoreError};
+
+    fn from(files: &'static [u8]) -> IndexedFrom<'static> {
+        IndexedFrom { files, links: b"links" }
+    }
 
     fn para(text: &str, n: u32) -> Block {
         let content = Content::markdown(text);
@@ -114,26 +148,27 @@ mod tests {
         let mut doc = Document::new("d");
         doc.append_child(BlockId::ROOT, para("a", 0)).unwrap();
         assert_eq!(store.index_sources("d").unwrap(), None);
-        let first = store.save_indexed(&doc, None, b"one").unwrap();
+        let first = store.save_indexed(&doc, None, from(b"one")).unwrap();
         assert_eq!(store.index_sources("d").unwrap(), Some((b"one".to_vec(), first)));
+        assert_eq!(store.index_links("d", first).unwrap(), Some(b"links".to_vec()));
 
         doc.mark_saved();
         doc.append_child(BlockId::ROOT, para("b", 1)).unwrap();
-        let second = store.save_indexed(&doc, Some(first), b"two").unwrap();
+        let second = store.save_indexed(&doc, Some(first), from(b"two")).unwrap();
         assert_eq!(store.index_sources("d").unwrap(), Some((b"two".to_vec(), second)));
         assert_eq!(store.load_document("d").unwrap().len(), 3, "the change was written");
 
-        let stale = store.save_indexed(&doc, Some(first), b"three");
+        let stale = store.save_indexed(&doc, Some(first), from(b"three"));
         assert!(matches!(stale, Err(StoreError::Conflict { .. })), "{stale:?}");
         assert_eq!(store.index_sources("d").unwrap(), Some((b"two".to_vec(), second)), "nothing written");
 
         store.save_document(&doc).unwrap();
         assert_eq!(store.index_sources("d").unwrap(), None, "written since by something else");
         let third = store.revision("d").unwrap();
-        assert!(!store.record_sources("d", second, b"late").unwrap(), "not the revision it describes");
-        assert!(store.record_sources("d", third, b"same").unwrap());
+        assert!(!store.record_sources("d", second, from(b"late")).unwrap(), "not the revision it describes");
+        assert!(store.record_sources("d", third, from(b"same")).unwrap());
         assert_eq!(store.index_sources("d").unwrap(), Some((b"same".to_vec(), third)));
-        store.save_indexed(&doc, None, b"four").unwrap();
+        store.save_indexed(&doc, None, from(b"four")).unwrap();
         store.delete_document("d").unwrap();
         assert_eq!(store.index_sources("d").unwrap(), None);
     }

@@ -21,6 +21,7 @@ mod load;
 mod name;
 mod schema;
 
+pub use indexed::IndexedFrom;
 pub use name::{check_document_name, MAX_DOCUMENT_NAME_CHARS};
 
 use std::path::{Path, PathBuf};

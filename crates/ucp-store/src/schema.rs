@@ -144,7 +144,8 @@ const V6: &str = "
 CREATE TABLE sources (
     document     TEXT PRIMARY KEY,
     revision     INTEGER NOT NULL,
-    body         BLOB NOT NULL
+    body         BLOB NOT NULL,          -- what every index of it reads
+    links        BLOB NOT NULL           -- read only when files changed
 );
 ";
 
@@ -245,7 +246,7 @@ mod tests {
         conn.execute("INSERT INTO snapshots VALUES ('d', 's', NULL, 1, 1, '{}')", []).unwrap();
         conn.execute("INSERT INTO sessions VALUES ('d', 's', '{}', 1, 1)", []).unwrap();
         conn.execute("INSERT INTO revisions VALUES ('d', 1)", []).unwrap();
-        conn.execute("INSERT INTO sources VALUES ('d', 1, x'00')", []).unwrap();
+        conn.execute("INSERT INTO sources VALUES ('d', 1, x'00', x'00')", []).unwrap();
     }
 
     #[test]

@@ -12,7 +12,7 @@ use ucm_engine::{Engine, Snapshot};
 use ucp_agent::{GlobalLimits, SessionHost, SessionLimits};
 use ucp_ingest::{Changes, IngestOptions, IngestReport, Sources, Update};
 use ucp_search::{load_embedder, SearchConfig, SearchIndex, SyncProgress, SyncReport};
-use ucp_store::{DocumentSummary, SessionWrite, Store};
+use ucp_store::{DocumentSummary, IndexedFrom, SessionWrite, Store};
 
 use crate::WorkspaceError;
 
@@ -374,7 +374,8 @@ impl Library {
             }
         }
         let ingested = ucp_ingest::ingest(&resolved, &name, &options, &Ingesting(progress)).map_err(ingest_error)?;
-        let sources = ingested.sources.to_bytes();
+        let bytes = ingested.sources.to_bytes();
+        let sources = IndexedFrom { files: &bytes.files, links: &bytes.links };
         let written = {
             let mut store = lock(&self.store);
             let exists = store.documents()?.iter().any(|d| d.name == name);
@@ -382,7 +383,7 @@ impl Library {
             let unchanged = stored.as_ref().filter(|(stored, _)| stored.same_content(&ingested.document));
             if let Some((_, revision)) = unchanged {
                 // The next index of these paths reads only what changed.
-                store.record_sources(&name, *revision, &sources)?;
+                store.record_sources(&name, *revision, sources)?;
                 None
             } else {
                 if self.config.read_only {
@@ -390,7 +391,7 @@ impl Library {
                 }
                 progress.writing(&name, ingested.document.len());
                 let snapshots = store.load_snapshots(&name)?;
-                Some((store.save_indexed(&ingested.document, None, &sources)?, snapshots))
+                Some((store.save_indexed(&ingested.document, None, sources)?, snapshots))
             }
         };
         let seconds = started.elapsed().as_secs_f64();
@@ -437,18 +438,22 @@ impl Library {
         revision: u64,
         progress: &dyn IndexProgress,
     ) -> Result<Option<(Arc<Workspace>, IngestReport, bool)>, WorkspaceError> {
-        let (mut document, loaded) = lock(&self.store).load_with_revision(name)?;
-        if loaded != revision {
-            return Ok(None);
-        }
+        let (mut document, loaded, links) = {
+            let store = lock(&self.store);
+            let (document, loaded) = store.load_with_revision(name)?;
+            (document, loaded, store.index_links(name, revision)?)
+        };
+        let Some(links) = links.filter(|_| loaded == revision) else { return Ok(None) };
         // At the stored revision: opening skips the sync when it is there.
         let (index, _) = self.open_index(&document, revision)?;
-        let Some((report, sources)) = changes.apply(&mut document) else { return Ok(None) };
+        let Some((report, sources)) = changes.apply(&mut document, &links) else { return Ok(None) };
         progress.writing(name, document.len());
         let changed = document.unsaved_changes();
         let (revision, snapshots) = {
             let mut store = lock(&self.store);
-            let revision = match store.save_indexed(&document, Some(revision), &sources.to_bytes()) {
+            let bytes = sources.to_bytes();
+            let sources = IndexedFrom { files: &bytes.files, links: &bytes.links };
+            let revision = match store.save_indexed(&document, Some(revision), sources) {
                 Err(ucp_store::StoreError::Conflict { .. }) => return Ok(None),
                 written => written?,
             };
