@@ -7,9 +7,8 @@ use clap::ValueEnum;
 use ucl_parser::RenderFormat;
 use ucm_core::Tokenizer as _;
 use ucp_eval::{FlatChunks, Orchestrated, Outcome, Ranking};
-use ucp_ingest::DEFAULT_MAX_FILE_SIZE;
 use ucp_search::{load_embedder, Mode};
-use ucp_workspace::{ContextOptions, DEFAULT_BUDGET};
+use ucp_workspace::{ContextOptions, IndexOptions, DEFAULT_BUDGET, MIN_BUDGET};
 
 use crate::{print, print_json, Cli};
 
@@ -48,7 +47,7 @@ pub(crate) struct ContextArgs {
     #[arg(long, value_name = "PATH")]
     corpus: Option<PathBuf>,
     /// Most tokens of the context (counted exactly, o200k).
-    #[arg(long, default_value_t = DEFAULT_BUDGET, value_name = "TOKENS", value_parser = crate::count_in(1, crate::MAX_BUDGET))]
+    #[arg(long, default_value_t = DEFAULT_BUDGET, value_name = "TOKENS", value_parser = crate::count_in(MIN_BUDGET, crate::MAX_BUDGET))]
     budget: usize,
     /// How the context is rendered.
     #[arg(long, value_enum, default_value_t = ContextFormat::Markdown)]
@@ -69,7 +68,7 @@ pub(crate) struct EvalArgs {
         value_delimiter = ',',
         default_value = "1000,2000,4000",
         value_name = "TOKENS",
-        value_parser = crate::count_in(1, crate::MAX_BUDGET)
+        value_parser = crate::count_in(MIN_BUDGET, crate::MAX_BUDGET)
     )]
     budget: Vec<usize>,
     /// How contexts are rendered (and counted).
@@ -90,7 +89,8 @@ pub(crate) fn context(cli: &Cli, args: &ContextArgs) -> anyhow::Result<()> {
     let library = cli.library(args.corpus.is_some())?;
     let workspace = match &args.corpus {
         Some(path) => {
-            let indexed = library.index(std::slice::from_ref(path), cli.doc.as_deref(), DEFAULT_MAX_FILE_SIZE, &())?;
+            let indexed =
+                library.index(std::slice::from_ref(path), cli.doc.as_deref(), &IndexOptions::default(), &())?;
             if indexed.changed && !cli.json {
                 eprintln!(
                     "ucp: indexed {} as {} ({} files, {} blocks)",

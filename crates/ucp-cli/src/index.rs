@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use indicatif::{ProgressBar, ProgressStyle};
 use ucp_ingest::{IngestReport, Progress};
-use ucp_workspace::IndexProgress;
+use ucp_workspace::{IndexOptions, IndexProgress};
 
 use crate::Cli;
 
@@ -25,6 +25,10 @@ pub(crate) struct IndexArgs {
     /// Skip files larger than this many bytes (with a warning).
     #[arg(long, value_name = "BYTES", default_value_t = ucp_ingest::DEFAULT_MAX_FILE_SIZE)]
     max_file_size: u64,
+    /// Index a document edited (with UCL) since it was last indexed anyway:
+    /// a snapshot keeps the edited version, then the files replace it.
+    #[arg(long)]
+    force: bool,
 }
 
 /// Progress on a terminal: a bar over files; elsewhere, a line on stderr
@@ -55,7 +59,18 @@ impl Progress for Bar {
 }
 
 pub(crate) fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<()> {
+    let existed = cli.store_dir().exists();
     let library = cli.library(true)?;
+    let result = index_all(cli, args, &library);
+    // A first index that failed leaves no empty store behind.
+    if result.is_err() && !existed && library.documents().is_ok_and(|docs| docs.is_empty()) {
+        drop(library);
+        let _ = std::fs::remove_dir_all(cli.store_dir());
+    }
+    result
+}
+
+fn index_all(cli: &Cli, args: &IndexArgs, library: &ucp_workspace::Library) -> anyhow::Result<()> {
     let groups: Vec<(String, Vec<PathBuf>)> = match &args.name {
         Some(name) => vec![(name.clone(), args.paths.clone())],
         None => args.paths.iter().map(|p| (ucp_ingest::default_name(p), vec![p.clone()])).collect(),
@@ -66,6 +81,7 @@ pub(crate) fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<()> {
     }
     let interactive = std::io::stderr().is_terminal() && !cli.json;
     let announce = (!interactive && !cli.json).then(|| library.store_dir().display().to_string());
+    let options = IndexOptions { max_file_size: args.max_file_size, replace_edits: args.force };
     let mut reports = Vec::new();
     for (name, paths) in groups {
         let bar = ProgressBar::new(0);
@@ -81,7 +97,7 @@ pub(crate) fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<()> {
             bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
         }
         let indexed = library
-            .index(&paths, Some(&name), args.max_file_size, &Bar { bar: bar.clone(), store: announce.clone() })
+            .index(&paths, Some(&name), &options, &Bar { bar: bar.clone(), store: announce.clone() })
             .with_context(|| format!("indexing {name} into {}", library.store_dir().display()))?;
         bar.finish_and_clear();
         let search = indexed.workspace.index_opened();

@@ -211,6 +211,20 @@ pub(crate) fn view(cli: &Cli, reference: &str, mode: ViewMode) -> anyhow::Result
     print(&out)
 }
 
+pub(crate) fn remove(cli: &Cli, name: &str) -> anyhow::Result<()> {
+    if !cli.library(false)?.remove(name)? {
+        anyhow::bail!("no document named {name:?} (`ucp docs` lists them)");
+    }
+    eprintln!("ucp: deleted {name}");
+    Ok(())
+}
+
+pub(crate) fn rename(cli: &Cli, old: &str, new: &str) -> anyhow::Result<()> {
+    cli.library(false)?.rename(old, new)?;
+    eprintln!("ucp: renamed {old} to {new}");
+    Ok(())
+}
+
 pub(crate) fn export(cli: &Cli, format: ExportFormat, out: Option<&Path>) -> anyhow::Result<()> {
     let doc = load(cli)?;
     let text = match format {

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use ucp_workspace::{Library, LibraryConfig, Workspace};
+use ucp_workspace::{Library, LibraryConfig, Workspace, WorkspaceError};
 
 /// UCP: navigate a knowledge graph of documents and code, and build the best
 /// context for an LLM under a token budget.
@@ -44,23 +44,54 @@ pub(crate) struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Index markdown, HTML, text and source files or folders into the store.
+    #[command(after_help = "Examples:
+  ucp index docs/                      one document named docs
+  ucp index guide.md api/ --name all   both in one document
+  ucp index docs/                      again: reads only changed files")]
     Index(index::IndexArgs),
     /// The best context for a question within a token budget: search, then
     /// sub-agents exploring the sections around the hits, then one window.
+    #[command(after_help = "Examples:
+  ucp context \"How do I read a file line by line?\" --budget 2000
+  ucp context \"What does --inspect do?\" --corpus docs/   index first (only what changed)
+  ucp --doc api context \"retry policy\" --format short_ids --json")]
     Context(context::ContextArgs),
     /// Answer recall of `ucp context` on a question file, next to flat
     /// chunk baselines, at several budgets.
+    #[command(after_help = "Example:
+  ucp --doc node eval questions.jsonl --budget 1000,2000,4000")]
     Eval(context::EvalArgs),
     /// Search a document: BM25, or hybrid BM25 + embeddings with --model.
+    #[command(after_help = "Examples:
+  ucp search \"socket timeout\" --limit 5
+  ucp search \"open a file\" --roles paragraph,code --json")]
     Search(search::SearchArgs),
     /// Serve the store to MCP clients (Claude Code, Cursor, Zed ...): over
     /// stdio, or streamable HTTP at /mcp with --http.
+    #[command(after_help = "Examples:
+  ucp --store ~/notes/.ucp mcp                   stdio, for a client that starts it
+  ucp mcp --http localhost:8848 --allow ~/docs   HTTP on loopback; clients may index ~/docs")]
     Mcp(mcp::McpArgs),
     /// List the documents in the store.
     Docs,
+    /// Delete a document, with its snapshots, sessions and search index.
+    #[command(after_help = "Example:\n  ucp rm old-docs")]
+    Rm {
+        /// The document.
+        name: String,
+    },
+    /// Rename a document (its snapshots, sessions and search index follow).
+    #[command(after_help = "Example:\n  ucp rename docs handbook")]
+    Rename {
+        /// Its name now.
+        old: String,
+        /// The name it gets.
+        new: String,
+    },
     /// Show counts for a document: blocks by role, tokens, edges, depth.
     Stats,
     /// Print the block tree of a document (or of one block).
+    #[command(after_help = "Examples:\n  ucp tree --depth 2\n  ucp tree @guide/intro.md --depth 1")]
     Tree {
         /// Block to start from (an id or @label); the root by default.
         id: Option<String>,
@@ -69,6 +100,7 @@ enum Command {
         depth: usize,
     },
     /// Show one block.
+    #[command(after_help = "Examples:\n  ucp view blk_0123456789abcdef01234567\n  ucp view @fs.md --mode metadata")]
     View {
         /// The block: a full id (blk_...) or @label.
         id: String,
@@ -77,6 +109,7 @@ enum Command {
         mode: ViewMode,
     },
     /// Parse UCL and print its syntax tree as JSON (or as canonical UCL).
+    #[command(after_help = "Example:\n  echo 'EDIT @intro SET text = \"Hi\"' | ucp parse --canonical")]
     Parse {
         /// The script; `-` reads standard input.
         #[arg(default_value = "-")]
@@ -90,6 +123,10 @@ enum Command {
     /// whole script succeeds, or up to its last COMMIT. With --session, the
     /// session is named and persists, so the next run continues where this
     /// one stopped.
+    #[command(after_help = "Examples:
+  ucp run edits.ucl
+  echo 'SEARCH \"timeouts\"' | ucp run - --session research
+  ucp run next.ucl --session research --budget 8000")]
     Run {
         /// The script; `-` reads standard input.
         script: PathBuf,
@@ -106,6 +143,7 @@ enum Command {
     },
     /// An interactive UCL prompt in a named session, with history and line
     /// editing.
+    #[command(after_help = "Example:\n  ucp shell --session research --task \"how are timers ordered?\"")]
     Shell {
         /// The session (created on first use).
         #[arg(long, value_name = "NAME", default_value = "shell")]
@@ -118,6 +156,7 @@ enum Command {
         task: Option<String>,
     },
     /// Import a document written in the UCL document form.
+    #[command(after_help = "Example:\n  ucp export --format ucl > doc.ucl && ucp import-ucl doc.ucl --name copy")]
     ImportUcl {
         /// The UCL file; `-` reads standard input.
         file: PathBuf,
@@ -127,13 +166,22 @@ enum Command {
         name: Option<String>,
     },
     /// Write a document out as markdown, JSON or the UCL document form.
+    #[command(
+        after_help = "Examples:\n  ucp export --out docs.md\n  ucp export --json > docs.json   (same as --format json)"
+    )]
     Export {
-        /// Output format.
-        #[arg(long, value_enum, default_value_t = ExportFormat::Markdown)]
-        format: ExportFormat,
+        /// Output format (--json means json).
+        #[arg(long, value_enum)]
+        format: Option<ExportFormat>,
         /// Write to this file instead of standard output.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+    },
+    /// Print a shell completion script.
+    #[command(after_help = "Example:\n  ucp completions bash > ~/.local/share/bash-completion/completions/ucp")]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
     },
 }
 
@@ -212,7 +260,17 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Stats => inspect::stats(cli),
         Command::Tree { id, depth } => inspect::tree(cli, id.as_deref(), *depth),
         Command::View { id, mode } => inspect::view(cli, id, *mode),
-        Command::Export { format, out } => inspect::export(cli, *format, out.as_deref()),
+        Command::Export { format, out } => {
+            let json = cli.json.then_some(ExportFormat::Json);
+            inspect::export(cli, format.or(json).unwrap_or(ExportFormat::Markdown), out.as_deref())
+        }
+        Command::Rm { name } => inspect::remove(cli, name),
+        Command::Rename { old, new } => inspect::rename(cli, old, new),
+        Command::Completions { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(*shell, &mut command, "ucp", &mut std::io::stdout());
+            Ok(())
+        }
         Command::Parse { file, canonical } => ucl::parse(file, *canonical),
         Command::Run { script, session, budget, task } => session::run(
             cli,
@@ -238,20 +296,61 @@ fn main() -> ExitCode {
                 let _ = err.print();
                 return ExitCode::SUCCESS;
             }
-            let rendered = err.to_string();
-            let first = rendered.lines().next().unwrap_or("invalid arguments");
-            eprintln!("{first} (see `ucp --help`)");
-            return ExitCode::FAILURE;
+            // clap's whole message: which argument, the possible values, a
+            // "did you mean", and the subcommand's help to read.
+            let rendered = err.render();
+            let text = if std::io::stderr().is_terminal() { rendered.ansi().to_string() } else { rendered.to_string() };
+            let help = match subcommand_named() {
+                Some(name) => format!("'ucp {name} --help'"),
+                None => "'ucp --help'".to_owned(),
+            };
+            eprint!("{}", text.replace("'--help'", &help));
+            return ExitCode::from(USAGE_ERROR);
         }
     };
     match run(&cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            let causes: Vec<String> = err.chain().map(ToString::to_string).collect();
-            eprintln!("error: {}", causes.join(": "));
-            ExitCode::FAILURE
+            eprintln!("error: {}", error_text(&err));
+            match err.downcast_ref::<WorkspaceError>() {
+                Some(WorkspaceError::NothingFits { .. }) => ExitCode::from(NOTHING_FITS),
+                _ => ExitCode::FAILURE,
+            }
         }
     }
+}
+
+/// The subcommand the command line names, if any (the first argument
+/// that is one).
+fn subcommand_named() -> Option<String> {
+    let command = <Cli as clap::CommandFactory>::command();
+    let names: Vec<&str> = command.get_subcommands().map(clap::Command::get_name).collect();
+    std::env::args().skip(1).find(|arg| names.contains(&arg.as_str()))
+}
+
+/// The exit code of a command line that does not parse (clap's).
+const USAGE_ERROR: u8 = 2;
+
+/// The exit code of `ucp context` when blocks match but none fits the
+/// budget.
+const NOTHING_FITS: u8 = 3;
+
+/// An error and its causes on one line, each cause once: a cause whose
+/// text the message already holds (many errors print their source) is not
+/// repeated.
+fn error_text(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let cause = cause.to_string();
+        if text.contains(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    text
 }
 
 /// Writes `text` to stdout, treating a closed pipe (`ucp ... | head`) as success.

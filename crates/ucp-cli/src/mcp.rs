@@ -9,14 +9,22 @@ use anyhow::Context as _;
 use ucp_agent::{GlobalLimits, SessionLimits};
 use ucp_mcp::{CancellationToken, ConnectionLimits, HttpConfig, Library, LibraryConfig};
 
+use ucp_store::StoreError;
+use ucp_workspace::WorkspaceError;
+
 use crate::Cli;
 
 /// Arguments of `ucp mcp`.
 #[derive(clap::Args)]
 pub(crate) struct McpArgs {
-    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio.
-    #[arg(long, value_name = "ADDR")]
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (an IP
+    /// and port, or localhost:PORT for loopback).
+    #[arg(long, value_name = "ADDR", value_parser = listen_address)]
     http: Option<SocketAddr>,
+    /// Create the store when it does not exist (by default a missing store
+    /// is an error: a mistyped --store would serve an empty one).
+    #[arg(long)]
+    create: bool,
     /// Bearer token HTTP requests must carry (required off loopback).
     /// Prefer the UCP_MCP_TOKEN variable: a command line is visible to
     /// every local user in `ps`.
@@ -81,7 +89,15 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
     config.evict_idle_after = Duration::from_secs(args.evict_idle_after);
     config.limits.max_ops_per_second = args.max_ops_per_second;
     config.session_limits.max_context_tokens = args.budget;
-    let library = Arc::new(Library::open(config)?);
+    let library = Arc::new(match args.create {
+        true => Library::open(config)?,
+        false => Library::open_existing(config).map_err(|e| match e {
+            WorkspaceError::Store(StoreError::Missing(dir)) => {
+                anyhow::anyhow!("no store at {}: index a corpus into it first, or pass --create", dir.display())
+            }
+            other => other.into(),
+        })?,
+    });
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the runtime")?;
     let Some(addr) = args.http else {
         return runtime.block_on(ucp_mcp::serve_stdio(library, args.max_result_tokens)).context("serving stdio");
@@ -111,4 +127,33 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         );
         ucp_mcp::serve_http(listener, router, shutdown, http.connections).await.context("serving HTTP")
     })
+}
+
+/// An address to listen on: `IP:PORT`, or `localhost:PORT` (loopback).
+fn listen_address(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    match text.rsplit_once(':') {
+        Some((host, port)) if host.eq_ignore_ascii_case("localhost") => port
+            .parse::<u16>()
+            .map(|port| SocketAddr::from(([127, 0, 0, 1], port)))
+            .map_err(|_| format!("{port:?} is not a port number")),
+        _ => Err(format!("{text:?} is not IP:PORT or localhost:PORT (e.g. 127.0.0.1:8848)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::listen_address;
+
+    #[test]
+    fn addresses_are_ip_and_port_or_localhost() {
+        assert_eq!(listen_address("127.0.0.1:80").unwrap().to_string(), "127.0.0.1:80");
+        assert_eq!(listen_address("[::1]:80").unwrap().to_string(), "[::1]:80");
+        assert_eq!(listen_address("localhost:8848").unwrap().to_string(), "127.0.0.1:8848");
+        assert_eq!(listen_address("LOCALHOST:0").unwrap().to_string(), "127.0.0.1:0");
+        assert!(listen_address("localhost:http").unwrap_err().contains("port number"));
+        assert!(listen_address("example.com:80").unwrap_err().contains("localhost:PORT"));
+    }
 }

@@ -6,7 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{assert_user_error, excerpt, indexed, stdout_json, ucp, ucp_stdin};
+use common::{assert_usage_error, assert_user_error, excerpt, indexed, stderr, stdout_json, ucp, ucp_stdin};
 
 #[test]
 fn index_then_inspect_every_command() {
@@ -101,8 +101,8 @@ fn bad_input_gets_one_line_and_changes_nothing() {
     assert_user_error(&ucp(&store, &["view", "blk_123"]), "invalid block id");
     assert_user_error(&ucp(&store, &["view", "blk_ffffffffffffffffffffffff"]), "not found");
     assert_user_error(&ucp(&store, &["view", "@nolabel"]), "no block is labelled");
-    assert_user_error(&ucp(&store, &["tree", "--depth", "minus"]), "invalid value");
-    assert_user_error(&ucp(&store, &["frobnicate"]), "unrecognized subcommand");
+    assert_usage_error(&ucp(&store, &["tree", "--depth", "minus"]), "invalid value");
+    assert_usage_error(&ucp(&store, &["frobnicate"]), "unrecognized subcommand");
     assert_user_error(&ucp(&dir.path().join("elsewhere"), &["docs"]), "no store at");
 
     assert_eq!(ucp(&store, &["export", "--format", "json"]).stdout, before);
@@ -194,6 +194,83 @@ fn killing_an_index_of_changed_files_mid_write_leaves_the_store_as_it_was() {
     assert_eq!(stdout_json(&ucp(&store, &["stats", "--json"]))["validation_issues"], 0);
     let again = ucp(&store, &["index", big.to_str().unwrap()]);
     assert!(String::from_utf8_lossy(&again.stderr).contains("unchanged"), "{}", String::from_utf8_lossy(&again.stderr));
+}
+
+#[test]
+fn argument_errors_say_everything_clap_knows() {
+    let (_dir, store) = indexed();
+    let out = ucp(&store, &["context"]);
+    assert_usage_error(&out, "<QUESTION>");
+    assert!(stderr(&out).contains("'ucp context --help'"), "the subcommand's help: {}", stderr(&out));
+    let text = stderr(&ucp(&store, &["contxt", "q"]));
+    assert!(text.contains("similar") && text.contains("context"), "a did-you-mean: {text}");
+    let text = stderr(&ucp(&store, &["view", "x", "--mode", "nope"]));
+    assert!(text.contains("possible values") && text.contains("metadata"), "{text}");
+    for budget in ["0", "10"] {
+        let out = ucp(&store, &["context", "streams", "--budget", budget]);
+        assert_eq!(out.status.code(), Some(2), "budget {budget}: {}", stderr(&out));
+    }
+    let help = ucp(&store, &["index", "--help"]);
+    assert!(String::from_utf8_lossy(&help.stdout).contains("Examples:"));
+    let completions = ucp(&store, &["completions", "bash"]);
+    assert!(completions.status.success() && String::from_utf8_lossy(&completions.stdout).contains("_ucp"));
+}
+
+#[test]
+fn a_budget_too_small_for_any_match_says_so() {
+    let (_dir, store) = indexed();
+    let out = ucp(&store, &["context", "How do streams handle backpressure?", "--budget", "32"]);
+    let text = stderr(&out);
+    if out.status.success() {
+        // Something small enough matched: a context, within the budget.
+        assert!(!out.stdout.is_empty(), "{text}");
+    } else {
+        assert_eq!(out.status.code(), Some(3), "{text}");
+        assert!(text.contains("no relevant block fits in 32 tokens"), "{text}");
+        assert_eq!(text.trim_end().lines().count(), 1, "{text}");
+    }
+}
+
+#[test]
+fn documents_are_renamed_and_deleted_with_their_index() {
+    let (_dir, store) = indexed();
+    assert!(ucp(&store, &["rename", "node", "handbook"]).status.success());
+    let docs = stdout_json(&ucp(&store, &["docs", "--json"]));
+    assert_eq!(docs[0]["name"], "handbook");
+    let hits = stdout_json(&ucp(&store, &["--doc", "handbook", "search", "stream", "--json"]));
+    assert!(!hits["results"].as_array().unwrap().is_empty(), "the search index follows");
+    common::assert_user_error(&ucp(&store, &["rename", "nope", "x"]), "no document named \"nope\"");
+    assert!(ucp(&store, &["rm", "handbook"]).status.success());
+    assert!(!store.join("search/handbook").exists());
+    common::assert_user_error(&ucp(&store, &["rm", "handbook"]), "no document named");
+    assert_eq!(stdout_json(&ucp(&store, &["docs", "--json"])), serde_json::json!([]));
+}
+
+#[test]
+fn indexing_an_edited_document_again_needs_force_and_keeps_a_snapshot() {
+    let (dir, store) = indexed();
+    let script = dir.path().join("edit.ucl");
+    std::fs::write(&script, format!("APPEND {ROOT} text :: \"my note\"\n")).unwrap();
+    assert!(ucp(&store, &["run", script.to_str().unwrap()]).status.success());
+    let excerpt = common::excerpt();
+    let again = ucp(&store, &["index", excerpt.to_str().unwrap(), "--name", "node"]);
+    common::assert_user_error(&again, "--force");
+    let forced = ucp(&store, &["index", excerpt.to_str().unwrap(), "--name", "node", "--force"]);
+    assert!(forced.status.success(), "{}", stderr(&forced));
+    let list = dir.path().join("list.ucl");
+    std::fs::write(&list, "SNAPSHOT LIST\n").unwrap();
+    let out = String::from_utf8(ucp(&store, &["run", list.to_str().unwrap()]).stdout).unwrap();
+    assert!(out.contains("before-index-"), "{out}");
+}
+
+#[test]
+fn a_failed_first_index_leaves_no_store_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join(".ucp");
+    let out = ucp(&store, &["index", dir.path().join("missing").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!store.exists(), "an empty store was left");
+    assert!(ucp(&store, &["export", "--json"]).status.code() == Some(1));
 }
 
 const ROOT: &str = "blk_000000000000000000000000";
@@ -387,7 +464,7 @@ fn out_of_range_counts_are_refused_before_anything_runs() {
         &["run", "-", "--session", "s", "--budget", "0"],
     ];
     for args in cases {
-        assert_user_error(&ucp(&store, args), "is not in");
+        assert_usage_error(&ucp(&store, args), "is not in");
     }
 }
 

@@ -135,7 +135,7 @@ fn eval_rejects_bad_input_clearly() {
     assert_user_error(&ucp(&store, &["eval", bad.to_str().unwrap()]), "line 2");
     let questions = dir.path().join("questions.jsonl");
     std::fs::write(&questions, QUESTIONS).unwrap();
-    assert_user_error(&ucp(&store, &["eval", questions.to_str().unwrap(), "--budget", "0"]), "--budget");
+    common::assert_usage_error(&ucp(&store, &["eval", questions.to_str().unwrap(), "--budget", "0"]), "--budget");
     let missing = dir.path().join("missing.jsonl");
     assert_user_error(&ucp(&store, &["eval", missing.to_str().unwrap()]), "missing.jsonl");
 }

@@ -201,6 +201,21 @@ fn http_refuses_to_start_off_loopback_without_a_token() {
     common::assert_user_error(&out, "not a loopback address");
 }
 
+#[test]
+fn a_missing_store_is_refused_unless_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("typo/.ucp");
+    let out = ucp(&store, &["mcp"]);
+    common::assert_user_error(&out, "no store at");
+    assert!(!dir.path().join("typo").exists(), "nothing is created");
+    let mut server = StdioServer::start(&store, &["--create"]);
+    server.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#);
+    assert!(server.reply(1)["result"].is_object());
+    assert!(store.exists(), "--create makes the store");
+    server.child.kill().unwrap();
+    server.child.wait().unwrap();
+}
+
 /// The Python SDK's clients (stdio and HTTP) and a short load run.
 #[test]
 #[ignore = "needs UCP_MCP_PYTHON: scripts/test installs the SDK and runs this"]
@@ -315,7 +330,8 @@ fn two_servers_and_a_reindex_lose_no_edit() {
         );
     }
 
-    // A re-index with one more file replaces the document (by design).
+    // A re-index with one more file replaces the edited document (asked
+    // for with --force).
     let corpus = dir.path().join("corpus");
     std::fs::create_dir(&corpus).unwrap();
     for entry in std::fs::read_dir(excerpt()).unwrap() {
@@ -323,7 +339,7 @@ fn two_servers_and_a_reindex_lose_no_edit() {
         std::fs::copy(entry.path(), corpus.join(entry.file_name())).unwrap();
     }
     std::fs::write(corpus.join("extra.md"), "# Extra\n\nA paragraph about capybaras.\n").unwrap();
-    let out = ucp(&store, &["index", corpus.to_str().unwrap(), "--name", "node"]);
+    let out = ucp(&store, &["index", corpus.to_str().unwrap(), "--name", "node", "--force"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let reindexed_blocks = stored().matches("\"id\"").count();
 

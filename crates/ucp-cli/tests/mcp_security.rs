@@ -114,7 +114,7 @@ fn document_names_are_checked_before_anything_is_written() {
 fn errors_sent_to_clients_hold_no_host_paths() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("private-store-place");
-    let server = HttpServer::start(&store, &[]);
+    let server = HttpServer::start(&store, &["--create"]);
     let session = server.initialize();
     // An empty store: the error used to name the store's directory.
     let reply = server.call(&session, "search", json!({"query": "anything"}));

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use ucl_parser::RenderFormat;
 use ucp_agent::{AgentError, SessionId};
-use ucp_workspace::{ContextOptions, NewSession, SearchRequest, WorkspaceError, DEFAULT_BUDGET};
+use ucp_workspace::{ContextOptions, IndexOptions, NewSession, SearchRequest, WorkspaceError, DEFAULT_BUDGET};
 
 use crate::bound::{paginate, Pages};
 use crate::{Library, McpError, Workspace};
@@ -256,8 +256,7 @@ impl Connection {
             }
             (Some(document), None) => (self.library.workspace(document)?, "opened"),
             (None, Some(path)) => {
-                let indexed =
-                    self.library.index(&[path.to_path_buf()], name, ucp_ingest::DEFAULT_MAX_FILE_SIZE, &())?;
+                let indexed = self.library.index(&[path.to_path_buf()], name, &IndexOptions::default(), &())?;
                 let note = if indexed.changed { "indexed and opened" } else { "unchanged since last indexed; opened" };
                 (indexed.workspace, note)
             }

@@ -96,6 +96,18 @@ impl Store {
         Ok(body.map(|body| (body, revision)))
     }
 
+    /// Whether document `name` was written since it was last indexed (an
+    /// edit), so indexing it again would replace what the edits made.
+    /// False for a document never indexed with a record.
+    pub fn edited_since_index(&self, name: &str) -> Result<bool, StoreError> {
+        let recorded: Option<i64> = self
+            .conn
+            .query_row("SELECT revision FROM sources WHERE document = ?1", params![name], |r| r.get(0))
+            .optional()
+            .map_err(db("reading the sources"))?;
+        Ok(recorded.is_some_and(|recorded| recorded as u64 != revision_in(&self.conn, name).unwrap_or(0)))
+    }
+
     /// The files' anchors and links ([`IndexedFrom::links`]) of the record
     /// of document `name` at `revision`; `None` when the record is not of
     /// that revision.
@@ -162,8 +174,10 @@ mod tests {
         assert!(matches!(stale, Err(StoreError::Conflict { .. })), "{stale:?}");
         assert_eq!(store.index_sources("d").unwrap(), Some((b"two".to_vec(), second)), "nothing written");
 
+        assert!(!store.edited_since_index("d").unwrap());
         store.save_document(&doc).unwrap();
         assert_eq!(store.index_sources("d").unwrap(), None, "written since by something else");
+        assert!(store.edited_since_index("d").unwrap());
         let third = store.revision("d").unwrap();
         assert!(!store.record_sources("d", second, from(b"late")).unwrap(), "not the revision it describes");
         assert!(store.record_sources("d", third, from(b"same")).unwrap());

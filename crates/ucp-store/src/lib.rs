@@ -14,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+mod admin;
 mod codec;
 mod excerpt;
 mod indexed;
@@ -67,6 +68,9 @@ pub enum StoreError {
         /// The names that exist, comma separated.
         available: String,
     },
+    /// A document of that name exists already.
+    #[error("a document named {0:?} exists already (delete it first, or choose another name)")]
+    NameTaken(String),
     /// `--doc` was left out but the store holds several documents (or none).
     #[error("{0}")]
     DocumentNotChosen(String),
@@ -516,25 +520,6 @@ impl Store {
             })
             .map_err(db("reading snapshots"))?;
         rows.collect::<Result<_, _>>().map_err(db("reading snapshots"))
-    }
-
-    /// Deletes a document and its snapshots; false when there was none of
-    /// that name.
-    pub fn delete_document(&mut self, name: &str) -> Result<bool, StoreError> {
-        let tx = self.conn.transaction().map_err(db("starting a transaction"))?;
-        let n = tx.execute("DELETE FROM documents WHERE name = ?1", params![name]).map_err(db("deleting"))?;
-        tx.execute("DELETE FROM snapshots WHERE document = ?1", params![name]).map_err(db("deleting snapshots"))?;
-        tx.execute("DELETE FROM sessions WHERE document = ?1", params![name]).map_err(db("deleting sessions"))?;
-        tx.execute("DELETE FROM sources WHERE document = ?1", params![name]).map_err(db("deleting sources"))?;
-        // A deletion is a write too: a copy loaded before it is stale.
-        tx.execute(
-            "INSERT INTO revisions (document, revision) VALUES (?1, 1)
-             ON CONFLICT (document) DO UPDATE SET revision = revision + 1",
-            params![name],
-        )
-        .map_err(db("counting the document's revision"))?;
-        tx.commit().map_err(db("committing the deletion"))?;
-        Ok(n > 0)
     }
 
     /// Runs SQLite's own consistency check; `Ok(())` when the file is sound.

@@ -7,10 +7,14 @@ use ucp_orchestrator::policy::HeuristicPolicy;
 use ucp_orchestrator::{BuiltContext, ContextRequest, Orchestrator, OrchestratorConfig};
 
 use crate::library::{Library, Workspace};
-use crate::WorkspaceError;
+use crate::{SearchRequest, WorkspaceError};
 
 /// The budget of a context when none is asked for, in tokens.
 pub const DEFAULT_BUDGET: usize = 4000;
+
+/// The smallest budget a context may have: room for a heading line and a
+/// short block; anything less could hold nothing useful.
+pub const MIN_BUDGET: usize = 32;
 
 /// A question and how its context is built.
 #[derive(Debug, Clone)]
@@ -53,15 +57,24 @@ impl Library {
         if options.question.trim().is_empty() {
             return Err(WorkspaceError::Invalid("the question is empty".into()));
         }
-        if options.budget == 0 || options.budget > ContextRequest::MAX_BUDGET {
+        if options.budget < MIN_BUDGET || options.budget > ContextRequest::MAX_BUDGET {
             return Err(WorkspaceError::Invalid(format!(
-                "the budget must be 1 to {} tokens, not {}",
+                "the budget must be {MIN_BUDGET} to {} tokens, not {}",
                 ContextRequest::MAX_BUDGET,
                 options.budget
             )));
         }
         let request =
             ContextRequest { question: options.question.clone(), budget: options.budget, format: options.format };
-        Ok(options.orchestrator().context(workspace.traversal(), &request)?)
+        let built = options.orchestrator().context(workspace.traversal(), &request)?;
+        if built.blocks.is_empty() && built.hits > 0 {
+            // Blocks match, none fits: say so, and how much would.
+            let hits =
+                workspace.search(&SearchRequest { limit: 20, ..SearchRequest::new(options.question.clone()) })?;
+            if let Some(smallest) = hits.results.iter().map(|hit| hit.tokens).min() {
+                return Err(WorkspaceError::NothingFits { budget: options.budget, smallest });
+            }
+        }
+        Ok(built)
     }
 }

@@ -37,9 +37,9 @@ mod script;
 mod search;
 mod sessions;
 
-pub use context::{ContextOptions, DEFAULT_BUDGET};
+pub use context::{ContextOptions, DEFAULT_BUDGET, MIN_BUDGET};
 pub use inspect::{find_block, stats, BlockView, DocumentStats};
-pub use library::{IndexProgress, Indexed, Library, LibraryConfig, Workspace, EVICT_IDLE_AFTER};
+pub use library::{IndexOptions, IndexProgress, Indexed, Library, LibraryConfig, Workspace, EVICT_IDLE_AFTER};
 pub use script::ScriptRun;
 pub use search::{SearchHit, SearchRequest, SearchResults};
 pub use sessions::NewSession;
@@ -81,4 +81,28 @@ pub enum WorkspaceError {
     /// A request that cannot be served as asked (the message says why).
     #[error("{0}")]
     Invalid(String),
+    /// The document was edited since it was last indexed: indexing it again
+    /// would replace the edits with what the files hold.
+    #[error(
+        "{name:?} was edited since it was last indexed: indexing {path} again would replace those edits with what \
+         the files hold; open the document by name to keep them, or index with --force (a snapshot \
+         before-index-<time> keeps the edited version)"
+    )]
+    Edited {
+        /// The document.
+        name: String,
+        /// The path given.
+        path: String,
+    },
+    /// Blocks match the question, but none fits in the budget.
+    #[error(
+        "no relevant block fits in {budget} tokens: the smallest takes {smallest} tokens before its heading line; \
+         ask for a larger budget"
+    )]
+    NothingFits {
+        /// The budget asked for.
+        budget: usize,
+        /// Tokens of the smallest matching block.
+        smallest: usize,
+    },
 }

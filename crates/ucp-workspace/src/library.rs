@@ -133,6 +133,22 @@ pub struct Indexed {
     pub seconds: f64,
 }
 
+/// How [`Library::index`] treats its paths.
+#[derive(Debug, Clone)]
+pub struct IndexOptions {
+    /// Files larger than this many bytes are skipped with a warning.
+    pub max_file_size: u64,
+    /// Index a document edited since it was last indexed anyway: a
+    /// snapshot keeps the edited version, then the files replace it.
+    pub replace_edits: bool,
+}
+
+impl Default for IndexOptions {
+    fn default() -> Self {
+        IndexOptions { max_file_size: ucp_ingest::DEFAULT_MAX_FILE_SIZE, replace_edits: false }
+    }
+}
+
 /// Told how [`Library::index`] goes: files read (as ingest tells), then
 /// the write of a changed document.
 pub trait IndexProgress: ucp_ingest::Progress {
@@ -312,11 +328,13 @@ impl Library {
     /// name) and writes it unless the stored one is the same. With allowed
     /// roots, every path must lie under one. A read-only library writes
     /// nothing: it only opens a stored document whose content is the same.
+    /// A document edited since it was last indexed is refused
+    /// ([`WorkspaceError::Edited`]) unless `options.replace_edits`.
     pub fn index(
         &self,
         paths: &[PathBuf],
         name: Option<&str>,
-        max_file_size: u64,
+        options: &IndexOptions,
         progress: &dyn IndexProgress,
     ) -> Result<Indexed, WorkspaceError> {
         let started = Instant::now();
@@ -338,7 +356,13 @@ impl Library {
         };
         let name = name.map_or_else(|| ucp_ingest::default_name(&resolved[0]), str::to_owned);
         ucp_store::check_document_name(&name)?;
-        let options = IngestOptions { max_file_size, ..IngestOptions::default() };
+        if lock(&self.store).edited_since_index(&name)? && !self.config.read_only {
+            if !options.replace_edits {
+                return Err(WorkspaceError::Edited { name, path: first.display().to_string() });
+            }
+            self.snapshot_edits(&name)?;
+        }
+        let options = IngestOptions { max_file_size: options.max_file_size, ..IngestOptions::default() };
         // The caller named `path`: an error says that, not where it resolved to.
         let ingest_error = |e: ucp_ingest::IngestError| {
             let text = resolved
@@ -409,6 +433,20 @@ impl Library {
         Ok(Indexed { workspace, report: ingested.report, changed, seconds })
     }
 
+    /// Keeps the edited version of document `name` as a snapshot
+    /// (`before-index-<ms>`) before indexing replaces it.
+    fn snapshot_edits(&self, name: &str) -> Result<(), WorkspaceError> {
+        let workspace = self.workspace(name)?;
+        let session = self.create_session(&workspace, &crate::NewSession::default())?;
+        let script = format!("SNAPSHOT CREATE \"before-index-{}\"", ucm_core::now_ms());
+        let run = self.run_script(&workspace, session, &script);
+        self.close_session(&workspace, session)?;
+        match run?.failure() {
+            Some(failure) => Err(WorkspaceError::Invalid(format!("cannot keep the edited {name:?}: {failure}"))),
+            None => Ok(()),
+        }
+    }
+
     /// The stored document, indexed again from files none of which
     /// changed; the report's totals are the document's.
     fn unchanged(
@@ -468,6 +506,38 @@ impl Library {
         let workspace = Arc::new(self.assemble(document, snapshots, revision, index, synced));
         lock(&self.loaded).insert(name.to_owned(), Arc::clone(&workspace));
         Ok(Some((workspace, report, true)))
+    }
+
+    /// Deletes stored document `name` with its snapshots, sessions and
+    /// search index; false when there is none of that name.
+    pub fn remove(&self, name: &str) -> Result<bool, WorkspaceError> {
+        if self.config.read_only {
+            return Err(WorkspaceError::ReadOnly(format!("{name:?} cannot be deleted")));
+        }
+        let removed = lock(&self.store).delete_document(name)?;
+        lock(&self.loaded).remove(name);
+        remove_dir(&ucp_search::index_dir(&self.config.store_dir, name))?;
+        Ok(removed)
+    }
+
+    /// Renames stored document `old` to `new`; its snapshots, sessions and
+    /// search index follow. Refused when `new` is taken.
+    pub fn rename(&self, old: &str, new: &str) -> Result<(), WorkspaceError> {
+        if self.config.read_only {
+            return Err(WorkspaceError::ReadOnly(format!("{old:?} cannot be renamed")));
+        }
+        lock(&self.store).rename_document(old, new)?;
+        lock(&self.loaded).remove(old);
+        let (from, to) =
+            (ucp_search::index_dir(&self.config.store_dir, old), ucp_search::index_dir(&self.config.store_dir, new));
+        // A leftover index under the new name is not this document's; the
+        // moved one catches up with the new revision when next opened.
+        remove_dir(&to)?;
+        if from.exists() {
+            std::fs::rename(&from, &to)
+                .map_err(|e| WorkspaceError::Path(format!("cannot move the search index to {}: {e}", to.display())))?;
+        }
+        Ok(())
     }
 
     /// Writes `document` and its snapshots to the store as they are (in
@@ -582,5 +652,15 @@ impl ucp_ingest::Progress for Ingesting<'_> {
 
     fn file_done(&self, path: &str, bytes: u64) {
         self.0.file_done(path, bytes);
+    }
+}
+
+/// Removes a directory and what it holds; one that is not there is fine.
+fn remove_dir(dir: &Path) -> Result<(), WorkspaceError> {
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(WorkspaceError::Path(format!("cannot remove {}: {e}", dir.display())))
+        }
+        _ => Ok(()),
     }
 }

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use ucm_engine::Kept;
-use ucp_workspace::{ContextOptions, Library, LibraryConfig, NewSession, SearchRequest, WorkspaceError};
+use ucp_workspace::{ContextOptions, IndexOptions, Library, LibraryConfig, NewSession, SearchRequest, WorkspaceError};
 
 const ROOT: &str = "blk_000000000000000000000000";
 
@@ -19,7 +19,7 @@ fn library(dir: &Path) -> Library {
     let mut config = LibraryConfig::new(dir.join(".ucp"));
     config.allowed_roots = None;
     let library = Library::open(config).unwrap();
-    let indexed = library.index(&[excerpt()], Some("node"), ucp_ingest::DEFAULT_MAX_FILE_SIZE, &()).unwrap();
+    let indexed = library.index(&[excerpt()], Some("node"), &IndexOptions::default(), &()).unwrap();
     assert!(indexed.changed, "a new document is written");
     library
 }
@@ -40,7 +40,7 @@ fn stored_json(dir: &Path) -> String {
 fn indexing_again_writes_nothing_when_nothing_changed() {
     let dir = tempfile::tempdir().unwrap();
     let library = library(dir.path());
-    let again = library.index(&[excerpt()], Some("node"), ucp_ingest::DEFAULT_MAX_FILE_SIZE, &()).unwrap();
+    let again = library.index(&[excerpt()], Some("node"), &IndexOptions::default(), &()).unwrap();
     assert!(!again.changed);
     assert!(again.report.files >= 5, "the report still says what was read: {} files", again.report.files);
     let names: Vec<String> = library.documents().unwrap().into_iter().map(|d| d.name).collect();
@@ -130,7 +130,7 @@ fn a_restricted_library_indexes_only_under_its_roots() {
     let mut config = LibraryConfig::new(dir.path().join(".ucp"));
     config.allowed_roots = Some(vec![dir.path().to_path_buf()]);
     let library = Library::open(config).unwrap();
-    let outside = library.index(&[excerpt()], None, ucp_ingest::DEFAULT_MAX_FILE_SIZE, &());
+    let outside = library.index(&[excerpt()], None, &IndexOptions::default(), &());
     assert!(matches!(outside, Err(WorkspaceError::NotAllowed(_))));
     assert!(library.documents().unwrap().is_empty(), "nothing was written");
 }
@@ -245,9 +245,8 @@ fn indexing_a_changed_folder_again_rewrites_the_changed_file_and_search_follows(
     let mut config = LibraryConfig::new(dir.path().join(".ucp"));
     config.allowed_roots = None;
     let library = Library::open(config).unwrap();
-    let index = |library: &Library| {
-        library.index(std::slice::from_ref(&corpus), Some("c"), ucp_ingest::DEFAULT_MAX_FILE_SIZE, &())
-    };
+    let index =
+        |library: &Library| library.index(std::slice::from_ref(&corpus), Some("c"), &IndexOptions::default(), &());
     assert!(index(&library).unwrap().changed);
     let held = library.workspace("c").unwrap();
 
@@ -269,12 +268,22 @@ fn indexing_a_changed_folder_again_rewrites_the_changed_file_and_search_follows(
     assert!(!unchanged.changed);
     assert_eq!(unchanged.report.blocks, full.report.blocks);
 
-    // An edit since makes the record stale: the next index reads everything.
+    // An edit since: indexing again would lose it, so it is refused unless
+    // asked for, and then a snapshot keeps the edited version.
     let session = library.create_session(&again.workspace, &NewSession::default()).unwrap();
     assert!(library.run_script(&again.workspace, session, &format!("APPEND {ROOT} text :: \"edit\"")).unwrap().written);
-    let rebuilt = index(&library).unwrap();
+    let refused = index(&library).err().expect("refused");
+    assert!(matches!(refused, WorkspaceError::Edited { .. }), "{refused}");
+    assert!(refused.to_string().contains("--force"), "{refused}");
+    let replace = IndexOptions { replace_edits: true, ..IndexOptions::default() };
+    let rebuilt = library.index(std::slice::from_ref(&corpus), Some("c"), &replace, &()).unwrap();
     assert!(rebuilt.changed, "the edit is replaced by what the files hold");
-    assert!(rebuilt.workspace.traversal().engine().document().same_content(&full.document));
+    let engine = rebuilt.workspace.traversal().engine();
+    assert!(engine.document().same_content(&full.document));
+    let kept: Vec<&str> = engine.snapshots().map(|s| s.name.as_str()).collect();
+    assert!(kept.len() == 1 && kept[0].starts_with("before-index-"), "{kept:?}");
+    drop(engine);
+    assert!(!index(&library).unwrap().changed, "indexed again: nothing to refuse");
 }
 
 #[test]

@@ -55,6 +55,16 @@ pub fn assert_user_error(output: &Output, needle: &str) {
     assert!(!stderr.contains("panicked") && !stderr.contains("internal error"), "{stderr}");
 }
 
+/// Checks a command line that does not parse: clap's exit code 2, its
+/// whole message naming `needle`, and the subcommand's help to read.
+pub fn assert_usage_error(output: &Output, needle: &str) {
+    let stderr = stderr(output);
+    assert_eq!(output.status.code(), Some(2), "stderr: {stderr}");
+    assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
+    assert!(stderr.contains("--help'"), "no hint to the help: {stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("internal error"), "{stderr}");
+}
+
 /// A store with the excerpt indexed as `node`.
 pub fn indexed() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
