@@ -3,13 +3,11 @@
 //! blocks whose indexed fields changed.
 
 use std::borrow::Cow;
-use std::io::{BufWriter, Read, Write};
-use std::path::Path;
 use ucm_core::outline;
 
 use ucm_core::{BlockId, Content, Document, IdMap, IdSet};
 
-use crate::{SearchError, SearchOptions};
+use crate::SearchOptions;
 
 /// The indexed fields of one block.
 #[derive(Debug, Clone)]
@@ -150,16 +148,17 @@ pub(crate) struct Entry {
 /// The indexed blocks, their fingerprints, roles and tags.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub(crate) struct Catalog {
-    strings: Vec<String>,
+    pub(crate) strings: Vec<String>,
     lookup: std::collections::HashMap<String, u16>,
     pub entries: IdMap<Entry>,
 }
 
-const MAGIC: &[u8; 8] = b"UCPCAT1\n";
-const NONE: u16 = u16::MAX;
+/// The index of no string.
+pub(crate) const NONE: u16 = u16::MAX;
 
 impl Catalog {
-    fn intern(&mut self, s: &str) -> u16 {
+    /// The number of `s` among the catalog's strings (added when new).
+    pub(crate) fn intern(&mut self, s: &str) -> u16 {
         if s.is_empty() {
             return NONE;
         }
@@ -187,77 +186,6 @@ impl Catalog {
         let name = |i: u16| self.strings.get(usize::from(i)).map_or("", String::as_str);
         (options.roles.is_empty() || options.roles.iter().any(|r| r == name(entry.role)))
             && (options.tags.is_empty() || entry.tags.iter().any(|&t| options.tags.iter().any(|w| w == name(t))))
-    }
-
-    /// Writes the catalog to `path` (atomically: a temporary file renamed).
-    pub fn save(&self, path: &Path) -> Result<(), SearchError> {
-        let tmp = path.with_extension("tmp");
-        let file = std::fs::File::create(&tmp).map_err(SearchError::io(&tmp))?;
-        let mut out = BufWriter::new(file);
-        let result = (|| {
-            let mut write = |bytes: &[u8]| out.write_all(bytes);
-            write(MAGIC)?;
-            write(&(self.strings.len() as u32).to_le_bytes())?;
-            for s in &self.strings {
-                write(&(s.len() as u32).to_le_bytes())?;
-                write(s.as_bytes())?;
-            }
-            write(&(self.entries.len() as u64).to_le_bytes())?;
-            for (id, entry) in &self.entries {
-                write(id.as_bytes())?;
-                write(&entry.fingerprint.to_le_bytes())?;
-                write(&entry.role.to_le_bytes())?;
-                write(&(entry.tags.len() as u16).to_le_bytes())?;
-                for t in entry.tags.iter() {
-                    write(&t.to_le_bytes())?;
-                }
-            }
-            out.flush()
-        })();
-        result.map_err(SearchError::io(&tmp))?;
-        std::fs::rename(&tmp, path).map_err(SearchError::io(path))
-    }
-
-    /// Reads a catalog written by [`Catalog::save`].
-    pub fn load(path: &Path) -> Result<Catalog, SearchError> {
-        let bytes = std::fs::read(path).map_err(SearchError::io(path))?;
-        let damaged = |reason: &str| SearchError::Damaged { path: path.to_owned(), reason: reason.to_owned() };
-        let mut input = bytes.as_slice();
-        let mut take = |n: usize| -> Result<&[u8], SearchError> {
-            if input.len() < n {
-                return Err(damaged("truncated"));
-            }
-            let (head, rest) = input.split_at(n);
-            input = rest;
-            Ok(head)
-        };
-        if take(8)? != MAGIC {
-            return Err(damaged("not a catalog of this version"));
-        }
-        let mut catalog = Catalog::default();
-        let strings = u32::from_le_bytes(take(4)?.try_into().expect("4 bytes"));
-        for _ in 0..strings {
-            let len = u32::from_le_bytes(take(4)?.try_into().expect("4 bytes")) as usize;
-            let s = std::str::from_utf8(take(len)?).map_err(|_| damaged("a name is not UTF-8"))?;
-            catalog.intern(s);
-        }
-        let count = u64::from_le_bytes(take(8)?.try_into().expect("8 bytes"));
-        for _ in 0..count {
-            let id = BlockId::from_bytes(take(12)?.try_into().expect("12 bytes"));
-            let fingerprint = u64::from_le_bytes(take(8)?.try_into().expect("8 bytes"));
-            let role = u16::from_le_bytes(take(2)?.try_into().expect("2 bytes"));
-            let n = u16::from_le_bytes(take(2)?.try_into().expect("2 bytes"));
-            let tags = (0..n)
-                .map(|_| Ok(u16::from_le_bytes(take(2)?.try_into().expect("2 bytes"))))
-                .collect::<Result<_, SearchError>>()?;
-            catalog.entries.insert(id, Entry { fingerprint, role, tags });
-        }
-        let mut rest = Vec::new();
-        input.read_to_end(&mut rest).map_err(SearchError::io(path))?;
-        if !rest.is_empty() {
-            return Err(damaged("trailing bytes"));
-        }
-        Ok(catalog)
     }
 }
 
@@ -295,24 +223,6 @@ mod tests {
                 ("Writable streams.", "Streams > Writable")
             ]
         );
-    }
-
-    #[test]
-    fn catalog_round_trips_and_rejects_damage() {
-        let doc = doc();
-        let mut catalog = Catalog::default();
-        for item in indexables(&doc) {
-            catalog.insert(&item, item.fingerprint());
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("catalog.bin");
-        catalog.save(&path).unwrap();
-        assert_eq!(Catalog::load(&path).unwrap().entries, catalog.entries);
-        let bytes = std::fs::read(&path).unwrap();
-        std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
-        assert!(matches!(Catalog::load(&path), Err(SearchError::Damaged { .. })));
-        std::fs::write(&path, b"garbage!").unwrap();
-        assert!(matches!(Catalog::load(&path), Err(SearchError::Damaged { .. })));
     }
 
     #[test]

@@ -35,6 +35,9 @@ pub enum SearchError {
     /// The approximate vector index failed.
     #[error("vector index: {0}")]
     Vector(String),
+    /// An index opened only to search was asked to change.
+    #[error("this search index was opened only to search; open it with its document to bring it up to date")]
+    SearchOnly,
     /// Vector or hybrid search was asked for without a model.
     #[error("no embedding model is configured (pass --model DIR or set UCP_MODEL; scripts/fetch-model gets one)")]
     NoModel,
@@ -50,6 +53,7 @@ impl SearchError {
             SearchError::Model { .. } => "search_model",
             SearchError::Vector(_) => "search_vector",
             SearchError::NoModel => "search_no_model",
+            SearchError::SearchOnly => "search_only",
         }
     }
 

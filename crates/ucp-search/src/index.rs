@@ -139,6 +139,9 @@ pub struct SearchIndex {
     /// The document version last synced in this process.
     synced: Mutex<Option<(u64, usize)>>,
     config: SearchConfig,
+    /// Opened without its catalog, only to search
+    /// ([`SearchIndex::open_current`]): it refuses to sync.
+    search_only: bool,
 }
 
 fn read_meta(dir: &Path) -> Result<Meta, String> {
@@ -178,7 +181,7 @@ impl SearchIndex {
         progress: &dyn SyncProgress,
     ) -> Result<(SearchIndex, SyncReport), SearchError> {
         let _turn = take_turn(dir)?;
-        let (index, rebuilt) = match SearchIndex::load(dir, doc.name(), embedder, config) {
+        let (index, rebuilt) = match SearchIndex::load(dir, doc.name(), embedder, config, true) {
             Ok((index, meta)) => {
                 if revision.is_some() && meta.revision == revision && index.embedder.is_none() {
                     *index.synced.lock().expect("sync lock") = Some((doc.version(), doc.len()));
@@ -215,7 +218,7 @@ impl SearchIndex {
             return Ok(None);
         }
         let _turn = take_turn(dir)?;
-        Ok(match SearchIndex::load(dir, document, None, config) {
+        Ok(match SearchIndex::load(dir, document, None, config, false) {
             Ok((index, meta)) if meta.revision == Some(revision) && meta.model.is_none() => Some(index),
             _ => None,
         })
@@ -224,6 +227,9 @@ impl SearchIndex {
     /// Records that the index is up to date with the store's `revision` of
     /// its document (call it after the sync that made it so).
     pub fn record_revision(&self, revision: u64) -> Result<(), SearchError> {
+        if self.search_only {
+            return Err(SearchError::SearchOnly);
+        }
         let _turn = take_turn(&self.dir)?;
         self.save_meta(Some(revision))
     }
@@ -234,12 +240,17 @@ impl SearchIndex {
         document: &str,
         embedder: Option<Box<dyn Embedder>>,
         config: SearchConfig,
+        with_catalog: bool,
     ) -> Result<(SearchIndex, Meta), (String, Option<Box<dyn Embedder>>, SearchConfig)> {
         let meta = match read_meta(dir) {
             Ok(meta) => meta,
             Err(reason) => return Err((reason, embedder, config)),
         };
-        let parts = Bm25::open(&dir.join("bm25")).and_then(|bm25| Ok((bm25, Catalog::load(&dir.join("catalog.bin"))?)));
+        let catalog = || match with_catalog {
+            true => Catalog::load(&dir.join("catalog.bin")),
+            false => Ok(Catalog::default()),
+        };
+        let parts = Bm25::open(&dir.join("bm25")).and_then(|bm25| Ok((bm25, catalog()?)));
         let (bm25, catalog) = match parts {
             Ok(parts) => parts,
             Err(e) => return Err((format!("it is damaged ({e})"), embedder, config)),
@@ -261,6 +272,7 @@ impl SearchIndex {
             catalog: RwLock::new(catalog),
             synced: Mutex::new(None),
             config,
+            search_only: !with_catalog,
         };
         Ok((index, meta))
     }
@@ -284,6 +296,7 @@ impl SearchIndex {
             catalog: RwLock::new(Catalog::default()),
             synced: Mutex::new(None),
             config,
+            search_only: false,
         };
         index.save_meta(None)?;
         Ok(index)
@@ -365,6 +378,9 @@ impl SearchIndex {
         changed: Option<&[BlockId]>,
         progress: &dyn SyncProgress,
     ) -> Result<SyncReport, SearchError> {
+        if self.search_only {
+            return Err(SearchError::SearchOnly);
+        }
         let mut synced = self.synced.lock().expect("sync lock");
         let shape = (doc.version(), doc.len());
         if *synced == Some(shape) {
@@ -456,7 +472,8 @@ impl SearchIndex {
             for &k in &changed {
                 catalog.insert(&items[k], fingerprints[k]);
             }
-            catalog.save(&self.dir.join("catalog.bin"))?;
+            let changed: Vec<BlockId> = changed.iter().map(|&k| items[k].id).collect();
+            catalog.save_changes(&self.dir.join("catalog.bin"), &removed, &changed)?;
         }
         if report.changed() {
             // The model the vectors now come from.

@@ -19,6 +19,7 @@
 pub mod analyzer;
 mod bm25;
 mod catalog;
+mod catalog_file;
 mod embed;
 mod error;
 mod fusion;

@@ -327,3 +327,28 @@ fn vector_modes_without_a_model_fail_clearly() {
         assert_eq!(error.code(), "search_no_model");
     }
 }
+
+#[test]
+fn an_index_at_the_stores_revision_opens_without_its_document_only_to_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index");
+    let mut doc = guide();
+    let (index, _) = SearchIndex::open_at(&path, &doc, Some(7), None, SearchConfig::default(), &()).unwrap();
+    let expected = bm25(&doc, &index, "socket close");
+    drop(index);
+
+    assert!(SearchIndex::open_current(&path, "guide", 8, SearchConfig::default()).unwrap().is_none(), "behind");
+    assert!(SearchIndex::open_current(&dir.path().join("none"), "guide", 7, SearchConfig::default())
+        .unwrap()
+        .is_none());
+    let alone = SearchIndex::open_current(&path, "guide", 7, SearchConfig::default()).unwrap().expect("at revision 7");
+    assert_eq!(bm25(&doc, &alone, "socket close"), expected);
+    let roles = SearchOptions { roles: vec!["paragraph".into()], ..SearchOptions::default() };
+    assert!(!alone.search_mode("socket", &roles, Mode::Bm25).unwrap().is_empty(), "filters need no catalog");
+
+    // It refuses to change: it holds no record of what is indexed.
+    let id = find_block(&doc, "A socket emits");
+    doc.get_mut(id).unwrap().content = Content::markdown("edited");
+    assert!(matches!(alone.sync_changed(&doc, &[id]), Err(ucp_search::SearchError::SearchOnly)));
+    assert!(matches!(alone.record_revision(8), Err(ucp_search::SearchError::SearchOnly)));
+}

@@ -40,7 +40,8 @@ pub(crate) fn write_document(tx: &Transaction<'_>, document: &Document) -> Resul
     )
     .map_err(db("writing the document"))?;
     let doc = tx.last_insert_rowid();
-    write_summary(tx, doc, document)?;
+    let tokens = document.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
+    write_summary(tx, doc, document, tokens)?;
     // Rows go in in key order: appending to the tables' trees is much
     // cheaper than inserting all over them.
     let mut ids = document.ordered_ids();
@@ -91,7 +92,22 @@ pub(crate) fn write_changes(
         return Ok(false);
     }
     bump_revision(tx, document.name())?;
-    write_summary(tx, doc, document)?;
+    // The token total moves by what the changed rows held and now hold.
+    let stored: i64 = tx
+        .query_row("SELECT token_count FROM documents WHERE doc = ?1", params![doc], |r| r.get(0))
+        .map_err(db("reading the document"))?;
+    let mut old_tokens =
+        tx.prepare("SELECT tokens FROM blocks WHERE doc = ?1 AND id = ?2").map_err(db("preparing token reads"))?;
+    let mut tokens = stored;
+    for &id in changed {
+        let old: Option<Option<i64>> = old_tokens
+            .query_row(params![doc, &id.as_bytes()[..]], |r| r.get(0))
+            .optional()
+            .map_err(db("reading token counts"))?;
+        tokens -= old.flatten().unwrap_or(0);
+        tokens += document.get(id).map_or(0, |b| i64::from(b.metadata.tokens.unwrap_or(0)));
+    }
+    write_summary(tx, doc, document, tokens.max(0) as u64)?;
     let mut upsert = tx.prepare(UPSERT_BLOCK).map_err(db("preparing block writes"))?;
     let mut delete = tx.prepare("DELETE FROM blocks WHERE doc = ?1 AND id = ?2").map_err(db("preparing deletes"))?;
     let mut delete_edges =
@@ -122,9 +138,9 @@ fn bump_revision(tx: &Transaction<'_>, name: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Sets the document row's version, metadata and totals.
-fn write_summary(tx: &Transaction<'_>, doc: i64, document: &Document) -> Result<(), StoreError> {
-    let tokens: u64 = document.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
+/// Sets the document row's version, metadata and totals (`tokens` over
+/// all blocks).
+fn write_summary(tx: &Transaction<'_>, doc: i64, document: &Document, tokens: u64) -> Result<(), StoreError> {
     let metadata = serde_json::to_string(&document.metadata).expect("metadata serializes");
     tx.execute(
         "UPDATE documents SET version = ?2, metadata = ?3, block_count = ?4, token_count = ?5, edge_count = ?6,

@@ -73,7 +73,8 @@ fn apply(doc: &mut Document, step: &Step, counter: &mut u32, earlier: &Document)
             let content = Content::markdown(text.clone());
             *counter += 1;
             let id = Block::derive_id(&content, Some(&Role::Paragraph), "t", *counter);
-            let block = Block::new(id, content, Metadata::with_role(Role::Paragraph));
+            let metadata = Metadata { tokens: Some(text.len() as u32 + 1), ..Metadata::with_role(Role::Paragraph) };
+            let block = Block::new(id, content, metadata);
             let index = index % (doc.children(parent).len() + 1);
             doc.insert_child(parent, index, block).unwrap();
         }
@@ -89,7 +90,9 @@ fn apply(doc: &mut Document, step: &Step, counter: &mut u32, earlier: &Document)
         }
         Step::Edit { block, text } => {
             let id = pick(doc, *block);
-            doc.get_mut(id).unwrap().content = Content::markdown(text.clone());
+            let block = doc.get_mut(id).unwrap();
+            block.content = Content::markdown(text.clone());
+            block.metadata.tokens = Some(text.len() as u32 * 2);
         }
         Step::Label { block, label } => {
             let id = pick(doc, *block);
@@ -143,6 +146,8 @@ proptest! {
         prop_assert_eq!(back.to_json(true), doc.to_json(true));
         let summary = &store.documents().unwrap()[0];
         prop_assert_eq!((summary.blocks, summary.edges), (doc.len() as u64, doc.edges().len() as u64));
+        let tokens: u64 = doc.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
+        prop_assert_eq!(summary.tokens, tokens, "the token total follows the changed rows");
         store.integrity_check().unwrap();
     }
 }

@@ -1,0 +1,285 @@
+//! The catalog on disk: a whole copy (`catalog.bin`) and a log of the
+//! changes since (`catalog.log`), so a sync of a few blocks appends a few
+//! records instead of rewriting an entry per block of the document. The
+//! log is folded into a new copy once it outgrows a quarter of it.
+//!
+//! Nothing here needs to survive a crash exactly: a catalog that lost its
+//! last changes only makes the next sync index those blocks again.
+
+use std::io::{BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use ucm_core::BlockId;
+
+use crate::catalog::{Catalog, Entry};
+use crate::SearchError;
+
+const MAGIC: &[u8; 8] = b"UCPCAT1\n";
+const LOG_MAGIC: &[u8; 8] = b"UCPCLOG1";
+const UPSERT: u8 = 1;
+const REMOVE: u8 = 2;
+
+fn log_path(path: &Path) -> PathBuf {
+    path.with_extension("log")
+}
+
+impl Catalog {
+    /// Writes the whole catalog to `path` (atomically: a temporary file
+    /// renamed), the change log dropped first.
+    pub fn save(&self, path: &Path) -> Result<(), SearchError> {
+        let log = log_path(path);
+        if let Err(e) = std::fs::remove_file(&log) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                return Err(SearchError::io(&log)(e));
+            }
+        }
+        let tmp = path.with_extension("tmp");
+        let file = std::fs::File::create(&tmp).map_err(SearchError::io(&tmp))?;
+        let mut out = BufWriter::new(file);
+        let result = (|| {
+            let mut write = |bytes: &[u8]| out.write_all(bytes);
+            write(MAGIC)?;
+            write(&(self.strings.len() as u32).to_le_bytes())?;
+            for s in &self.strings {
+                write(&(s.len() as u32).to_le_bytes())?;
+                write(s.as_bytes())?;
+            }
+            write(&(self.entries.len() as u64).to_le_bytes())?;
+            for (id, entry) in &self.entries {
+                write(id.as_bytes())?;
+                write(&entry.fingerprint.to_le_bytes())?;
+                write(&entry.role.to_le_bytes())?;
+                write(&(entry.tags.len() as u16).to_le_bytes())?;
+                for t in entry.tags.iter() {
+                    write(&t.to_le_bytes())?;
+                }
+            }
+            out.flush()
+        })();
+        result.map_err(SearchError::io(&tmp))?;
+        std::fs::rename(&tmp, path).map_err(SearchError::io(path))
+    }
+
+    /// Reads a catalog written by [`Catalog::save`], with the changes
+    /// [`Catalog::save_changes`] logged since.
+    pub fn load(path: &Path) -> Result<Catalog, SearchError> {
+        let mut catalog = Catalog::load_base(path)?;
+        catalog.replay(&log_path(path));
+        Ok(catalog)
+    }
+
+    fn load_base(path: &Path) -> Result<Catalog, SearchError> {
+        let bytes = std::fs::read(path).map_err(SearchError::io(path))?;
+        let damaged = |reason: &str| SearchError::Damaged { path: path.to_owned(), reason: reason.to_owned() };
+        let mut input = bytes.as_slice();
+        let mut take = |n: usize| -> Result<&[u8], SearchError> {
+            if input.len() < n {
+                return Err(damaged("truncated"));
+            }
+            let (head, rest) = input.split_at(n);
+            input = rest;
+            Ok(head)
+        };
+        if take(8)? != MAGIC {
+            return Err(damaged("not a catalog of this version"));
+        }
+        let mut catalog = Catalog::default();
+        let strings = u32::from_le_bytes(take(4)?.try_into().expect("4 bytes"));
+        for _ in 0..strings {
+            let len = u32::from_le_bytes(take(4)?.try_into().expect("4 bytes")) as usize;
+            let s = std::str::from_utf8(take(len)?).map_err(|_| damaged("a name is not UTF-8"))?;
+            catalog.intern(s);
+        }
+        let count = u64::from_le_bytes(take(8)?.try_into().expect("8 bytes"));
+        for _ in 0..count {
+            let id = BlockId::from_bytes(take(12)?.try_into().expect("12 bytes"));
+            let fingerprint = u64::from_le_bytes(take(8)?.try_into().expect("8 bytes"));
+            let role = u16::from_le_bytes(take(2)?.try_into().expect("2 bytes"));
+            let n = u16::from_le_bytes(take(2)?.try_into().expect("2 bytes"));
+            let tags = (0..n)
+                .map(|_| Ok(u16::from_le_bytes(take(2)?.try_into().expect("2 bytes"))))
+                .collect::<Result<_, SearchError>>()?;
+            catalog.entries.insert(id, Entry { fingerprint, role, tags });
+        }
+        let mut rest = Vec::new();
+        input.read_to_end(&mut rest).map_err(SearchError::io(path))?;
+        if !rest.is_empty() {
+            return Err(damaged("trailing bytes"));
+        }
+        Ok(catalog)
+    }
+
+    /// Records that `removed` left the catalog and `changed` entries were
+    /// set: appended to the log beside `path`, or the whole catalog written
+    /// when the log would outgrow a quarter of it.
+    pub fn save_changes(&self, path: &Path, removed: &[BlockId], changed: &[BlockId]) -> Result<(), SearchError> {
+        let log = log_path(path);
+        let base = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        let logged = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
+        let mut records = Vec::new();
+        for id in removed {
+            records.push(REMOVE);
+            records.extend_from_slice(id.as_bytes());
+        }
+        for id in changed {
+            let Some(entry) = self.entries.get(id) else { continue };
+            records.push(UPSERT);
+            records.extend_from_slice(id.as_bytes());
+            records.extend_from_slice(&entry.fingerprint.to_le_bytes());
+            let mut name = |i: u16| {
+                let text = self.strings.get(usize::from(i)).map_or("", String::as_str);
+                records.extend_from_slice(&(text.len() as u16).to_le_bytes());
+                records.extend_from_slice(text.as_bytes());
+            };
+            name(entry.role);
+            records.extend_from_slice(&(entry.tags.len() as u16).to_le_bytes());
+            for &tag in entry.tags.iter() {
+                let text = self.strings.get(usize::from(tag)).map_or("", String::as_str);
+                records.extend_from_slice(&(text.len() as u16).to_le_bytes());
+                records.extend_from_slice(text.as_bytes());
+            }
+        }
+        if base == 0 || (logged + records.len() as u64) * 4 > base {
+            return self.save(path);
+        }
+        let mut file =
+            std::fs::OpenOptions::new().create(true).append(true).open(&log).map_err(SearchError::io(&log))?;
+        if logged == 0 {
+            records.splice(0..0, LOG_MAGIC.iter().copied());
+        }
+        file.write_all(&records).map_err(SearchError::io(&log))
+    }
+
+    /// Applies the log at `log` (when there is one) record by record,
+    /// stopping at a torn or unreadable one.
+    fn replay(&mut self, log: &Path) {
+        let Ok(bytes) = std::fs::read(log) else { return };
+        let Some(input) = bytes.strip_prefix(LOG_MAGIC.as_slice()) else { return };
+        let mut input = Cursor(input);
+        while let Some(op) = input.take(1).map(|b| b[0]) {
+            let Some(id) = input.take(12).map(|b| BlockId::from_bytes(b.try_into().expect("12 bytes"))) else { return };
+            match op {
+                REMOVE => {
+                    self.entries.remove(&id);
+                }
+                UPSERT => {
+                    let Some((fingerprint, role, tags)) = input.upsert() else { return };
+                    let role = self.intern(&role);
+                    let tags = tags.iter().map(|t| self.intern(t)).collect();
+                    self.entries.insert(id, Entry { fingerprint, role, tags });
+                }
+                _ => return,
+            }
+        }
+    }
+}
+
+/// Reads a log's bytes in order.
+struct Cursor<'a>(&'a [u8]);
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = (self.0.len() >= n).then(|| self.0.split_at(n))?;
+        self.0 = rest;
+        Some(head)
+    }
+
+    fn u16(&mut self) -> Option<u16> {
+        Some(u16::from_le_bytes(self.take(2)?.try_into().ok()?))
+    }
+
+    fn string(&mut self) -> Option<String> {
+        let len = usize::from(self.u16()?);
+        String::from_utf8(self.take(len)?.to_vec()).ok()
+    }
+
+    /// An upsert record's fingerprint, role and tags.
+    fn upsert(&mut self) -> Option<(u64, String, Vec<String>)> {
+        let fingerprint = u64::from_le_bytes(self.take(8)?.try_into().ok()?);
+        let role = self.string()?;
+        let tags = (0..self.u16()?).map(|_| self.string()).collect::<Option<Vec<String>>>()?;
+        Some((fingerprint, role, tags))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::indexables;
+    use ucm_core::{Block, Content, Document, Metadata, Role};
+
+    fn doc() -> Document {
+        let mut doc = Document::new("d");
+        for n in 0..40 {
+            let content = Content::markdown(format!("paragraph {n}"));
+            let block = Block::new(
+                Block::derive_id(&content, Some(&Role::Paragraph), "", n),
+                content,
+                Metadata::with_role(Role::Paragraph),
+            );
+            doc.append_child(BlockId::ROOT, block).unwrap();
+        }
+        doc
+    }
+
+    #[test]
+    fn catalog_round_trips_and_rejects_damage() {
+        let doc = doc();
+        let mut catalog = Catalog::default();
+        for item in indexables(&doc) {
+            catalog.insert(&item, item.fingerprint());
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.bin");
+        catalog.save(&path).unwrap();
+        assert_eq!(Catalog::load(&path).unwrap().entries, catalog.entries);
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+        assert!(matches!(Catalog::load(&path), Err(SearchError::Damaged { .. })));
+        std::fs::write(&path, b"garbage!").unwrap();
+        assert!(matches!(Catalog::load(&path), Err(SearchError::Damaged { .. })));
+    }
+
+    #[test]
+    fn changes_are_logged_then_folded_into_a_new_copy() {
+        let doc = doc();
+        let items = indexables(&doc);
+        let mut catalog = Catalog::default();
+        for item in &items {
+            catalog.insert(item, 1);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.bin");
+        catalog.save(&path).unwrap();
+        let base = std::fs::read(&path).unwrap();
+
+        // A few changes: logged, the copy untouched.
+        catalog.insert(&items[0], 2);
+        let gone = items[1].id;
+        catalog.entries.remove(&gone);
+        catalog.save_changes(&path, &[gone], &[items[0].id]).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), base);
+        assert!(log_path(&path).exists());
+        assert_eq!(Catalog::load(&path).unwrap().entries, catalog.entries);
+
+        // A torn last record is dropped, the ones before it kept.
+        let log = std::fs::read(log_path(&path)).unwrap();
+        catalog.insert(&items[2], 3);
+        catalog.save_changes(&path, &[], &[items[2].id]).unwrap();
+        let torn = std::fs::read(log_path(&path)).unwrap();
+        std::fs::write(log_path(&path), &torn[..torn.len() - 3]).unwrap();
+        let read = Catalog::load(&path).unwrap();
+        assert_eq!(read.entries[&items[2].id].fingerprint, 1, "the torn change is lost, not half applied");
+        assert_eq!(read.entries[&items[0].id].fingerprint, 2);
+        std::fs::write(log_path(&path), &log).unwrap();
+
+        // Many changes: a new copy, no log.
+        let all: Vec<BlockId> = items.iter().map(|i| i.id).filter(|id| *id != gone).collect();
+        for item in &items[3..] {
+            catalog.insert(item, 4);
+        }
+        catalog.save_changes(&path, &[], &all).unwrap();
+        assert!(!log_path(&path).exists());
+        assert_eq!(Catalog::load(&path).unwrap().entries, catalog.entries);
+    }
+}
