@@ -136,7 +136,12 @@ impl fmt::Display for Outcome {
             f.write_str(" no change")?;
         }
         for snapshot in &self.snapshots {
-            write!(f, "\n  {:?} {} blocks, taken at {} ms", snapshot.name, snapshot.blocks, snapshot.created_ms)?;
+            let blocks = if snapshot.blocks == 1 { "block" } else { "blocks" };
+            let taken = chrono::DateTime::from_timestamp_millis(snapshot.created_ms).map_or_else(
+                || format!("{} ms", snapshot.created_ms),
+                |t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+            );
+            write!(f, "\n  {:?} {} {blocks}, taken {taken}", snapshot.name, snapshot.blocks)?;
             if let Some(description) = &snapshot.description {
                 write!(f, ": {description}")?;
             }

@@ -121,7 +121,8 @@ fn tree_text(doc: &Document, id: BlockId, depth: usize, indent: &str, out: &mut 
     if (depth == 0 || folded) && !children.is_empty() {
         let below = doc.descendants(id).count();
         let why = if folded { "folded (FOLD)" } else { "--depth to show" };
-        let _ = writeln!(out, "{indent}└─ … {below} blocks below ({why})");
+        let blocks = if below == 1 { "block" } else { "blocks" };
+        let _ = writeln!(out, "{indent}└─ … {below} {blocks} below ({why})");
         return;
     }
     for (i, child) in children.iter().enumerate() {

@@ -81,11 +81,14 @@ fn a_damaged_index_is_rebuilt_with_a_message() {
     let (_dir, store) = indexed();
     let search_dir = std::fs::read_dir(store.join("search")).unwrap().next().unwrap().unwrap().path();
     std::fs::write(search_dir.join("catalog.bin"), b"not a catalog").unwrap();
+    // A one-shot search reads only the full-text index, which is whole.
     let out = ucp(&store, &["search", "stepping", "--json"]);
+    assert!(!json(&out)["results"].as_array().unwrap().is_empty(), "{}", stderr(&out));
+    // The next call that loads the document finds the damage and rebuilds.
+    let out = ucp(&store, &["context", "stepping through code", "--budget", "500"]);
     assert!(stderr(&out).contains("rebuilt the search index of node because"), "{}", stderr(&out));
-    assert!(!json(&out)["results"].as_array().unwrap().is_empty());
-    // Rebuilt once: the next search is quiet.
-    let out = ucp(&store, &["search", "stepping", "--json"]);
+    // Rebuilt once: the next call is quiet.
+    let out = ucp(&store, &["context", "stepping through code", "--budget", "500", "--json"]);
     assert_eq!(stderr(&out), "");
 }
 

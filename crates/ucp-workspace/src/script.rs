@@ -108,12 +108,24 @@ impl ScriptRun {
         self.report.end.map_or(Kept::Everything, |end| end.kept)
     }
 
-    /// The replies of the commands that succeeded, `line: reply` each.
+    /// The replies of the commands that succeeded, `line: reply` each; an
+    /// edit the script's failure undid says so.
     pub fn transcript(&self) -> String {
+        let steps = &self.report.steps;
+        let undone_from = match self.kept() {
+            Kept::Everything => steps.len(),
+            Kept::Nothing => 0,
+            Kept::LastCommit => steps
+                .iter()
+                .rposition(|s| s.result.as_ref().is_ok_and(|done| done.command == "COMMIT"))
+                .map_or(0, |at| at + 1),
+        };
         let mut out = String::new();
-        for step in &self.report.steps {
+        for (at, step) in steps.iter().enumerate() {
             if let Ok(done) = &step.result {
-                let _ = writeln!(out, "{}: {done}", step.line);
+                let edited = matches!(&done.reply, ucp_agent::Reply::Edit { outcome } if outcome.changed());
+                let undone = if at >= undone_from && edited { " (undone: the script failed)" } else { "" };
+                let _ = writeln!(out, "{}: {done}{undone}", step.line);
             }
         }
         out
