@@ -420,6 +420,37 @@ impl Document {
         self.edges.remove(source, edge_type, target)
     }
 
+    /// Makes `targets` (each once, in order) the edges of type `edge_type`
+    /// leaving `source`, replacing those it had; its other edges stay.
+    /// Nothing changes when they are those already. Costs the number of
+    /// the source's edges, however many targets.
+    pub fn set_edges(
+        &mut self,
+        source: BlockId,
+        edge_type: &EdgeType,
+        targets: &[BlockId],
+    ) -> Result<(), StructureError> {
+        for end in std::iter::once(&source).chain(targets) {
+            if !self.contains(*end) {
+                return Err(StructureError::BlockNotFound(*end));
+            }
+        }
+        let mut seen = crate::IdSet::default();
+        let wanted: Vec<BlockId> = targets.iter().copied().filter(|t| seen.insert(*t)).collect();
+        let current: Vec<BlockId> =
+            self.edges.outgoing(source).iter().filter(|e| &e.edge_type == edge_type).map(|e| e.target).collect();
+        if current == wanted {
+            return Ok(());
+        }
+        self.before_change(source);
+        let kept: Vec<Edge> =
+            self.edges.outgoing(source).iter().filter(|e| &e.edge_type != edge_type).cloned().collect();
+        let new = wanted.into_iter().map(|target| Edge::new(source, edge_type.clone(), target));
+        self.edges.replace_outgoing(source, kept.into_iter().chain(new).collect());
+        self.version += 1;
+        Ok(())
+    }
+
     /// The edge index.
     pub fn edges(&self) -> &EdgeIndex {
         &self.edges
@@ -618,6 +649,25 @@ mod tests {
         assert!(doc.remove_edge(b, &EdgeType::Supports, c).is_none());
         assert!(doc.edges().is_empty() && doc.edges().incoming(c).is_empty());
         assert!(doc.remove_edge(a, &EdgeType::LinksTo, b).is_none());
+    }
+
+    #[test]
+    fn set_edges_replaces_one_type_of_a_sources_edges() {
+        let (mut doc, [a, b, c, d]) = sample();
+        doc.add_edge(Edge::new(a, EdgeType::References, b)).unwrap();
+        doc.set_edges(a, &EdgeType::LinksTo, &[c, d, c]).unwrap();
+        let out = |doc: &Document| {
+            doc.edges().outgoing(a).iter().map(|e| (e.edge_type.clone(), e.target)).collect::<Vec<_>>()
+        };
+        assert_eq!(out(&doc), [(EdgeType::References, b), (EdgeType::LinksTo, c), (EdgeType::LinksTo, d)]);
+        let version = doc.version();
+        doc.set_edges(a, &EdgeType::LinksTo, &[c, d]).unwrap();
+        assert_eq!(doc.version(), version, "the same edges: nothing changes");
+        doc.set_edges(a, &EdgeType::LinksTo, &[d]).unwrap();
+        assert_eq!(out(&doc), [(EdgeType::References, b), (EdgeType::LinksTo, d)]);
+        assert_eq!(doc.edges().incoming(c), &[], "the index both ways follows");
+        let missing = BlockId::from_bytes([0xff; 12]);
+        assert_eq!(doc.set_edges(a, &EdgeType::LinksTo, &[missing]), Err(StructureError::BlockNotFound(missing)));
     }
 
     #[test]

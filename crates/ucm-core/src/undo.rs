@@ -200,6 +200,7 @@ mod tests {
         doc.move_block(c, b, Some(0)).unwrap();
         doc.remove_block(a, RemoveMode::Cascade).unwrap();
         doc.remove_edge(c, &EdgeType::References, b);
+        doc.set_edges(b, &EdgeType::LinksTo, &[d, c, d]).unwrap();
         doc.metadata.title = Some("changed".into());
         doc.set_name("renamed");
     }

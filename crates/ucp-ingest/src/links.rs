@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use ucm_core::{BlockId, Document, Edge, EdgeType};
+use ucm_core::{BlockId, Document, EdgeType, IdMap};
 
 use crate::report::{Warning, WarningKind};
 
@@ -25,9 +25,9 @@ pub(crate) struct FileLinks<'a> {
 }
 
 /// Makes the `links_to` edges of every linking block what its links
-/// resolve to against `targets` (in link order, each target once), and
-/// warns of links that resolve to nothing. Blocks whose edges are already
-/// those are left untouched. Returns the number of edges.
+/// resolve to against `targets` (in link order, each target once; a block
+/// whose edges are those already is left untouched), and
+/// warns of links that resolve to nothing. Returns the number of edges.
 pub(crate) fn link_files(
     document: &mut Document,
     targets: &LinkTargets,
@@ -37,7 +37,7 @@ pub(crate) fn link_files(
     let mut edges = 0;
     for file in files {
         let mut wanted: Vec<(BlockId, Vec<BlockId>)> = Vec::new();
-        let mut slot: HashMap<BlockId, usize> = HashMap::new();
+        let mut slot: IdMap<usize> = IdMap::default();
         for (source, dest) in file.links {
             let at = *slot.entry(*source).or_insert_with(|| {
                 wanted.push((*source, Vec::new()));
@@ -49,9 +49,8 @@ pub(crate) fn link_files(
                         let message = format!("link {dest:?}: anchor not found, linked to the file");
                         warnings.push(Warning::new(WarningKind::UnresolvedLink, file.path, message));
                     }
-                    let list = &mut wanted[at].1;
-                    if id != *source && !list.contains(&id) {
-                        list.push(id);
+                    if id != *source {
+                        wanted[at].1.push(id);
                     }
                 }
                 Resolved::External if file.fresh => note_external(document, *source, dest),
@@ -67,34 +66,12 @@ pub(crate) fn link_files(
             }
         }
         for (source, to) in wanted {
-            edges += to.len();
-            set_links(document, source, &to);
+            // Links resolve to blocks of the document: this cannot fail.
+            let _ = document.set_edges(source, &EdgeType::LinksTo, &to);
+            edges += document.edges().outgoing(source).iter().filter(|e| e.edge_type == EdgeType::LinksTo).count();
         }
     }
     edges
-}
-
-/// Makes `to` the `links_to` targets of `source`, in order, when they are
-/// not that already.
-fn set_links(document: &mut Document, source: BlockId, to: &[BlockId]) {
-    let current: Vec<BlockId> = document
-        .edges()
-        .outgoing(source)
-        .iter()
-        .filter(|e| e.edge_type == EdgeType::LinksTo)
-        .map(|e| e.target)
-        .collect();
-    if current == to {
-        return;
-    }
-    for target in current {
-        document.remove_edge(source, &EdgeType::LinksTo, target);
-    }
-    for &target in to {
-        // Only a block missing from the document is refused; links resolve
-        // to blocks of the document.
-        let _ = document.add_edge(Edge::new(source, EdgeType::LinksTo, target));
-    }
 }
 
 /// Notes a link to a URL in the block's `external_links` (once each).
