@@ -269,7 +269,10 @@ impl Engine {
                 Ok(Outcome::noted("SNAPSHOT CREATE", note))
             }
             SnapshotCommand::Restore(name) => {
-                let restored = get(&self.snapshots, name)?.document()?;
+                let mut restored = get(&self.snapshots, name)?.document()?;
+                // The snapshot was taken under the name the document had
+                // then; it comes back under the one it has now.
+                restored.set_name(self.document.name());
                 let removed: Vec<BlockId> =
                     self.document.ordered_ids().into_iter().filter(|id| !restored.contains(*id)).collect();
                 let created: Vec<BlockId> =

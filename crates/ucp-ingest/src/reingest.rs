@@ -157,7 +157,11 @@ impl Sources {
 /// What indexing the same paths again needs.
 pub enum Update {
     /// No file changed: the stored document is what an ingest would build.
-    Unchanged(IngestReport),
+    /// When files were read whose stamps had moved (touched, or settled
+    /// since), the record with their new stamps, to keep in place of the
+    /// old one's files part ([`SourceBytes::files`]) so they are not read
+    /// again next time.
+    Unchanged(IngestReport, Option<Sources>),
     /// Some files' texts changed: [`Changes::apply`] them to the stored
     /// document.
     Changed(Changes),
@@ -179,8 +183,9 @@ pub struct Changes {
 
 /// What reading a listed file again found.
 enum Reread {
-    /// The same text, of this many bytes.
-    Same(u64),
+    /// The same text, of this many bytes; the file's new stamp when it
+    /// moved.
+    Same(u64, Option<Option<Stamp>>),
     /// Another text, and the file's stamp before it was read.
     Changed(String, Option<Stamp>),
     /// Skipped again (the warning says why).
@@ -211,16 +216,21 @@ pub fn update(
         .map(|(file, record)| {
             let stamp = Stamp::of(&file.path);
             let reread = match (stamp, record.stamp, &record.hash) {
-                (Some(now), Some(then), Some(_)) if now == then => Reread::Same(now.size),
+                // A file the size limit now excludes is read, and found skipped.
+                (Some(now), Some(then), Some(_)) if now == then && now.size <= options.max_file_size => {
+                    Reread::Same(now.size, None)
+                }
                 _ => match (read_text(file, options.max_file_size), &record.hash) {
-                    (Ok(text), Some(hash)) if content_hash(&text) == *hash => Reread::Same(text.len() as u64),
+                    (Ok(text), Some(hash)) if content_hash(&text) == *hash => {
+                        Reread::Same(text.len() as u64, (stamp != record.stamp).then_some(stamp))
+                    }
                     (Ok(text), Some(_)) => Reread::Changed(text, stamp),
                     (Err(warning), None) => Reread::StillSkipped(warning),
                     _ => Reread::Flipped,
                 },
             };
             let bytes = match &reread {
-                Reread::Same(bytes) => *bytes,
+                Reread::Same(bytes, _) => *bytes,
                 Reread::Changed(text, _) => text.len() as u64,
                 _ => 0,
             };
@@ -229,11 +239,17 @@ pub fn update(
         })
         .collect();
     let mut changed = Vec::new();
+    let mut restamped = previous.clone();
+    let mut moved = false;
     for (index, reread) in read.into_iter().enumerate() {
         match reread {
-            Reread::Same(bytes) => {
+            Reread::Same(bytes, stamp) => {
                 report.files += 1;
                 report.bytes += bytes;
+                if let Some(stamp) = stamp {
+                    restamped.files[index].stamp = stamp;
+                    moved = true;
+                }
             }
             Reread::Changed(text, stamp) => {
                 report.files += 1;
@@ -245,19 +261,12 @@ pub fn update(
         }
     }
     if changed.is_empty() {
-        return Ok(Update::Unchanged(report));
+        return Ok(Update::Unchanged(report, moved.then_some(restamped)));
     }
     if layout == Layout::SingleFile {
         return Ok(Update::Rebuild);
     }
-    Ok(Update::Changed(Changes {
-        layout,
-        files,
-        changed,
-        previous: previous.clone(),
-        report,
-        options: options.clone(),
-    }))
+    Ok(Update::Changed(Changes { layout, files, changed, previous: restamped, report, options: options.clone() }))
 }
 
 impl Changes {

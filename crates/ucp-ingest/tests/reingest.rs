@@ -47,7 +47,7 @@ fn reindex_matches_full(dir: &Path, before: &Ingested) -> Option<Vec<BlockId>> {
     let kept = before.sources.to_bytes();
     let previous = ucp_ingest::Sources::from_bytes(&kept.files).expect("the record reads back");
     match update(&paths, &options, &(), &previous).unwrap() {
-        Update::Unchanged(report) => {
+        Update::Unchanged(report, _) => {
             assert!(document.same_content(&fresh.document), "unchanged, yet a full ingest differs");
             assert_eq!(report.files, fresh.report.files);
             None
@@ -123,7 +123,7 @@ fn files_that_come_or_go_rebuild_and_skipped_files_stay_skipped() {
     let paths = [d.to_path_buf()];
     let options = IngestOptions::default();
     assert!(
-        matches!(update(&paths, &options, &(), &before.sources).unwrap(), Update::Unchanged(r) if r.warnings.len() == 1)
+        matches!(update(&paths, &options, &(), &before.sources).unwrap(), Update::Unchanged(r, _) if r.warnings.len() == 1)
     );
 
     std::fs::write(d.join("b.md"), "# B now readable\n").unwrap();
@@ -231,8 +231,20 @@ fn a_settled_file_whose_size_and_time_are_unchanged_is_not_read_again() {
     // Same size, same time: taken as unchanged without reading the text.
     write(d, "a.md", "# A\n\nALPHA\n");
     settle("a.md");
-    assert!(matches!(update(&paths, &options, &(), &before.sources).unwrap(), Update::Unchanged(_)));
+    assert!(matches!(update(&paths, &options, &(), &before.sources).unwrap(), Update::Unchanged(_, None)));
+    // A lower size limit reads it again, and finds it skipped now.
+    let small = IngestOptions { max_file_size: 4, ..IngestOptions::default() };
+    assert!(matches!(update(&paths, &small, &(), &before.sources).unwrap(), Update::Rebuild));
     // Its time moved: read, and found changed.
     write(d, "a.md", "# A\n\nALPHA\n");
     assert!(matches!(update(&paths, &options, &(), &before.sources).unwrap(), Update::Changed(c) if c.files() == 1));
+    // Touched, the same text: unchanged, with the new stamp to keep once
+    // it settles.
+    write(d, "a.md", "# A\n\nalpha\n");
+    let later = past + std::time::Duration::from_secs(60);
+    std::fs::File::options().write(true).open(d.join("a.md")).unwrap().set_modified(later).unwrap();
+    let Update::Unchanged(_, Some(restamped)) = update(&paths, &options, &(), &before.sources).unwrap() else {
+        panic!("the moved stamp is given back")
+    };
+    assert!(matches!(update(&paths, &options, &(), &restamped).unwrap(), Update::Unchanged(_, None)));
 }

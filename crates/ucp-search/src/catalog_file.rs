@@ -3,8 +3,9 @@
 //! records instead of rewriting an entry per block of the document. The
 //! log is folded into a new copy once it outgrows a quarter of it.
 //!
-//! Nothing here needs to survive a crash exactly: a catalog that lost its
-//! last changes only makes the next sync index those blocks again.
+//! A log that does not read to its end (a crash in the middle of an
+//! append) makes the whole catalog damaged, so the index is rebuilt: a
+//! catalog missing changes could keep deleted blocks in the index.
 
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use crate::catalog::{Catalog, Entry};
 use crate::SearchError;
 
 const MAGIC: &[u8; 8] = b"UCPCAT1\n";
-const LOG_MAGIC: &[u8; 8] = b"UCPCLOG1";
+const LOG_MAGIC: &[u8; 8] = b"UCPCLOG2";
 const UPSERT: u8 = 1;
 const REMOVE: u8 = 2;
 
@@ -64,7 +65,8 @@ impl Catalog {
     /// [`Catalog::save_changes`] logged since.
     pub fn load(path: &Path) -> Result<Catalog, SearchError> {
         let mut catalog = Catalog::load_base(path)?;
-        catalog.replay(&log_path(path));
+        let log = log_path(path);
+        catalog.replay(&log).map_err(|reason| SearchError::Damaged { path: log, reason: reason.to_owned() })?;
         Ok(catalog)
     }
 
@@ -126,17 +128,15 @@ impl Catalog {
             records.push(UPSERT);
             records.extend_from_slice(id.as_bytes());
             records.extend_from_slice(&entry.fingerprint.to_le_bytes());
-            let mut name = |i: u16| {
+            let string = |records: &mut Vec<u8>, i: u16| {
                 let text = self.strings.get(usize::from(i)).map_or("", String::as_str);
-                records.extend_from_slice(&(text.len() as u16).to_le_bytes());
+                records.extend_from_slice(&(text.len() as u32).to_le_bytes());
                 records.extend_from_slice(text.as_bytes());
             };
-            name(entry.role);
+            string(&mut records, entry.role);
             records.extend_from_slice(&(entry.tags.len() as u16).to_le_bytes());
             for &tag in entry.tags.iter() {
-                let text = self.strings.get(usize::from(tag)).map_or("", String::as_str);
-                records.extend_from_slice(&(text.len() as u16).to_le_bytes());
-                records.extend_from_slice(text.as_bytes());
+                string(&mut records, tag);
             }
         }
         if base == 0 || (logged + records.len() as u64) * 4 > base {
@@ -150,27 +150,33 @@ impl Catalog {
         file.write_all(&records).map_err(SearchError::io(&log))
     }
 
-    /// Applies the log at `log` (when there is one) record by record,
-    /// stopping at a torn or unreadable one.
-    fn replay(&mut self, log: &Path) {
-        let Ok(bytes) = std::fs::read(log) else { return };
-        let Some(input) = bytes.strip_prefix(LOG_MAGIC.as_slice()) else { return };
+    /// Applies the log at `log`, when there is one, record by record; why
+    /// it cannot be read to its end.
+    fn replay(&mut self, log: &Path) -> Result<(), &'static str> {
+        let bytes = match std::fs::read(log) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(_) => return Err("the change log cannot be read"),
+        };
+        let input = bytes.strip_prefix(LOG_MAGIC.as_slice()).ok_or("the change log is not of this version")?;
         let mut input = Cursor(input);
+        let torn = "the change log ends in the middle of a record";
         while let Some(op) = input.take(1).map(|b| b[0]) {
-            let Some(id) = input.take(12).map(|b| BlockId::from_bytes(b.try_into().expect("12 bytes"))) else { return };
+            let id = input.take(12).map(|b| BlockId::from_bytes(b.try_into().expect("12 bytes"))).ok_or(torn)?;
             match op {
                 REMOVE => {
                     self.entries.remove(&id);
                 }
                 UPSERT => {
-                    let Some((fingerprint, role, tags)) = input.upsert() else { return };
+                    let (fingerprint, role, tags) = input.upsert().ok_or(torn)?;
                     let role = self.intern(&role);
                     let tags = tags.iter().map(|t| self.intern(t)).collect();
                     self.entries.insert(id, Entry { fingerprint, role, tags });
                 }
-                _ => return,
+                _ => return Err("the change log holds an unknown record"),
             }
         }
+        Ok(())
     }
 }
 
@@ -189,7 +195,7 @@ impl<'a> Cursor<'a> {
     }
 
     fn string(&mut self) -> Option<String> {
-        let len = usize::from(self.u16()?);
+        let len = u32::from_le_bytes(self.take(4)?.try_into().ok()?) as usize;
         String::from_utf8(self.take(len)?.to_vec()).ok()
     }
 
@@ -262,16 +268,16 @@ mod tests {
         assert!(log_path(&path).exists());
         assert_eq!(Catalog::load(&path).unwrap().entries, catalog.entries);
 
-        // A torn last record is dropped, the ones before it kept.
+        // A torn last record makes the catalog damaged (the index is then
+        // rebuilt): a catalog missing a change could keep a deleted block.
         let log = std::fs::read(log_path(&path)).unwrap();
         catalog.insert(&items[2], 3);
         catalog.save_changes(&path, &[], &[items[2].id]).unwrap();
         let torn = std::fs::read(log_path(&path)).unwrap();
         std::fs::write(log_path(&path), &torn[..torn.len() - 3]).unwrap();
-        let read = Catalog::load(&path).unwrap();
-        assert_eq!(read.entries[&items[2].id].fingerprint, 1, "the torn change is lost, not half applied");
-        assert_eq!(read.entries[&items[0].id].fingerprint, 2);
+        assert!(matches!(Catalog::load(&path), Err(SearchError::Damaged { .. })));
         std::fs::write(log_path(&path), &log).unwrap();
+        catalog.insert(&items[2], 1);
 
         // Many changes: a new copy, no log.
         let all: Vec<BlockId> = items.iter().map(|i| i.id).filter(|id| *id != gone).collect();

@@ -46,16 +46,23 @@ impl Store {
         if exists(new)? {
             return Err(StoreError::NameTaken(new.to_owned()));
         }
-        let revision = revision_in(&tx, old)?.max(revision_in(&tx, new)?) + 1;
+        let current = revision_in(&tx, old)?;
+        let revision = current.max(revision_in(&tx, new)?) + 1;
+
         for (table, column) in
             [("documents", "name"), ("snapshots", "document"), ("sessions", "document"), ("sources", "document")]
         {
             tx.execute(&format!("UPDATE {table} SET {column} = ?2 WHERE {column} = ?1"), params![old, new])
                 .map_err(db("renaming"))?;
         }
-        // The record of sources describes the document at its old revision.
-        tx.execute("UPDATE sources SET revision = ?2 WHERE document = ?1", params![new, revision as i64])
-            .map_err(db("renaming the sources"))?;
+        // A record of sources that described the document still does; one
+        // that was stale (an edit since the index) stays stale, so the next
+        // index still asks before replacing the edits.
+        tx.execute(
+            "UPDATE sources SET revision = ?2 WHERE document = ?1 AND revision = ?3",
+            params![new, revision as i64, current as i64],
+        )
+        .map_err(db("renaming the sources"))?;
         for name in [old, new] {
             tx.execute(
                 "INSERT INTO revisions (document, revision) VALUES (?1, ?2)
@@ -103,6 +110,13 @@ mod tests {
         assert!(store.revision("new").unwrap() > written && store.revision("old").unwrap() > written);
         let (files, at) = store.index_sources("new").unwrap().expect("the record follows");
         assert_eq!((files.as_slice(), at), (&b"files"[..], store.revision("new").unwrap()));
+        // A stale record (an edit since the index) stays stale.
+        store.save_document(&store.load_document("new").unwrap()).unwrap();
+        assert!(store.edited_since_index("new").unwrap());
+        store.rename_document("new", "newer").unwrap();
+        assert!(store.edited_since_index("newer").unwrap());
+        assert_eq!(store.index_sources("newer").unwrap(), None);
+        store.rename_document("newer", "new").unwrap();
         assert!(store.delete_document("new").unwrap());
         assert!(!store.delete_document("new").unwrap());
     }

@@ -77,6 +77,20 @@ impl Store {
         Ok(true)
     }
 
+    /// Replaces the files part of document `name`'s record (new stamps of
+    /// files found unchanged), when it is still the record of `revision`.
+    /// Returns whether it was replaced.
+    pub fn restamp_sources(&mut self, name: &str, revision: u64, files: &[u8]) -> Result<bool, StoreError> {
+        let n = self
+            .conn
+            .execute(
+                "UPDATE sources SET body = ?3 WHERE document = ?1 AND revision = ?2",
+                params![name, revision as i64, files],
+            )
+            .map_err(db("writing the sources"))?;
+        Ok(n > 0)
+    }
+
     /// What document `name` was indexed from ([`IndexedFrom::files`], as
     /// [`Store::save_indexed`] wrote it), with the revision it describes —
     /// `None` when the document was not indexed, or was written since by
@@ -182,6 +196,10 @@ mod tests {
         assert!(!store.record_sources("d", second, from(b"late")).unwrap(), "not the revision it describes");
         assert!(store.record_sources("d", third, from(b"same")).unwrap());
         assert_eq!(store.index_sources("d").unwrap(), Some((b"same".to_vec(), third)));
+        assert!(!store.restamp_sources("d", second, b"stale").unwrap());
+        assert!(store.restamp_sources("d", third, b"restamped").unwrap());
+        assert_eq!(store.index_sources("d").unwrap(), Some((b"restamped".to_vec(), third)));
+        assert_eq!(store.index_links("d", third).unwrap(), Some(b"links".to_vec()), "the links stay");
         store.save_indexed(&doc, None, from(b"four")).unwrap();
         store.delete_document("d").unwrap();
         assert_eq!(store.index_sources("d").unwrap(), None);

@@ -68,6 +68,14 @@ pub enum StoreError {
         /// The names that exist, comma separated.
         available: String,
     },
+    /// A write of one document was handed a document of another name.
+    #[error("refused to write document {found:?} as {expected:?}: nothing was written")]
+    NameMismatch {
+        /// The name written.
+        expected: String,
+        /// The name the document carries.
+        found: String,
+    },
     /// A document of that name exists already.
     #[error("a document named {0:?} exists already (delete it first, or choose another name)")]
     NameTaken(String),
@@ -346,6 +354,9 @@ impl Store {
             return Err(StoreError::Conflict { document: name.to_owned(), expected, found });
         }
         if let Some((doc, snapshots)) = document {
+            if doc.name() != name {
+                return Err(StoreError::NameMismatch { expected: name.to_owned(), found: doc.name().to_owned() });
+            }
             // The revision matched, so the stored document is the one this
             // copy was read or last saved as: what changed since is enough.
             let written = match doc.unsaved_changes() {

@@ -362,6 +362,10 @@ impl Library {
             }
             self.snapshot_edits(&name)?;
         }
+        // What is written replaces the document only if no other writer
+        // came in since (an edit made while the files are read is not
+        // silently overwritten).
+        let base = lock(&self.store).revision(&name)?;
         let options = IngestOptions { max_file_size: options.max_file_size, ..IngestOptions::default() };
         // The caller named `path`: an error says that, not where it resolved to.
         let ingest_error = |e: ucp_ingest::IngestError| {
@@ -388,7 +392,13 @@ impl Library {
                 ucp_ingest::update(&resolved, &options, &Ingesting(progress), &sources.0).map_err(ingest_error)?;
             let reindexed = match update {
                 Update::Rebuild => None,
-                Update::Unchanged(report) => Some(self.unchanged(&name, report)?),
+                Update::Unchanged(report, restamped) => {
+                    if let Some(restamped) = restamped.filter(|_| !self.config.read_only) {
+                        // Best effort: a record left as it was only costs reading those files again.
+                        let _ = lock(&self.store).restamp_sources(&name, sources.1, &restamped.to_bytes().files);
+                    }
+                    Some(self.unchanged(&name, report)?)
+                }
                 Update::Changed(_) if self.config.read_only => return Err(refuse(true)),
                 Update::Changed(changes) => self.apply_changes(&name, changes, sources.1, progress)?,
             };
@@ -415,7 +425,7 @@ impl Library {
                 }
                 progress.writing(&name, ingested.document.len());
                 let snapshots = store.load_snapshots(&name)?;
-                Some((store.save_indexed(&ingested.document, None, sources)?, snapshots))
+                Some((store.save_indexed(&ingested.document, Some(base), sources)?, snapshots))
             }
         };
         let seconds = started.elapsed().as_secs_f64();

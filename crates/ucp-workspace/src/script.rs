@@ -115,10 +115,7 @@ impl ScriptRun {
         let undone_from = match self.kept() {
             Kept::Everything => steps.len(),
             Kept::Nothing => 0,
-            Kept::LastCommit => steps
-                .iter()
-                .rposition(|s| s.result.as_ref().is_ok_and(|done| done.command == "COMMIT"))
-                .map_or(0, |at| at + 1),
+            Kept::LastCommit => last_outermost_commit(steps).map_or(0, |at| at + 1),
         };
         let mut out = String::new();
         for (at, step) in steps.iter().enumerate() {
@@ -178,4 +175,25 @@ impl ScriptRun {
             "steps": steps,
         })
     }
+}
+
+/// The step of the last COMMIT that closed one of the script's outermost
+/// transactions (what a failed script returns to).
+fn last_outermost_commit(steps: &[ucp_agent::ScriptStep]) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut last = None;
+    for (at, step) in steps.iter().enumerate() {
+        match step.result.as_ref().map(|done| done.command) {
+            Ok("BEGIN TRANSACTION") => depth += 1,
+            Ok("ROLLBACK") => depth = depth.saturating_sub(1),
+            Ok("COMMIT") => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    last = Some(at);
+                }
+            }
+            _ => {}
+        }
+    }
+    last
 }
