@@ -120,8 +120,25 @@ fn errors_sent_to_clients_hold_no_host_paths() {
     let reply = server.call(&session, "search", json!({"query": "anything"}));
     assert_eq!(reply["result"]["isError"], true, "{reply}");
     let text = result_text(&reply);
-    assert!(text.contains("holds no documents"), "{text}");
+    assert!(text.contains("holds no documents") && text.contains("`open` tool"), "{text}");
     assert!(!text.contains("private-store-place") && !text.contains(dir.path().to_str().unwrap()), "{text}");
+}
+
+#[test]
+fn an_agent_is_told_how_to_choose_among_several_documents() {
+    let (_dir, store) = indexed();
+    assert!(ucp(&store, &["rename", "node", "first"]).status.success());
+    let excerpt = common::excerpt();
+    assert!(ucp(&store, &["index", excerpt.to_str().unwrap(), "--name", "second"]).status.success());
+    let server = HttpServer::start(&store, &[]);
+    let session = server.initialize();
+    let reply = server.call(&session, "search", json!({"query": "stream"}));
+    let text = result_text(&reply);
+    assert!(text.contains("`open` tool") && text.contains("first, second") && !text.contains("--doc"), "{text}");
+    let opened = server.call(&session, "open", json!({"document": "second"}));
+    assert_eq!(opened["result"]["isError"], false, "{opened}");
+    let reply = server.call(&session, "search", json!({"query": "stream"}));
+    assert_eq!(reply["result"]["isError"], false, "{reply}");
 }
 
 #[test]

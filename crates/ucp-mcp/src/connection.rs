@@ -90,7 +90,7 @@ impl Connection {
     fn workspace(&self, state: &State) -> Result<Arc<Workspace>, McpError> {
         match &state.workspace {
             Some(workspace) => Ok(Arc::clone(workspace)),
-            None => Ok(self.library.workspace(&self.library.default_document()?)?),
+            None => Ok(self.library.workspace(&self.default_document()?)?),
         }
     }
 
@@ -277,7 +277,28 @@ impl Connection {
     pub fn current_document(&self) -> Result<String, McpError> {
         match &self.state().workspace {
             Some(workspace) => Ok(workspace.name().to_owned()),
-            None => Ok(self.library.default_document()?),
+            None => self.default_document(),
+        }
+    }
+
+    /// The document a client that chose none works in: the server's
+    /// `--doc`, or the store's only one. When there is none, or several,
+    /// the error tells an agent what it can do (flags are not its to set).
+    fn default_document(&self) -> Result<String, McpError> {
+        match self.library.default_document() {
+            Err(WorkspaceError::Store(ucp_store::StoreError::DocumentNotChosen(_))) => {
+                let names: Vec<String> = self.library.documents()?.into_iter().map(|d| d.name).collect();
+                Err(McpError::Arguments(match names.as_slice() {
+                    [] => "the store holds no documents yet: call the `open` tool with a `path` to index \
+                           (a file or folder the server may read)"
+                        .to_owned(),
+                    _ => format!(
+                        "the store holds several documents ({}): call the `open` tool with `document` set to one",
+                        names.join(", ")
+                    ),
+                }))
+            }
+            other => Ok(other?),
         }
     }
 
