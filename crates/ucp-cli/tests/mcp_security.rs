@@ -234,3 +234,33 @@ fn abandoned_sessions_make_room_and_sub_agents_take_none() {
     let back = server.call(&a, "ucl", json!({"commands": "CTX STATS", "session": "keep"}));
     assert!(result_text(&back).starts_with("1: 1 blocks"), "{back}");
 }
+
+/// Every refusal, rmcp's own included, is a JSON-RPC error object.
+#[test]
+fn refusals_are_json_rpc_errors() {
+    let (_dir, store) = indexed();
+    let server = HttpServer::start(&store, &[]);
+    let raw = |accept: &str, session: &str| -> (String, Value) {
+        let body = initialize(1).to_string();
+        let mut stream = TcpStream::connect(server.addr).unwrap();
+        write!(
+            stream,
+            "POST /mcp HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer {TOKEN}\r\ncontent-type: application/json\r\n\
+             accept: {accept}\r\n{session}connection: close\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).unwrap();
+        let (head, body) = reply.split_once("\r\n\r\n").unwrap();
+        let json = body.lines().find(|l| l.trim_start().starts_with('{')).unwrap_or("null");
+        (head.lines().next().unwrap().to_owned(), serde_json::from_str(json).unwrap_or(Value::Null))
+    };
+    let (status, body) = raw("application/json", "");
+    assert!(status.starts_with("HTTP/1.1 406"), "{status}");
+    assert_eq!(body["jsonrpc"], "2.0", "{body}");
+    assert!(body["error"]["message"].as_str().unwrap().contains("text/event-stream"), "{body}");
+    let (status, body) = raw("application/json, text/event-stream", "mcp-session-id: no-such-session\r\n");
+    assert!(status.starts_with("HTTP/1.1 4"), "{status}");
+    assert_eq!(body["jsonrpc"], "2.0", "{status}: {body}");
+}

@@ -157,15 +157,34 @@ async fn guard(State(guard): State<Guard>, request: Request, next: Next) -> Resp
     as_rpc_error(next.run(Request::from_parts(parts, Body::from(bytes))).await).await
 }
 
-/// rmcp refuses a foreign `Host` or `Origin` with a plain-text 403: the
-/// same refusal as a JSON-RPC error object, like every other.
+/// rmcp refuses some requests with a plain-text body (a foreign `Host` or
+/// `Origin`: 403; an `Accept` without both JSON and SSE: 406; an unknown
+/// session: 404 ...): every refusal becomes a JSON-RPC error object, with
+/// the same status and headers.
 async fn as_rpc_error(response: Response) -> Response {
-    if response.status() != StatusCode::FORBIDDEN {
+    let status = response.status();
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/json") || t.starts_with("text/event-stream"));
+    if json || !(status.is_client_error() || status.is_server_error()) {
         return response;
     }
-    let text = axum::body::to_bytes(response.into_body(), 4096).await.unwrap_or_default();
-    let message = String::from_utf8_lossy(&text).trim().to_owned();
-    rpc_error(StatusCode::FORBIDDEN, -32600, message, Value::Null)
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
+    let mut message = String::from_utf8_lossy(&text).trim().to_owned();
+    if message.is_empty() {
+        message = status.canonical_reason().unwrap_or("refused").to_owned();
+    }
+    let code = if status.is_server_error() { -32603 } else { -32600 };
+    let mut refused = rpc_error(status, code, message, Value::Null);
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            refused.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    refused
 }
 
 /// The router: `/mcp` behind the guard. Sessions end when `shutdown` is
