@@ -11,7 +11,7 @@ use ucm_core::{Block, BlockId, Content, Document, Metadata, Role, SourceLocation
 
 use crate::links::{link_files, FileLinks, LinkTargets};
 use crate::markdown::LineIndex;
-use crate::reingest::{FileRecord, Seen, Sources, Stamp};
+use crate::reingest::{link_corpus, FileRecord, Seen, Sources, Stamp};
 use crate::report::{IngestReport, Warning, WarningKind};
 use crate::section::{ParsedFile, SectionBuilder};
 use crate::source::{read_text, walk_folder, SourceFile, SourceKind};
@@ -53,7 +53,6 @@ pub(crate) fn ingest(
     document.metadata.modified_ms = now;
     document.metadata.tokenizer = Some(options.tokenizer.name().to_owned());
     document.metadata.source = Some(source_names(paths));
-    let mut targets = LinkTargets::default();
     let mut records: Vec<FileRecord> = Vec::with_capacity(files.len());
     let mut folders = FolderBlocks::default();
     for (file, result) in files.iter().zip(parsed) {
@@ -76,38 +75,21 @@ pub(crate) fn ingest(
             Layout::SingleFile => {
                 document.metadata.title = parsed.title.clone().or_else(|| Some(file.rel_path.clone()));
                 copy_front_matter(&parsed, &mut document.metadata.custom);
-                targets.add_file("", BlockId::ROOT);
                 BlockId::ROOT
             }
             Layout::Tree => {
                 let dir = folders.ensure(&mut document, parent_dir(&file.rel_path), now);
-                let file_block = file_block(file, &parsed, now);
-                let id = insert(&mut document, dir, file_block);
-                targets.add_file(&file.rel_path, id);
-                id
+                insert(&mut document, dir, file_block(file, &parsed, now))
             }
         };
         let ids = place_blocks(&mut document, parent, &mut parsed);
-        let record = FileRecord::read(&file.rel_path, hash, &parsed, &ids);
-        for (anchor, id) in &record.targets.anchors {
-            targets.add_anchor(scope_of(file, layout), anchor, *id);
-        }
-        records.push(record);
+        records.push(FileRecord::read(&file.rel_path, hash, &parsed, &ids));
     }
     if matches!(layout, Layout::Tree) {
         document.metadata.title = paths.first().and_then(|p| display_name(p));
     }
-    let links: Vec<FileLinks<'_>> = records
-        .iter()
-        .zip(&files)
-        .map(|(record, file)| FileLinks {
-            path: &file.rel_path,
-            scope: scope_of(file, layout),
-            links: &record.targets.links,
-            fresh: true,
-        })
-        .collect();
-    report.links = link_files(&mut document, &targets, &links, &mut report.warnings);
+    let fresh = vec![true; files.len()];
+    report.links = link_corpus(&mut document, &files, &records, layout, &fresh, &mut report.warnings);
     report.blocks = document.len();
     report.tokens = document.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
     let sources = Sources::new(source_names(paths), layout, records);

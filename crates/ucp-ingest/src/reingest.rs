@@ -307,25 +307,44 @@ impl Changes {
             records[index] = FileRecord::read(&file.rel_path, hash, &parsed, &ids);
             fresh[index] = true;
         }
-        let mut targets = LinkTargets::default();
-        let mut links = Vec::new();
-        for ((file, record), fresh) in files.iter().zip(&records).zip(fresh) {
-            if record.hash.is_none() {
-                continue;
-            }
-            targets.add_file(&file.rel_path, file_block_id(&file.rel_path));
-            for (anchor, id) in &record.targets.anchors {
-                targets.add_anchor(scope_of(file, layout), anchor, *id);
-            }
-            let scope = scope_of(file, layout);
-            links.push(FileLinks { path: &file.rel_path, scope, links: &record.targets.links, fresh });
-        }
-        report.links = link_files(document, &targets, &links, &mut report.warnings);
+        report.links = link_corpus(document, &files, &records, layout, &fresh, &mut report.warnings);
         document.metadata.modified_ms = now;
         report.blocks = document.len();
         report.tokens = document.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
         Some((report, Sources { source, tree, files: records }))
     }
+}
+
+/// Resolves the links of every file read (`records`, beside `files`)
+/// against all their anchors, in file order, and sets each linking block's
+/// `links_to` edges (see [`link_files`]); links to URLs are noted on the
+/// blocks of files marked `fresh`. Returns the number of edges.
+pub(crate) fn link_corpus(
+    document: &mut Document,
+    files: &[SourceFile],
+    records: &[FileRecord],
+    layout: Layout,
+    fresh: &[bool],
+    warnings: &mut Vec<Warning>,
+) -> usize {
+    let mut targets = LinkTargets::default();
+    let mut links = Vec::new();
+    for ((file, record), &fresh) in files.iter().zip(records).zip(fresh) {
+        if record.hash.is_none() {
+            continue;
+        }
+        let scope = scope_of(file, layout);
+        let id = match layout {
+            Layout::SingleFile => BlockId::ROOT,
+            Layout::Tree => file_block_id(&file.rel_path),
+        };
+        targets.add_file(scope, id);
+        for (anchor, id) in &record.targets.anchors {
+            targets.add_anchor(scope, anchor, *id);
+        }
+        links.push(FileLinks { path: &file.rel_path, scope, links: &record.targets.links, fresh });
+    }
+    link_files(document, &targets, &links, warnings)
 }
 
 /// Puts a file's new blocks under its block in place of the old ones, and

@@ -94,9 +94,9 @@ mod tests {
         )
         .unwrap();
         let sources = IndexedFrom { files: b"files", links: b"links" };
-        let first = store.save_indexed(&doc, None, sources).unwrap();
+        let first = store.save_indexed(&doc, 0, sources).unwrap();
         store.save_with_snapshots(&doc, &[]).unwrap();
-        let written = store.save_indexed(&doc, Some(first + 1), sources).unwrap();
+        let written = store.save_indexed(&doc, first + 1, sources).unwrap();
         let other = Document::new("other");
         store.save_document(&other).unwrap();
 

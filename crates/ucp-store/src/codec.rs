@@ -127,6 +127,20 @@ pub(crate) fn write_changes(
     Ok(true)
 }
 
+/// Writes `document` over the stored version it was read or last saved as:
+/// only the rows its journal says changed, or whole when that is unknown
+/// (or the stored document is not that version).
+pub(crate) fn write_since_saved(tx: &Transaction<'_>, document: &Document) -> Result<(), StoreError> {
+    let written = match document.unsaved_changes() {
+        Some(changes) => write_changes(tx, document, changes.since_version, &changes.blocks)?,
+        None => false,
+    };
+    if !written {
+        write_document(tx, document)?;
+    }
+    Ok(())
+}
+
 /// Counts one more write of document `name`.
 fn bump_revision(tx: &Transaction<'_>, name: &str) -> Result<(), StoreError> {
     tx.execute(

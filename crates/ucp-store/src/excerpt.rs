@@ -85,8 +85,9 @@ impl Store {
         Ok((out, into))
     }
 
-    /// The row number of document `name`.
-    fn document_number(&self, tx: &Transaction<'_>, name: &str) -> Result<i64, StoreError> {
+    /// The row number of document `name` (an error naming the stored ones
+    /// when there is none).
+    pub(crate) fn document_number(&self, tx: &Transaction<'_>, name: &str) -> Result<i64, StoreError> {
         let doc = tx
             .query_row("SELECT doc FROM documents WHERE name = ?1", params![name], |r| r.get::<_, i64>(0))
             .optional()

@@ -6,7 +6,7 @@
 use rusqlite::{params, OptionalExtension};
 use ucm_core::Document;
 
-use crate::{check_document_name, codec, db, revision_in, Store, StoreError};
+use crate::{check_document_name, check_revision, codec, db, revision_in, Store, StoreError};
 
 /// Ingest's record of the files a document was indexed from, in two parts:
 /// what every index of the same paths reads, and what only one that found
@@ -21,15 +21,14 @@ pub struct IndexedFrom<'a> {
 
 impl Store {
     /// Writes `document` as indexed from files, with ingest's record of
-    /// them (see [`Store::index_sources`]), in one transaction.
-    /// With `expected`, only when the stored document is still at that
-    /// revision (else [`StoreError::Conflict`]), writing what its journal
-    /// says changed; without, in place of any document of that name.
-    /// Returns the revision the document now has.
+    /// them (see [`Store::index_sources`]), in one transaction, only when
+    /// the stored document is still at revision `expected` (0: none
+    /// stored), else [`StoreError::Conflict`]; what its journal says
+    /// changed, or the whole document. Returns the revision it now has.
     pub fn save_indexed(
         &mut self,
         document: &Document,
-        expected: Option<u64>,
+        expected: u64,
         sources: IndexedFrom<'_>,
     ) -> Result<u64, StoreError> {
         check_document_name(document.name())?;
@@ -38,22 +37,8 @@ impl Store {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(db("starting a transaction"))?;
         let name = document.name();
-        let written = match expected {
-            Some(expected) => {
-                let found = revision_in(&tx, name)?;
-                if found != expected {
-                    return Err(StoreError::Conflict { document: name.to_owned(), expected, found });
-                }
-                match document.unsaved_changes() {
-                    Some(changes) => codec::write_changes(&tx, document, changes.since_version, &changes.blocks)?,
-                    None => false,
-                }
-            }
-            None => false,
-        };
-        if !written {
-            codec::write_document(&tx, document)?;
-        }
+        check_revision(&tx, name, expected)?;
+        codec::write_since_saved(&tx, document)?;
         let revision = revision_in(&tx, name)?;
         write_sources(&tx, name, revision, sources)?;
         tx.commit().map_err(db("committing the document"))?;
@@ -174,17 +159,17 @@ mod tests {
         let mut doc = Document::new("d");
         doc.append_child(BlockId::ROOT, para("a", 0)).unwrap();
         assert_eq!(store.index_sources("d").unwrap(), None);
-        let first = store.save_indexed(&doc, None, from(b"one")).unwrap();
+        let first = store.save_indexed(&doc, 0, from(b"one")).unwrap();
         assert_eq!(store.index_sources("d").unwrap(), Some((b"one".to_vec(), first)));
         assert_eq!(store.index_links("d", first).unwrap(), Some(b"links".to_vec()));
 
         doc.mark_saved();
         doc.append_child(BlockId::ROOT, para("b", 1)).unwrap();
-        let second = store.save_indexed(&doc, Some(first), from(b"two")).unwrap();
+        let second = store.save_indexed(&doc, first, from(b"two")).unwrap();
         assert_eq!(store.index_sources("d").unwrap(), Some((b"two".to_vec(), second)));
         assert_eq!(store.load_document("d").unwrap().len(), 3, "the change was written");
 
-        let stale = store.save_indexed(&doc, Some(first), from(b"three"));
+        let stale = store.save_indexed(&doc, first, from(b"three"));
         assert!(matches!(stale, Err(StoreError::Conflict { .. })), "{stale:?}");
         assert_eq!(store.index_sources("d").unwrap(), Some((b"two".to_vec(), second)), "nothing written");
 
@@ -200,7 +185,7 @@ mod tests {
         assert!(store.restamp_sources("d", third, b"restamped").unwrap());
         assert_eq!(store.index_sources("d").unwrap(), Some((b"restamped".to_vec(), third)));
         assert_eq!(store.index_links("d", third).unwrap(), Some(b"links".to_vec()), "the links stay");
-        store.save_indexed(&doc, None, from(b"four")).unwrap();
+        store.save_indexed(&doc, store.revision("d").unwrap(), from(b"four")).unwrap();
         store.delete_document("d").unwrap();
         assert_eq!(store.index_sources("d").unwrap(), None);
     }

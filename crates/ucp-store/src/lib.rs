@@ -28,7 +28,7 @@ pub use name::{check_document_name, MAX_DOCUMENT_NAME_CHARS};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use ucm_core::Document;
 use ucm_engine::Snapshot;
 
@@ -308,15 +308,7 @@ impl Store {
             // not shared between threads), so the read stands alone.
             let tx = self.conn.unchecked_transaction().map_err(db("starting a read"))?;
             let revision = revision_in(&tx, name)?;
-            let row = tx
-                .query_row("SELECT doc FROM documents WHERE name = ?1", params![name], |r| r.get::<_, i64>(0))
-                .optional()
-                .map_err(db("finding the document"))?;
-            let Some(doc) = row else {
-                drop(tx);
-                let names: Vec<String> = self.documents()?.into_iter().map(|d| d.name).collect();
-                return Err(StoreError::NoSuchDocument { name: name.to_owned(), available: list(&names) });
-            };
+            let doc = self.document_number(&tx, name)?;
             let document = if attempt < load::TRIES {
                 load::read_in_parts(&tx, &path, doc, name, revision)?
             } else {
@@ -349,24 +341,15 @@ impl Store {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(db("starting a transaction"))?;
-        let found = revision_in(&tx, name)?;
-        if found != expected {
-            return Err(StoreError::Conflict { document: name.to_owned(), expected, found });
-        }
+        check_revision(&tx, name, expected)?;
         if let Some((doc, snapshots)) = document {
             if doc.name() != name {
                 return Err(StoreError::NameMismatch { expected: name.to_owned(), found: doc.name().to_owned() });
             }
+            check_document_name(name)?;
             // The revision matched, so the stored document is the one this
             // copy was read or last saved as: what changed since is enough.
-            let written = match doc.unsaved_changes() {
-                Some(changes) => codec::write_changes(&tx, doc, changes.since_version, &changes.blocks)?,
-                None => false,
-            };
-            if !written {
-                check_document_name(doc.name())?;
-                codec::write_document(&tx, doc)?;
-            }
+            codec::write_since_saved(&tx, doc)?;
             write_snapshots(&tx, doc.name(), snapshots)?;
         }
         let session = session.map(|session| write_session(&tx, name, session)).transpose()?;
@@ -452,6 +435,16 @@ fn write_session(tx: &rusqlite::Transaction, document: &str, session: SessionWri
 }
 
 /// A document's revision as `conn` sees it (0: never written).
+/// Refuses a write based on revision `expected` of document `name` when
+/// the store holds another: another writer came in between.
+fn check_revision(tx: &Transaction<'_>, name: &str, expected: u64) -> Result<(), StoreError> {
+    let found = revision_in(tx, name)?;
+    if found != expected {
+        return Err(StoreError::Conflict { document: name.to_owned(), expected, found });
+    }
+    Ok(())
+}
+
 fn revision_in(conn: &Connection, name: &str) -> Result<u64, StoreError> {
     let revision: Option<i64> = conn
         .query_row("SELECT revision FROM revisions WHERE document = ?1", params![name], |r| r.get(0))

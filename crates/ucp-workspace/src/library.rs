@@ -409,7 +409,7 @@ impl Library {
         }
         let ingested = ucp_ingest::ingest(&resolved, &name, &options, &Ingesting(progress)).map_err(ingest_error)?;
         let bytes = ingested.sources.to_bytes();
-        let sources = IndexedFrom { files: &bytes.files, links: &bytes.links };
+        let sources = indexed_from(&bytes);
         let written = {
             let mut store = lock(&self.store);
             let exists = store.documents()?.iter().any(|d| d.name == name);
@@ -425,7 +425,7 @@ impl Library {
                 }
                 progress.writing(&name, ingested.document.len());
                 let snapshots = store.load_snapshots(&name)?;
-                Some((store.save_indexed(&ingested.document, Some(base), sources)?, snapshots))
+                Some((store.save_indexed(&ingested.document, base, sources)?, snapshots))
             }
         };
         let seconds = started.elapsed().as_secs_f64();
@@ -477,8 +477,10 @@ impl Library {
 
     /// Puts the files that changed into the stored document (at
     /// `revision`, which `changes` were read against), writes what that
-    /// changed and brings the search index along. `None` when the stored
-    /// document moved on meanwhile: the caller ingests whole.
+    /// changed and brings the search index along. A stored document that
+    /// moved on meanwhile is a conflict (a whole ingest could not be
+    /// written either); `None` when the record does not fit the document:
+    /// the caller ingests whole.
     fn apply_changes(
         &self,
         name: &str,
@@ -491,7 +493,11 @@ impl Library {
             let (document, loaded) = store.load_with_revision(name)?;
             (document, loaded, store.index_links(name, revision)?)
         };
-        let Some(links) = links.filter(|_| loaded == revision) else { return Ok(None) };
+        if loaded != revision {
+            let document = name.to_owned();
+            return Err(ucp_store::StoreError::Conflict { document, expected: revision, found: loaded }.into());
+        }
+        let Some(links) = links else { return Ok(None) };
         // At the stored revision: opening skips the sync when it is there.
         let (index, _) = self.open_index(&document, revision)?;
         let Some((report, sources)) = changes.apply(&mut document, &links) else { return Ok(None) };
@@ -499,12 +505,7 @@ impl Library {
         let changed = document.unsaved_changes();
         let (revision, snapshots) = {
             let mut store = lock(&self.store);
-            let bytes = sources.to_bytes();
-            let sources = IndexedFrom { files: &bytes.files, links: &bytes.links };
-            let revision = match store.save_indexed(&document, Some(revision), sources) {
-                Err(ucp_store::StoreError::Conflict { .. }) => return Ok(None),
-                written => written?,
-            };
+            let revision = store.save_indexed(&document, revision, indexed_from(&sources.to_bytes()))?;
             (revision, store.load_snapshots(name)?)
         };
         let synced = match &changed {
@@ -663,6 +664,11 @@ impl ucp_ingest::Progress for Ingesting<'_> {
     fn file_done(&self, path: &str, bytes: u64) {
         self.0.file_done(path, bytes);
     }
+}
+
+/// Ingest's record of a corpus as the store keeps it.
+fn indexed_from(bytes: &ucp_ingest::SourceBytes) -> IndexedFrom<'_> {
+    IndexedFrom { files: &bytes.files, links: &bytes.links }
 }
 
 /// Removes a directory and what it holds; one that is not there is fine.
