@@ -8,6 +8,7 @@ mod inspect;
 mod mcp;
 mod search;
 mod session;
+mod tools;
 mod ucl;
 
 use std::io::{IsTerminal as _, Write as _};
@@ -37,6 +38,11 @@ pub(crate) struct Cli {
     /// Print machine-readable JSON instead of text.
     #[arg(long, global = true)]
     json: bool,
+    /// Workspace folder the coding tools (grep, glob, read, write, edit,
+    /// bash, and those of `ucp mcp`) are jailed to (default: the current
+    /// folder).
+    #[arg(long, global = true, value_name = "DIR")]
+    root: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -72,6 +78,27 @@ enum Command {
   ucp --store ~/notes/.ucp mcp                   stdio, for a client that starts it
   ucp mcp --http localhost:8848 --allow ~/docs   HTTP on loopback; clients may index ~/docs")]
     Mcp(mcp::McpArgs),
+    /// Search file contents with a regex (ripgrep's engine), gitignore-aware.
+    #[command(after_help = "Examples:
+  ucp grep 'fn main'                          files with a match (the cheapest answer)
+  ucp grep -i todo src --output-mode content -C 2
+  ucp grep unwrap --type rust --output-mode count --head-limit 20 --offset 20")]
+    Grep(tools::GrepArgs),
+    /// List files matching a glob, newest first.
+    #[command(after_help = "Examples:\n  ucp glob 'src/**/*.rs'\n  ucp glob '**/*.md' docs --sort path")]
+    Glob(tools::GlobArgs),
+    /// Print a text file's lines, numbered.
+    #[command(after_help = "Example:\n  ucp read src/main.rs --offset 40 --limit 20")]
+    Read(tools::ReadArgs),
+    /// Write a whole file atomically (content from --content or stdin).
+    #[command(after_help = "Example:\n  echo 'hello' | ucp write notes/hello.txt")]
+    Write(tools::WriteArgs),
+    /// Replace exact text in a file (unique unless --replace-all).
+    #[command(after_help = "Example:\n  ucp edit src/lib.rs --old 'let x = 1;' --new 'let x = 2;' --dry-run")]
+    Edit(tools::EditArgs),
+    /// Run a shell command in the workspace with a timeout.
+    #[command(after_help = "Example:\n  ucp bash 'cargo test -q' --cwd crates/core --timeout 300")]
+    Bash(tools::BashArgs),
     /// List the documents in the store.
     Docs,
     /// Delete a document, with its snapshots, sessions and search index.
@@ -256,6 +283,12 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Eval(args) => context::eval(cli, args),
         Command::Search(args) => search::run(cli, args),
         Command::Mcp(args) => mcp::run(cli, args),
+        Command::Grep(args) => tools::grep(cli, args),
+        Command::Glob(args) => tools::glob(cli, args),
+        Command::Read(args) => tools::read(cli, args),
+        Command::Write(args) => tools::write(cli, args),
+        Command::Edit(args) => tools::edit(cli, args),
+        Command::Bash(args) => tools::bash(cli, args),
         Command::Docs => inspect::docs(cli),
         Command::Stats => inspect::stats(cli),
         Command::Tree { id, depth } => inspect::tree(cli, id.as_deref(), *depth),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use ucp_agent::{GlobalLimits, SessionLimits};
-use ucp_mcp::{CancellationToken, ConnectionLimits, HttpConfig, Library, LibraryConfig};
+use ucp_mcp::{CancellationToken, ConnectionLimits, HttpConfig, Library, LibraryConfig, ToolOffer};
 
 use ucp_store::StoreError;
 use ucp_workspace::WorkspaceError;
@@ -74,9 +74,16 @@ pub(crate) struct McpArgs {
     /// Commands per second over all sessions of a document.
     #[arg(long, default_value_t = GlobalLimits::default().max_ops_per_second, value_name = "N")]
     max_ops_per_second: u32,
-    /// Sessions may not edit documents.
+    /// Sessions may not edit documents, and the coding tools that write
+    /// (write, edit, bash) are not offered.
     #[arg(long)]
     read_only: bool,
+    /// Offer only these tools (comma-separated), e.g. context,grep,read.
+    /// By default: ucl, context, search, open, and the coding tools grep,
+    /// glob, read, write, edit, bash over --root (default: the current
+    /// folder).
+    #[arg(long, value_delimiter = ',', value_name = "TOOLS")]
+    tools: Option<Vec<String>>,
 }
 
 pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
@@ -98,15 +105,30 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
             other => other.into(),
         })?,
     });
+    let offer = ToolOffer {
+        max_result_tokens: args.max_result_tokens,
+        root: Some(cli.root.clone().unwrap_or_else(|| PathBuf::from("."))),
+        read_only: args.read_only,
+        only: args.tools.clone(),
+    };
+    if let Some(only) = &offer.only {
+        let known = ucp_mcp::tools::list(&ToolOffer { only: None, read_only: false, ..offer.clone() });
+        if let Some(unknown) = only.iter().find(|name| !known.iter().any(|t| t.name == name.as_str())) {
+            let names: Vec<&str> = known.iter().map(|t| t.name.as_ref()).collect();
+            anyhow::bail!("--tools: no tool {unknown:?} (the tools: {})", names.join(", "));
+        }
+    }
+    // Fails now, not at a client's first call, when the root is unusable.
+    ucp_tools::Jail::new(offer.root.as_deref().unwrap_or(std::path::Path::new(".")))?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the runtime")?;
     let Some(addr) = args.http else {
-        return runtime.block_on(ucp_mcp::serve_stdio(library, args.max_result_tokens)).context("serving stdio");
+        return runtime.block_on(ucp_mcp::serve_stdio(library, offer)).context("serving stdio");
     };
     let http = HttpConfig {
         addr,
         token: args.token.clone(),
         max_request_bytes: args.max_request_bytes,
-        max_result_tokens: args.max_result_tokens,
+        offer,
         allowed_origins: args.allow_origin.clone(),
         body_read_timeout: Duration::from_secs(args.body_timeout),
         connections: ConnectionLimits {

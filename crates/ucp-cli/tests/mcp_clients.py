@@ -84,7 +84,8 @@ async def exercise(test, session):
     init = await session.initialize()
     test.assertEqual(init.server_info.name, "ucp")
     tools = await session.list_tools()
-    test.assertEqual(sorted(t.name for t in tools.tools), ["context", "open", "search", "ucl"])
+    test.assertEqual(sorted(t.name for t in tools.tools),
+                     ["bash", "context", "edit", "glob", "grep", "open", "read", "search", "ucl", "write"])
 
     found = await session.call_tool("ucl", {"commands": 'SEARCH "context window budget" LIMIT=5'})
     test.assertFalse(found.is_error, text_of(found))
@@ -141,6 +142,80 @@ class StdioTest(unittest.IsolatedAsyncioTestCase):
                 self.assertIn("page 2 of", text_of(second))
                 missing = await session.call_tool("ucl", {"page": 999})
                 self.assertTrue(missing.is_error)
+
+
+class CodingToolsTest(unittest.IsolatedAsyncioTestCase):
+    """The coding tools over a workspace root, through the official client."""
+
+    @contextlib.asynccontextmanager
+    async def session(self, *extra):
+        root = tempfile.mkdtemp(prefix="ucp-mcp-root-")
+        os.makedirs(os.path.join(root, "src"))
+        with open(os.path.join(root, "src", "lib.rs"), "w") as f:
+            f.write("pub fn helper() -> u32 {\n    42\n}\n// helper again\n")
+        with open(os.path.join(root, "win.txt"), "wb") as f:
+            f.write(b"one\r\ntwo\r\n")
+        with open(os.path.join(root, "blob.bin"), "wb") as f:
+            f.write(b"helper\0\1")
+        params = StdioServerParameters(command=UCP, args=["--store", Store.path(), "--root", root, "mcp", *extra])
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session, root
+
+    async def call(self, session, tool, args, error=False):
+        result = await session.call_tool(tool, args)
+        self.assertEqual(result.is_error, error, text_of(result))
+        return text_of(result)
+
+    async def test_the_tools_work_and_refuse_what_they_must(self):
+        async with self.session() as (session, root):
+            self.assertEqual(await self.call(session, "grep", {"pattern": "helper"}), "src/lib.rs\n")
+            content = await self.call(session, "grep", {"pattern": "helper", "output_mode": "content", "-C": 0})
+            self.assertEqual(content, "src/lib.rs\n1:pub fn helper() -> u32 {\n4:// helper again\n")
+            self.assertEqual(await self.call(session, "glob", {"pattern": "**/*.rs"}), "src/lib.rs\n")
+            read = await self.call(session, "read", {"path": "src/lib.rs", "offset": 2, "limit": 1})
+            self.assertTrue(read.startswith("     2\t    42\n"), read)
+            self.assertIn("binary", await self.call(session, "read", {"path": "blob.bin"}, error=True))
+            self.assertIn("outside the workspace", await self.call(session, "read", {"path": "../x"}, error=True))
+            ambiguous = await self.call(session, "edit", {"path": "src/lib.rs", "old_string": "helper",
+                                                          "new_string": "aid"}, error=True)
+            self.assertIn("occurs 2 times (lines 1, 4)", ambiguous)
+            await self.call(session, "edit", {"path": "win.txt", "old_string": "one\ntwo", "new_string": "1\n2"})
+            with open(os.path.join(root, "win.txt"), "rb") as f:
+                self.assertEqual(f.read(), b"1\r\n2\r\n")
+            self.assertIn("created notes/a.md", await self.call(session, "write", {"path": "notes/a.md", "content": "hi\n"}))
+            ran = await self.call(session, "bash", {"command": "cat notes/a.md; exit 4"})
+            self.assertTrue(ran.startswith("hi\n[exit code 4,"), ran)
+            slow = await self.call(session, "bash", {"command": "sleep 30 & echo $! > child.pid; sleep 30",
+                                                     "timeout": 1})
+            self.assertIn("timed out", slow)
+            with open(os.path.join(root, "child.pid")) as f:
+                child = int(f.read())
+            time.sleep(0.2)
+            self.assertFalse(alive(child), "the command's child survived its timeout")
+            started = await self.call(session, "bash", {"command": "echo up; sleep 30", "background": True})
+            job = int(re.search(r"job (\d+)", started).group(1))
+            time.sleep(0.3)
+            self.assertIn("up\n", await self.call(session, "bash", {"job": job}))
+            self.assertIn("killed by signal 9", await self.call(session, "bash", {"job": job, "kill": True}))
+
+    async def test_read_only_servers_offer_no_writing_tools(self):
+        async with self.session("--read-only") as (session, root):
+            names = sorted(t.name for t in (await session.list_tools()).tools)
+            self.assertEqual(names, ["context", "glob", "grep", "open", "read", "search", "ucl"])
+            with self.assertRaises(Exception):
+                await session.call_tool("write", {"path": "x.txt", "content": "x"})
+            self.assertFalse(os.path.exists(os.path.join(root, "x.txt")))
+
+
+def alive(pid):
+    """Whether a process exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 class HttpTest(unittest.IsolatedAsyncioTestCase):

@@ -2,13 +2,16 @@
 //! pages of its last cut result, and what each tool does in it.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use ucl_parser::RenderFormat;
 use ucp_agent::{AgentError, SessionId};
 use ucp_workspace::{ContextOptions, IndexOptions, NewSession, SearchRequest, WorkspaceError, DEFAULT_BUDGET};
 
+use ucp_tools::Tools;
+
 use crate::bound::{paginate, Pages};
+use crate::coding::ToolOffer;
 use crate::{Library, McpError, Workspace};
 
 /// Tokens a `context` result keeps for its closing summary line.
@@ -38,14 +41,33 @@ struct State {
 /// named, saved) when it goes.
 pub struct Connection {
     library: Arc<Library>,
+    offer: Arc<ToolOffer>,
     cap: usize,
     state: Mutex<State>,
+    /// The coding tools, made on first use (their background jobs end
+    /// with the connection).
+    coding: OnceLock<Result<Option<Tools>, String>>,
 }
 
 impl Connection {
-    /// A connection whose results hold at most `cap` tokens.
-    pub fn new(library: Arc<Library>, cap: usize) -> Self {
-        Connection { library, cap, state: Mutex::new(State::default()) }
+    /// A connection offered `offer`; its results hold at most
+    /// `offer.max_result_tokens` tokens (at least [`crate::MIN_RESULT_TOKENS`]).
+    pub fn new(library: Arc<Library>, offer: Arc<ToolOffer>) -> Self {
+        let cap = offer.max_result_tokens.max(crate::MIN_RESULT_TOKENS);
+        Connection { library, offer, cap, state: Mutex::new(State::default()), coding: OnceLock::new() }
+    }
+
+    /// What this connection is offered.
+    pub fn offer(&self) -> &ToolOffer {
+        &self.offer
+    }
+
+    /// The coding tools, when the server offers them.
+    pub fn coding_tools(&self) -> Result<Option<&Tools>, McpError> {
+        match self.coding.get_or_init(|| self.offer.tools(self.cap).map_err(|e| e.to_string())) {
+            Ok(tools) => Ok(tools.as_ref()),
+            Err(e) => Err(McpError::Arguments(e.clone())),
+        }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {

@@ -14,7 +14,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use crate::{guide, resources, tools, Connection, Library, McpError};
+use crate::{guide, resources, tools, Connection, Library, McpError, ToolOffer};
 
 /// Smallest token cap a server accepts (a page must hold a block and a note).
 pub const MIN_RESULT_TOKENS: usize = 256;
@@ -25,10 +25,10 @@ pub struct UcpServer {
 }
 
 impl UcpServer {
-    /// A handler for a new client; results hold at most `max_result_tokens`
-    /// tokens (at least [`MIN_RESULT_TOKENS`]).
-    pub fn new(library: Arc<Library>, max_result_tokens: usize) -> Self {
-        UcpServer { connection: Arc::new(Connection::new(library, max_result_tokens.max(MIN_RESULT_TOKENS))) }
+    /// A handler for a new client offered `offer` (results hold at most
+    /// its `max_result_tokens`, at least [`MIN_RESULT_TOKENS`]).
+    pub fn new(library: Arc<Library>, offer: Arc<ToolOffer>) -> Self {
+        UcpServer { connection: Arc::new(Connection::new(library, offer)) }
     }
 
     /// A request that cannot be served as asked.
@@ -78,7 +78,7 @@ impl ServerHandler for UcpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools::list()))
+        Ok(ListToolsResult::with_all_items(tools::list(self.connection.offer())))
     }
 
     async fn call_tool(

@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::listen::{ConnectionLimits, Ticket};
-use crate::{Library, UcpServer};
+use crate::{Library, ToolOffer, UcpServer};
 
 /// Default largest request body, in bytes.
 pub const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;
@@ -35,8 +35,8 @@ pub struct HttpConfig {
     pub token: Option<String>,
     /// Largest request body, in bytes.
     pub max_request_bytes: usize,
-    /// Most tokens of one result.
-    pub max_result_tokens: usize,
+    /// The tools offered and the token cap of their results.
+    pub offer: ToolOffer,
     /// Browser origins allowed besides the loopback ones a loopback
     /// server allows (`http://localhost:*` ...); a request carrying any
     /// other `Origin` is refused with 403.
@@ -190,7 +190,7 @@ async fn as_rpc_error(response: Response) -> Response {
 /// The router: `/mcp` behind the guard. Sessions end when `shutdown` is
 /// cancelled.
 pub fn router(library: Arc<Library>, config: &HttpConfig, shutdown: CancellationToken) -> Router {
-    let cap = config.max_result_tokens;
+    let offer = Arc::new(config.offer.clone());
     let mut server_config = StreamableHttpServerConfig::default()
         .with_max_request_body_bytes(config.max_request_bytes)
         .with_cancellation_token(shutdown);
@@ -207,7 +207,7 @@ pub fn router(library: Arc<Library>, config: &HttpConfig, shutdown: Cancellation
     let mut sessions = LocalSessionManager::default();
     sessions.session_config.keep_alive = Some(config.session_idle_timeout);
     let service = StreamableHttpService::new(
-        move || Ok(UcpServer::new(Arc::clone(&library), cap)),
+        move || Ok(UcpServer::new(Arc::clone(&library), Arc::clone(&offer))),
         Arc::new(sessions),
         server_config,
     );
@@ -229,7 +229,7 @@ mod tests {
             addr: addr.parse().unwrap(),
             token: token.map(str::to_owned),
             max_request_bytes: MAX_REQUEST_BYTES,
-            max_result_tokens: 8000,
+            offer: ToolOffer::documents(8000),
             allowed_origins: Vec::new(),
             body_read_timeout: BODY_READ_TIMEOUT,
             connections: ConnectionLimits::default(),

@@ -5,7 +5,9 @@
 //! Every client connection gets its own agent session ([`Connection`]) in
 //! a document the server keeps loaded ([`Library`], from `ucp-workspace`,
 //! which does the work; this crate translates MCP requests and results). The tools are few and
-//! token-frugal (`ucl`, `context`, `search`, `open`; see [`tools`]); every
+//! token-frugal (`ucl`, `context`, `search`, `open`; see [`tools`]), with
+//! the coding tools of `ucp-tools` beside them over a workspace root
+//! (`grep`, `glob`, `read`, `write`, `edit`, `bash`; see [`coding`]); every
 //! result is bounded by a token cap and cut at block boundaries into pages
 //! ([`bound`]). Documents and blocks are resources (`ucp://<doc>/<block>`),
 //! and one prompt teaches UCL ([`guide`]).
@@ -13,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod bound;
+pub mod coding;
 mod connection;
 pub mod guide;
 mod handler;
@@ -23,6 +26,7 @@ pub mod tools;
 
 use std::sync::Arc;
 
+pub use coding::ToolOffer;
 pub use connection::{Connection, ToolOutput};
 pub use handler::UcpServer;
 pub use handler::MIN_RESULT_TOKENS;
@@ -49,6 +53,9 @@ pub enum McpError {
     /// The page asked for does not exist.
     #[error("{0}")]
     NoPage(String),
+    /// A coding tool refused or failed.
+    #[error(transparent)]
+    Tool(#[from] ucp_tools::ToolError),
 }
 
 impl From<ucp_agent::AgentError> for McpError {
@@ -66,9 +73,9 @@ pub(crate) fn client_message(library: &Library, error: &McpError) -> String {
 }
 
 /// Serves one client over stdin/stdout until it disconnects.
-pub async fn serve_stdio(library: Arc<Library>, max_result_tokens: usize) -> Result<(), std::io::Error> {
+pub async fn serve_stdio(library: Arc<Library>, offer: ToolOffer) -> Result<(), std::io::Error> {
     use rmcp::ServiceExt as _;
-    let server = UcpServer::new(library, max_result_tokens);
+    let server = UcpServer::new(library, Arc::new(offer));
     let running = server.serve(rmcp::transport::stdio()).await.map_err(std::io::Error::other)?;
     running.waiting().await.map_err(std::io::Error::other)?;
     Ok(())

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{json, Value};
 
+use crate::coding::{self, ToolOffer};
 use crate::{Connection, McpError, ToolOutput};
 
 fn schema(value: Value) -> Arc<JsonObject> {
@@ -17,15 +18,23 @@ fn schema(value: Value) -> Arc<JsonObject> {
     }
 }
 
-fn tool(name: &'static str, description: &'static str, input: Value, read_only: bool) -> Tool {
+pub(crate) fn tool(name: &'static str, description: &'static str, input: Value, read_only: bool) -> Tool {
     let mut annotations = ToolAnnotations::new();
     annotations.read_only_hint = Some(read_only);
     annotations.open_world_hint = Some(false);
     Tool::new(name, description, schema(input)).with_annotations(annotations)
 }
 
-/// The tool list.
-pub fn list() -> Vec<Tool> {
+/// The tools `offer` serves: the document tools, then the coding tools.
+pub fn list(offer: &ToolOffer) -> Vec<Tool> {
+    let mut all = documents();
+    all.extend(coding::list());
+    all.retain(|t| offer.offers(&t.name));
+    all
+}
+
+/// The document tools.
+fn documents() -> Vec<Tool> {
     vec![
         tool(
             "ucl",
@@ -93,17 +102,17 @@ pub fn list() -> Vec<Tool> {
 }
 
 /// Arguments of one call, read with clear errors.
-struct Arguments<'a>(&'a JsonObject);
+pub(crate) struct Arguments<'a>(pub(crate) &'a JsonObject);
 
 impl<'a> Arguments<'a> {
-    fn check(&self, known: &[&str]) -> Result<(), McpError> {
+    pub(crate) fn check(&self, known: &[&str]) -> Result<(), McpError> {
         match self.0.keys().find(|k| !known.contains(&k.as_str())) {
             Some(key) => Err(McpError::Arguments(format!("unknown argument {key:?} (known: {})", known.join(", ")))),
             None => Ok(()),
         }
     }
 
-    fn string(&self, key: &str) -> Result<Option<&'a str>, McpError> {
+    pub(crate) fn string(&self, key: &str) -> Result<Option<&'a str>, McpError> {
         match self.0.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
@@ -111,11 +120,11 @@ impl<'a> Arguments<'a> {
         }
     }
 
-    fn required(&self, key: &str) -> Result<&'a str, McpError> {
+    pub(crate) fn required(&self, key: &str) -> Result<&'a str, McpError> {
         self.string(key)?.ok_or_else(|| McpError::Arguments(format!("{key} is required")))
     }
 
-    fn count(&self, key: &str) -> Result<Option<u64>, McpError> {
+    pub(crate) fn count(&self, key: &str) -> Result<Option<u64>, McpError> {
         match self.0.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(value) => match value.as_u64() {
@@ -124,12 +133,56 @@ impl<'a> Arguments<'a> {
             },
         }
     }
+
+    /// A whole number, 0 allowed.
+    pub(crate) fn number(&self, key: &str) -> Result<Option<usize>, McpError> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(value) => match value.as_u64() {
+                Some(n) => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
+                None => Err(McpError::Arguments(format!("{key} must be a whole number, not {value}"))),
+            },
+        }
+    }
+
+    /// A boolean, false when absent.
+    pub(crate) fn flag(&self, key: &str) -> Result<bool, McpError> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(other) => Err(McpError::Arguments(format!("{key} must be true or false, not {other}"))),
+        }
+    }
+
+    /// An array, empty when absent.
+    pub(crate) fn list(&self, key: &str) -> Result<&'a [Value], McpError> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(&[]),
+            Some(Value::Array(items)) => Ok(items),
+            Some(other) => Err(McpError::Arguments(format!("{key} must be an array, not {other}"))),
+        }
+    }
+
+    /// A string or an array of strings, empty when absent.
+    pub(crate) fn strings(&self, key: &str) -> Result<Vec<String>, McpError> {
+        if let Some(one) = self.0.get(key).and_then(Value::as_str) {
+            return Ok(vec![one.to_owned()]);
+        }
+        self.list(key)?
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| McpError::Arguments(format!("{key} must be a string or an array of strings")))
+    }
 }
 
 /// Runs the tool `name` for `connection` (a blocking call: engine work).
 pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Result<ToolOutput, McpError> {
     let args = Arguments(arguments);
     let usize_of = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    if !connection.offer().offers(name) {
+        return Err(McpError::UnknownTool(name.to_owned()));
+    }
     match name {
         "ucl" => {
             args.check(&["commands", "page", "session"])?;
@@ -148,7 +201,14 @@ pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Resu
             args.check(&["document", "path", "name"])?;
             connection.open(args.string("document")?, args.string("path")?.map(Path::new), args.string("name")?)
         }
-        other => Err(McpError::UnknownTool(other.to_owned())),
+        other => match connection.coding_tools()? {
+            Some(tools) => match coding::call(tools, other, &args) {
+                Some(Ok(text)) => Ok(ToolOutput { text, is_error: false }),
+                Some(Err(e)) => Err(e),
+                None => Err(McpError::UnknownTool(other.to_owned())),
+            },
+            None => Err(McpError::UnknownTool(other.to_owned())),
+        },
     }
 }
 
@@ -157,28 +217,57 @@ mod tests {
     use super::*;
     use ucm_core::{BpeTokenizer, Tokenizer as _};
 
+    /// The number the README puts right before `words`.
+    fn readme_figure(words: &str) -> usize {
+        let readme = include_str!("../../../README.md");
+        readme
+            .split(words)
+            .next()
+            .and_then(|before| before.rsplit([' ', '(']).next())
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or_else(|| panic!("the README states what the tool list costs ({words})"))
+    }
+
     #[test]
     fn the_tool_list_is_lean() {
-        let listed = serde_json::to_string(&json!({ "tools": list() })).unwrap();
-        let tokens = BpeTokenizer::default().count(&listed);
-        // The README states the figure; it must stay true.
-        let readme = include_str!("../../../README.md");
-        let claimed = readme
-            .split(" tokens for the whole list")
-            .next()
-            .and_then(|before| before.rsplit(' ').next())
-            .and_then(|n| n.parse::<usize>().ok())
-            .expect("the README states what the tool list costs");
-        assert_eq!(tokens, claimed, "the tool list costs {tokens} tokens; the README says {claimed}");
+        let root = tempfile::tempdir().unwrap();
+        let documents = ToolOffer::documents(8000);
+        let everything = ToolOffer { root: Some(root.path().to_owned()), ..ToolOffer::documents(8000) };
+        let cost = |offer: &ToolOffer| {
+            let listed = serde_json::to_string(&json!({ "tools": list(offer) })).unwrap();
+            BpeTokenizer::default().count(&listed)
+        };
+        // The README states both figures; they must stay true.
+        let claimed = readme_figure(" tokens for the document tools");
+        assert_eq!(
+            cost(&documents),
+            claimed,
+            "the document tools cost {}; the README says {claimed}",
+            cost(&documents)
+        );
+        let claimed = readme_figure(" tokens for the whole list");
+        assert_eq!(cost(&everything), claimed, "the whole list costs {}; the README says {claimed}", cost(&everything));
         let store = tempfile::tempdir().unwrap();
-        let library = crate::Library::open(crate::LibraryConfig::new(store.path())).unwrap();
-        let connection = crate::Connection::new(std::sync::Arc::new(library), 8000);
-        for tool in list() {
+        let library = std::sync::Arc::new(crate::Library::open(crate::LibraryConfig::new(store.path())).unwrap());
+        let connection = crate::Connection::new(library.clone(), std::sync::Arc::new(everything.clone()));
+        assert_eq!(list(&everything).len(), 10);
+        for tool in list(&everything) {
             // Every listed tool is dispatched (the empty object fails on its arguments, if at all).
             let result = call(&connection, &tool.name, &JsonObject::new());
             assert!(!matches!(result, Err(McpError::UnknownTool(_))), "{}", tool.name);
         }
         assert!(matches!(call(&connection, "nope", &JsonObject::new()), Err(McpError::UnknownTool(_))));
+        // Read-only: the writing tools are neither listed nor served; `only` narrows the list.
+        let read_only = ToolOffer { read_only: true, ..everything.clone() };
+        let names: Vec<_> = list(&read_only).into_iter().map(|t| t.name.to_string()).collect();
+        assert_eq!(names, ["ucl", "context", "search", "open", "grep", "glob", "read"]);
+        let connection = crate::Connection::new(library.clone(), std::sync::Arc::new(read_only));
+        let args = json!({"path": "a.txt", "content": "x"}).as_object().unwrap().clone();
+        assert!(matches!(call(&connection, "write", &args), Err(McpError::UnknownTool(_))));
+        assert!(!root.path().join("a.txt").exists());
+        let only = ToolOffer { only: Some(vec!["grep".into(), "context".into()]), ..everything };
+        let names: Vec<_> = list(&only).into_iter().map(|t| t.name.to_string()).collect();
+        assert_eq!(names, ["context", "grep"]);
     }
 
     #[test]

@@ -1,0 +1,313 @@
+//! `bash`: a shell command run in a folder of the workspace, with a
+//! timeout, its output (stdout and stderr in the order written) capped
+//! with the tail kept, and its whole process group killed on timeout, on
+//! kill, and when it exits (what it left running in its group goes too).
+//! A command may run in the background: it gets an id to poll and kill.
+
+use std::collections::HashMap;
+use std::io::Read as _;
+use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::{ToolError, Tools};
+
+/// Timeout of a command that asks for none.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Output bytes kept of one command (its tail).
+const KEPT_OUTPUT_BYTES: usize = 256 * 1024;
+
+/// How long the output of an exited command may take to drain.
+const DRAIN_WAIT: Duration = Duration::from_millis(500);
+
+/// Limits of bash calls.
+#[derive(Debug, Clone)]
+pub(crate) struct BashConfig {
+    pub(crate) max_timeout: Duration,
+}
+
+impl Default for BashConfig {
+    fn default() -> Self {
+        BashConfig { max_timeout: Duration::from_secs(600) }
+    }
+}
+
+/// A bash call.
+#[derive(Debug, Clone, Default)]
+pub struct BashRequest {
+    /// The command line, run by `bash -c`.
+    pub command: String,
+    /// Working folder, relative to the root (default: the root).
+    pub cwd: Option<String>,
+    /// Most time it may take (default [`DEFAULT_TIMEOUT`], at most the
+    /// server's maximum).
+    pub timeout: Option<Duration>,
+    /// Start it and return its job id at once.
+    pub background: bool,
+}
+
+/// Where a command stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum JobStatus {
+    /// Still running (background jobs only).
+    Running,
+    /// Ended with an exit code.
+    Exited {
+        /// The exit code.
+        code: i32,
+    },
+    /// Ended by a signal.
+    Killed {
+        /// The signal number.
+        signal: i32,
+    },
+    /// Killed because it ran past its timeout.
+    TimedOut,
+}
+
+/// A bash answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct BashResult {
+    /// The background job's id, for a background command.
+    pub job: Option<u64>,
+    /// Where the command stands.
+    pub status: JobStatus,
+    /// The output (its tail when long).
+    pub output: String,
+    /// Bytes of output left out from the start.
+    pub cut_bytes: u64,
+    /// Time it ran so far, in milliseconds.
+    pub elapsed_ms: u64,
+    /// The compact text form.
+    pub text: String,
+}
+
+/// The last bytes of a stream, and how many came before them.
+#[derive(Default)]
+struct Tail {
+    bytes: Vec<u8>,
+    dropped: u64,
+    /// Bytes a background poll has already returned.
+    polled: u64,
+    closed: bool,
+}
+
+impl Tail {
+    fn push(&mut self, data: &[u8]) {
+        self.bytes.extend_from_slice(data);
+        if self.bytes.len() > KEPT_OUTPUT_BYTES {
+            let extra = self.bytes.len() - KEPT_OUTPUT_BYTES;
+            self.bytes.drain(..extra);
+            self.dropped += extra as u64;
+        }
+    }
+}
+
+/// A started command: its process (group leader) and its output.
+struct Running {
+    child: Child,
+    output: Arc<Mutex<Tail>>,
+    started: Instant,
+    deadline: Instant,
+}
+
+impl Running {
+    fn start(command: &str, cwd: &std::path::Path, timeout: Duration) -> Result<Self, ToolError> {
+        let (reader, writer) = std::io::pipe().map_err(|e| ToolError::io("cannot start", command, e))?;
+        let child = {
+            let mut shell = Command::new("bash");
+            shell
+                .arg("-c")
+                .arg(command)
+                .current_dir(cwd)
+                .stdin(Stdio::null())
+                .stdout(writer.try_clone().map_err(|e| ToolError::io("cannot start", command, e))?)
+                .stderr(writer)
+                .process_group(0);
+            shell.spawn().map_err(|e| ToolError::io("cannot start bash for", command, e))?
+            // `shell` drops here with this process's copies of the pipe's write end.
+        };
+        let output = Arc::new(Mutex::new(Tail::default()));
+        let sink = Arc::clone(&output);
+        std::thread::spawn(move || drain(reader, &sink));
+        let started = Instant::now();
+        Ok(Running { child, output, started, deadline: started + timeout })
+    }
+
+    /// Kills the whole process group.
+    fn kill_group(&self) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            // SAFETY: kill(2) with a negative pid signals that process group; no memory is involved.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+        }
+    }
+
+    /// The status now, killing the group when the deadline passed.
+    fn check(&mut self) -> JobStatus {
+        match self.child.try_wait() {
+            Ok(Some(status)) => {
+                // What the command left running in its group goes with it.
+                self.kill_group();
+                status_of(status)
+            }
+            Ok(None) if Instant::now() >= self.deadline => {
+                self.kill_group();
+                let _ = self.child.wait();
+                JobStatus::TimedOut
+            }
+            Ok(None) => JobStatus::Running,
+            Err(_) => JobStatus::Killed { signal: libc::SIGKILL },
+        }
+    }
+
+    /// Waits for the end (or the deadline), then for the output to drain.
+    fn finish(mut self) -> (JobStatus, Self) {
+        let status = loop {
+            match self.check() {
+                JobStatus::Running => std::thread::sleep(Duration::from_millis(5)),
+                done => break done,
+            }
+        };
+        let drained = Instant::now() + DRAIN_WAIT;
+        while !self.output.lock().unwrap_or_else(|e| e.into_inner()).closed && Instant::now() < drained {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        (status, self)
+    }
+}
+
+fn status_of(status: std::process::ExitStatus) -> JobStatus {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => JobStatus::Exited { code },
+        (None, Some(signal)) => JobStatus::Killed { signal },
+        (None, None) => JobStatus::Killed { signal: 0 },
+    }
+}
+
+fn drain(mut reader: std::io::PipeReader, sink: &Mutex<Tail>) {
+    let mut buffer = [0u8; 8192];
+    loop {
+        match reader.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => sink.lock().unwrap_or_else(|e| e.into_inner()).push(&buffer[..n]),
+        }
+    }
+    sink.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
+}
+
+/// Background jobs of one [`Tools`]: killed when it is dropped.
+#[derive(Default)]
+pub(crate) struct Jobs {
+    next: AtomicU64,
+    running: Mutex<HashMap<u64, Running>>,
+}
+
+impl Drop for Jobs {
+    fn drop(&mut self) {
+        for job in self.running.get_mut().unwrap_or_else(|e| e.into_inner()).values_mut() {
+            job.kill_group();
+            let _ = job.child.wait();
+        }
+    }
+}
+
+impl Tools {
+    /// Runs a command (to its end, or in the background).
+    pub fn bash(&self, request: &BashRequest) -> Result<BashResult, ToolError> {
+        self.check_writable("bash")?;
+        let cwd = self.jail.resolve(request.cwd.as_deref().unwrap_or("."))?;
+        if !cwd.is_dir() {
+            return Err(ToolError::Arguments(format!("cwd {} is not a folder", self.jail.display(&cwd))));
+        }
+        let timeout = request.timeout.unwrap_or(DEFAULT_TIMEOUT);
+        if timeout > self.bash.max_timeout || timeout.is_zero() {
+            return Err(ToolError::Arguments(format!(
+                "timeout must be between 1 ms and {} s",
+                self.bash.max_timeout.as_secs()
+            )));
+        }
+        let running = Running::start(&request.command, &cwd, timeout)?;
+        if request.background {
+            let id = self.jobs.next.fetch_add(1, Ordering::Relaxed) + 1;
+            self.jobs.running.lock().unwrap_or_else(|e| e.into_inner()).insert(id, running);
+            let text = format!("started job {id} in the background: poll it with job={id}, stop it with kill\n");
+            return Ok(BashResult {
+                job: Some(id),
+                status: JobStatus::Running,
+                output: String::new(),
+                cut_bytes: 0,
+                elapsed_ms: 0,
+                text,
+            });
+        }
+        let (status, running) = running.finish();
+        Ok(self.answer(None, status, &running, false))
+    }
+
+    /// A background job's status and the output it wrote since the last
+    /// poll; with `kill`, its process group is killed first. A job that
+    /// has ended is forgotten once polled.
+    pub fn bash_job(&self, id: u64, kill: bool) -> Result<BashResult, ToolError> {
+        let mut jobs = self.jobs.running.lock().unwrap_or_else(|e| e.into_inner());
+        let job = jobs.get_mut(&id).ok_or(ToolError::NoJob(id))?;
+        if kill {
+            job.kill_group();
+            let _ = job.child.wait();
+        }
+        let status = job.check();
+        let result = self.answer(Some(id), status, job, true);
+        if status != JobStatus::Running {
+            jobs.remove(&id);
+        }
+        Ok(result)
+    }
+
+    /// The answer for a command: its status and output tail, within the cap.
+    fn answer(&self, job: Option<u64>, status: JobStatus, running: &Running, since_poll: bool) -> BashResult {
+        let (bytes, mut cut) = {
+            let mut tail = running.output.lock().unwrap_or_else(|e| e.into_inner());
+            let total = tail.dropped + tail.bytes.len() as u64;
+            let from = if since_poll { tail.polled.max(tail.dropped) } else { tail.dropped };
+            let skip = usize::try_from(from - tail.dropped).unwrap_or(0).min(tail.bytes.len());
+            let cut = if since_poll { from.saturating_sub(tail.polled) } else { tail.dropped };
+            tail.polled = total;
+            (tail.bytes[skip..].to_vec(), cut)
+        };
+        let mut output = String::from_utf8_lossy(&bytes).into_owned();
+        // Within the token cap: drop whole lines from the start.
+        let room = self.max_tokens.saturating_sub(80);
+        while self.tokenizer().count(&output) > room {
+            let quarter = output.len() / 4;
+            let mut start = (quarter..output.len()).find(|&i| output.is_char_boundary(i)).unwrap_or(output.len());
+            if let Some(newline) = output[start..].find('\n') {
+                start += newline + 1;
+            }
+            cut += start as u64;
+            output.drain(..start);
+        }
+        let elapsed_ms = u64::try_from(running.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let mut text = String::new();
+        if cut > 0 {
+            text.push_str(&format!("[output cut: the first {cut} bytes are left out, the tail follows]\n"));
+        }
+        text.push_str(&output);
+        if !output.is_empty() && !output.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&match status {
+            JobStatus::Running => format!("[job {} still running after {elapsed_ms} ms]\n", job.unwrap_or(0)),
+            JobStatus::Exited { code } => format!("[exit code {code}, {elapsed_ms} ms]\n"),
+            JobStatus::Killed { signal } => format!("[killed by signal {signal}, {elapsed_ms} ms]\n"),
+            JobStatus::TimedOut => {
+                format!("[timed out after {elapsed_ms} ms: the command and its children were killed]\n")
+            }
+        });
+        BashResult { job, status, output, cut_bytes: cut, elapsed_ms, text }
+    }
+}

@@ -1,0 +1,88 @@
+//! `read`: a text file's lines, numbered as `cat -n` does, from an offset
+//! and up to a limit, long lines cut, within the token cap.
+
+use serde::Serialize;
+
+use crate::files::read_text;
+use crate::page::cut_line;
+use crate::{ToolError, Tools};
+
+/// Lines a read returns when no limit is given.
+pub const DEFAULT_READ_LINES: usize = 2000;
+
+/// A read call.
+#[derive(Debug, Clone, Default)]
+pub struct ReadRequest {
+    /// The file, relative to the root.
+    pub path: String,
+    /// First line to return, 1-based (default 1).
+    pub offset: Option<usize>,
+    /// Most lines to return (default [`DEFAULT_READ_LINES`]).
+    pub limit: Option<usize>,
+}
+
+/// A read answer.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReadResult {
+    /// Path relative to the root.
+    pub path: String,
+    /// First line shown (1-based).
+    pub first_line: usize,
+    /// Lines shown.
+    pub lines_shown: usize,
+    /// Lines in the file.
+    pub total_lines: usize,
+    /// The numbered lines, and a closing note when lines are left.
+    pub text: String,
+}
+
+impl Tools {
+    /// Reads lines of a text file.
+    pub fn read(&self, request: &ReadRequest) -> Result<ReadResult, ToolError> {
+        let real = self.jail.resolve(&request.path)?;
+        let shown = self.jail.display(&real);
+        let content = read_text(&real, &shown)?;
+        let lines: Vec<&str> = content.lines().collect();
+        let total = lines.len();
+        let first = request.offset.unwrap_or(1);
+        if first == 0 {
+            return Err(ToolError::Arguments("offset is a 1-based line number".into()));
+        }
+        if first > total.max(1) {
+            return Err(ToolError::Arguments(format!("offset {first} is past the end: {shown} has {total} lines")));
+        }
+        let limit = request.limit.unwrap_or(DEFAULT_READ_LINES).max(1);
+        let room = self.max_tokens.saturating_sub(40);
+        let width = (first + limit).min(total).max(1).to_string().len().max(6);
+        let mut text = String::new();
+        let mut used = 0;
+        let mut shown_lines = 0;
+        for (i, line) in lines.iter().enumerate().skip(first - 1).take(limit) {
+            let numbered = format!("{:>width$}\t{}\n", i + 1, cut_line(line));
+            let cost = self.tokenizer().count(&numbered);
+            if used + cost > room {
+                if request.limit.is_some() {
+                    return Err(ToolError::TooLarge(format!(
+                        "lines {first}–{} of {shown} take more than {} tokens: ask for fewer lines \
+                         (offset={first} limit={shown_lines}), then go on from offset={}",
+                        first + limit - 1,
+                        self.max_tokens,
+                        first + shown_lines
+                    )));
+                }
+                break;
+            }
+            used += cost;
+            text.push_str(&numbered);
+            shown_lines += 1;
+        }
+        let next = first + shown_lines;
+        if next <= total {
+            text.push_str(&format!("[lines {first}–{} of {total} shown: pass offset={next} to read on]\n", next - 1));
+        }
+        if total == 0 {
+            text.push_str(&format!("[{shown} is empty]\n"));
+        }
+        Ok(ReadResult { path: shown, first_line: first, lines_shown: shown_lines, total_lines: total, text })
+    }
+}
