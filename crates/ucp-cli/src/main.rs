@@ -99,6 +99,11 @@ enum Command {
     /// Run a shell command in the workspace with a timeout.
     #[command(after_help = "Example:\n  ucp bash 'cargo test -q' --cwd crates/core --timeout 300")]
     Bash(tools::BashArgs),
+    /// Structural code search with an ast-grep pattern.
+    #[command(after_help = "Examples:
+  ucp ast-search '$X.unwrap()' src --lang rust
+  ucp ast-search 'def $F($$$)' --lang python --head-limit 20 --json")]
+    AstSearch(tools::AstArgs),
     /// List the documents in the store.
     Docs,
     /// Delete a document, with its snapshots, sessions and search index.
@@ -289,6 +294,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Write(args) => tools::write(cli, args),
         Command::Edit(args) => tools::edit(cli, args),
         Command::Bash(args) => tools::bash(cli, args),
+        Command::AstSearch(args) => tools::ast_search(cli, args),
         Command::Docs => inspect::docs(cli),
         Command::Stats => inspect::stats(cli),
         Command::Tree { id, depth } => inspect::tree(cli, id.as_deref(), *depth),

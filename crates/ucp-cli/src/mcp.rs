@@ -84,6 +84,11 @@ pub(crate) struct McpArgs {
     /// folder).
     #[arg(long, value_delimiter = ',', value_name = "TOOLS")]
     tools: Option<Vec<String>>,
+    /// Run every bash command in the OS sandbox: writes only under
+    /// --root, /tmp and /dev, and no network (Landlock and a network
+    /// namespace; refused where the kernel has no Landlock).
+    #[arg(long)]
+    sandbox: bool,
 }
 
 pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
@@ -110,6 +115,7 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         root: Some(cli.root.clone().unwrap_or_else(|| PathBuf::from("."))),
         read_only: args.read_only,
         only: args.tools.clone(),
+        sandbox: args.sandbox.then_some(ucp_tools::Sandbox { network: false }),
     };
     if let Some(only) = &offer.only {
         let known = ucp_mcp::tools::list(&ToolOffer { only: None, read_only: false, ..offer.clone() });
@@ -119,7 +125,10 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         }
     }
     // Fails now, not at a client's first call, when the root is unusable.
-    ucp_tools::Jail::new(offer.root.as_deref().unwrap_or(std::path::Path::new(".")))?;
+    let jail = ucp_tools::Jail::new(offer.root.as_deref().unwrap_or(std::path::Path::new(".")))?;
+    if let Some(sandbox) = offer.sandbox {
+        sandbox.check(jail.root())?;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the runtime")?;
     let Some(addr) = args.http else {
         return runtime.block_on(ucp_mcp::serve_stdio(library, offer)).context("serving stdio");

@@ -1,4 +1,4 @@
-//! `ucp grep`, `glob`, `read`, `write`, `edit` and `bash`: the coding
+//! `ucp grep`, `glob`, `read`, `write`, `edit`, `bash` and `ast-search`: the coding
 //! tools of `ucp-tools` over the workspace root (`--root`), their flags
 //! mirroring the MCP tools' parameters.
 
@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use ucp_tools::{
-    BashRequest, EditRequest, GlobOrder, GlobRequest, GrepRequest, OutputMode, Paging, ReadRequest, Replacement, Tools,
+    AstRequest, BashRequest, EditRequest, GlobOrder, GlobRequest, GrepRequest, OutputMode, Paging, ReadRequest,
+    Replacement, Sandbox, Tools,
 };
 
 use crate::{print, print_json, Cli};
@@ -141,6 +142,21 @@ pub(crate) struct EditArgs {
     dry_run: bool,
 }
 
+/// Arguments of `ucp ast-search`.
+#[derive(clap::Args)]
+pub(crate) struct AstArgs {
+    /// The ast-grep pattern, e.g. '$X.unwrap()' or 'def $F($$$)'.
+    pattern: String,
+    /// File or folder to search (default: the root).
+    path: Option<String>,
+    /// The language: rust, python, javascript, typescript, tsx, go, c,
+    /// cpp, java (default: each file's, by extension).
+    #[arg(long)]
+    lang: Option<String>,
+    #[command(flatten)]
+    paging: PagingArgs,
+}
+
 /// Arguments of `ucp bash`.
 #[derive(clap::Args)]
 pub(crate) struct BashArgs {
@@ -152,6 +168,10 @@ pub(crate) struct BashArgs {
     /// Seconds before the command and its children are killed.
     #[arg(long, default_value_t = ucp_tools::bash::DEFAULT_TIMEOUT.as_secs() as usize, value_parser = crate::count_in(1, 86_400))]
     timeout: usize,
+    /// Run it in the OS sandbox: writes only under the root, /tmp and
+    /// /dev, and no network (Landlock and a network namespace).
+    #[arg(long)]
+    sandbox: bool,
 }
 
 impl Cli {
@@ -206,6 +226,17 @@ pub(crate) fn glob(cli: &Cli, args: &GlobArgs) -> anyhow::Result<()> {
     show(cli, &result, &result.text)
 }
 
+pub(crate) fn ast_search(cli: &Cli, args: &AstArgs) -> anyhow::Result<()> {
+    let request = AstRequest {
+        pattern: args.pattern.clone(),
+        path: args.path.clone(),
+        lang: args.lang.clone(),
+        paging: args.paging.paging(),
+    };
+    let result = cli.tools()?.ast_search(&request)?;
+    show(cli, &result, &result.text)
+}
+
 pub(crate) fn read(cli: &Cli, args: &ReadArgs) -> anyhow::Result<()> {
     let request = ReadRequest { path: args.file.clone(), offset: args.offset, limit: args.limit };
     let result = cli.tools()?.read(&request)?;
@@ -247,7 +278,8 @@ pub(crate) fn bash(cli: &Cli, args: &BashArgs) -> anyhow::Result<()> {
         timeout: Some(Duration::from_secs(args.timeout as u64)),
         background: false,
     };
-    let result = cli.tools()?.bash(&request)?;
+    let sandbox = args.sandbox.then_some(Sandbox { network: false });
+    let result = cli.tools()?.with_sandbox(sandbox).bash(&request)?;
     show(cli, &result, &result.text)?;
     match result.status {
         ucp_tools::JobStatus::Exited { code: 0 } => Ok(()),

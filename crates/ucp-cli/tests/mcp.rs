@@ -158,7 +158,10 @@ fn stdio_serves_tools_keeps_edits_and_survives_bad_lines() {
     let tools = server.reply(2);
     let names: Vec<&str> =
         tools["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["ucl", "context", "search", "open", "grep", "glob", "read", "write", "edit", "bash"]);
+    assert_eq!(
+        names,
+        ["ucl", "context", "search", "open", "grep", "glob", "read", "write", "edit", "bash", "ast_search"]
+    );
 
     let unknown = server.call(3, "nope", json!({}));
     assert_eq!(unknown["error"]["code"], -32602);
@@ -262,7 +265,7 @@ fn mcp_inspector_cli_lists_tools_and_calls_one() {
         serde_json::from_slice::<Value>(&out.stdout).unwrap()
     };
     let tools = inspect(&["--method", "tools/list"]);
-    assert_eq!(tools["tools"].as_array().unwrap().len(), 10, "{tools}");
+    assert_eq!(tools["tools"].as_array().unwrap().len(), 11, "{tools}");
     let called = inspect(&["--method", "tools/call", "--tool-name", "search", "--tool-arg", "query=querystring"]);
     assert_eq!(called["isError"], false, "{called}");
     assert!(result_text(&json!({ "result": called })).contains("querystring.md:"), "{called}");

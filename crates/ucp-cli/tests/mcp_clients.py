@@ -85,7 +85,8 @@ async def exercise(test, session):
     test.assertEqual(init.server_info.name, "ucp")
     tools = await session.list_tools()
     test.assertEqual(sorted(t.name for t in tools.tools),
-                     ["bash", "context", "edit", "glob", "grep", "open", "read", "search", "ucl", "write"])
+                     ["ast_search", "bash", "context", "edit", "glob", "grep", "open", "read", "search", "ucl",
+                      "write"])
 
     found = await session.call_tool("ucl", {"commands": 'SEARCH "context window budget" LIMIT=5'})
     test.assertFalse(found.is_error, text_of(found))
@@ -174,6 +175,9 @@ class CodingToolsTest(unittest.IsolatedAsyncioTestCase):
             content = await self.call(session, "grep", {"pattern": "helper", "output_mode": "content", "-C": 0})
             self.assertEqual(content, "src/lib.rs\n1:pub fn helper() -> u32 {\n4:// helper again\n")
             self.assertEqual(await self.call(session, "glob", {"pattern": "**/*.rs"}), "src/lib.rs\n")
+            found = await self.call(session, "ast_search", {"pattern": "pub fn $NAME() -> u32 { $$$ }", "lang": "rust"})
+            self.assertTrue(found.startswith("src/lib.rs\n1-3: pub fn helper() -> u32 {\n"), found)
+            self.assertIn("$NAME = helper", found)
             read = await self.call(session, "read", {"path": "src/lib.rs", "offset": 2, "limit": 1})
             self.assertTrue(read.startswith("     2\t    42\n"), read)
             self.assertIn("binary", await self.call(session, "read", {"path": "blob.bin"}, error=True))
@@ -203,7 +207,7 @@ class CodingToolsTest(unittest.IsolatedAsyncioTestCase):
     async def test_read_only_servers_offer_no_writing_tools(self):
         async with self.session("--read-only") as (session, root):
             names = sorted(t.name for t in (await session.list_tools()).tools)
-            self.assertEqual(names, ["context", "glob", "grep", "open", "read", "search", "ucl"])
+            self.assertEqual(names, ["ast_search", "context", "glob", "grep", "open", "read", "search", "ucl"])
             with self.assertRaises(Exception):
                 await session.call_tool("write", {"path": "x.txt", "content": "x"})
             self.assertFalse(os.path.exists(os.path.join(root, "x.txt")))

@@ -75,3 +75,22 @@ fn refusals_exit_1_with_one_line_and_bash_reports_failure() {
         dir.path().canonicalize().unwrap().join("src").to_str().unwrap()
     );
 }
+
+#[test]
+fn ast_search_and_the_bash_sandbox_from_the_command_line() {
+    let dir = project();
+    let found = stdout(&tool(dir.path(), &["ast-search", "fn $F() { $$$ }", "--lang", "rust"]));
+    assert_eq!(found, "src/a.rs\n1: fn alpha() {}\n  $F = alpha\n2: fn beta() { alpha() }\n  $F = beta\n");
+    let json = stdout_json(&tool(dir.path(), &["ast-search", "def $F($$$)", "--json"]));
+    assert_eq!(json["matches"][0]["path"], "src/b.py");
+    // A write outside the root (and outside /tmp) is denied in the sandbox.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let target = outside.path().join("x");
+    let command = format!("touch {}", target.display());
+    let denied = tool(dir.path(), &["bash", &command, "--sandbox"]);
+    assert_eq!(denied.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&denied.stdout).contains("Permission denied"));
+    assert!(!target.exists());
+    assert!(tool(dir.path(), &["bash", &command]).status.success());
+    assert!(target.exists());
+}

@@ -1,4 +1,5 @@
-//! The coding tools (`grep`, `glob`, `read`, `write`, `edit`, `bash`) of
+//! The coding tools (`grep`, `glob`, `read`, `write`, `edit`, `bash`,
+//! `ast_search`) of
 //! `ucp-tools` as MCP tools: their schemas, and the translation of a
 //! call's arguments into a request. Which tools a server offers is its
 //! [`ToolOffer`].
@@ -9,14 +10,15 @@ use std::time::Duration;
 use rmcp::model::Tool;
 use serde_json::{json, Value};
 use ucp_tools::{
-    BashRequest, EditRequest, GlobOrder, GlobRequest, GrepRequest, OutputMode, Paging, ReadRequest, Replacement, Tools,
+    AstRequest, BashRequest, EditRequest, GlobOrder, GlobRequest, GrepRequest, OutputMode, Paging, ReadRequest,
+    Replacement, Sandbox, Tools,
 };
 
 use crate::tools::{tool, Arguments};
 use crate::McpError;
 
 /// The coding tools' names.
-pub const CODING_TOOLS: [&str; 6] = ["grep", "glob", "read", "write", "edit", "bash"];
+pub const CODING_TOOLS: [&str; 7] = ["grep", "glob", "read", "write", "edit", "bash", "ast_search"];
 
 /// The coding tools that change files or run commands.
 pub const WRITING_TOOLS: [&str; 3] = ["write", "edit", "bash"];
@@ -32,12 +34,14 @@ pub struct ToolOffer {
     pub read_only: bool,
     /// Offer only these tools (all when `None`).
     pub only: Option<Vec<String>>,
+    /// Run every `bash` command in this OS sandbox.
+    pub sandbox: Option<Sandbox>,
 }
 
 impl ToolOffer {
     /// The document tools alone, results capped at `max_result_tokens`.
     pub fn documents(max_result_tokens: usize) -> Self {
-        ToolOffer { max_result_tokens, root: None, read_only: false, only: None }
+        ToolOffer { max_result_tokens, root: None, read_only: false, only: None, sandbox: None }
     }
 
     /// Whether the tool `name` is offered.
@@ -54,7 +58,7 @@ impl ToolOffer {
     pub(crate) fn tools(&self, cap: usize) -> Result<Option<Tools>, McpError> {
         let Some(root) = &self.root else { return Ok(None) };
         let tools = Tools::new(root).map_err(|e| McpError::Arguments(e.to_string()))?;
-        Ok(Some(tools.with_max_tokens(cap).with_read_only(self.read_only)))
+        Ok(Some(tools.with_max_tokens(cap).with_read_only(self.read_only).with_sandbox(self.sandbox)))
     }
 }
 
@@ -142,6 +146,13 @@ pub fn list() -> Vec<Tool> {
             ),
             false,
         ),
+        tool(
+            "ast_search",
+            "Structural code search with an ast-grep pattern ($X.unwrap(), def $F($$$)): matches with lines \
+             and captures. lang: rust, python, javascript, typescript, tsx, go, c, cpp, java.",
+            object(paging(json!({"pattern": text, "path": text, "lang": text})), &["pattern"]),
+            true,
+        ),
     ]
 }
 
@@ -154,6 +165,7 @@ pub(crate) fn call(tools: &Tools, name: &str, args: &Arguments<'_>) -> Option<Re
         "write" => write(tools, args),
         "edit" => edit(tools, args),
         "bash" => bash(tools, args),
+        "ast_search" => ast_search(tools, args),
         _ => return None,
     };
     Some(result)
@@ -272,4 +284,15 @@ fn bash(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
         background: args.flag("background")?,
     };
     Ok(tools.bash(&request).map_err(failed)?.text)
+}
+
+fn ast_search(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
+    args.check(&["pattern", "path", "lang", "head_limit", "offset"])?;
+    let request = AstRequest {
+        pattern: args.required("pattern")?.to_owned(),
+        path: args.string("path")?.map(str::to_owned),
+        lang: args.string("lang")?.map(str::to_owned),
+        paging: paging(args)?,
+    };
+    Ok(tools.ast_search(&request).map_err(failed)?.text)
 }

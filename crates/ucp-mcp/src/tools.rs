@@ -250,7 +250,7 @@ mod tests {
         let store = tempfile::tempdir().unwrap();
         let library = std::sync::Arc::new(crate::Library::open(crate::LibraryConfig::new(store.path())).unwrap());
         let connection = crate::Connection::new(library.clone(), std::sync::Arc::new(everything.clone()));
-        assert_eq!(list(&everything).len(), 10);
+        assert_eq!(list(&everything).len(), 11);
         for tool in list(&everything) {
             // Every listed tool is dispatched (the empty object fails on its arguments, if at all).
             let result = call(&connection, &tool.name, &JsonObject::new());
@@ -260,7 +260,7 @@ mod tests {
         // Read-only: the writing tools are neither listed nor served; `only` narrows the list.
         let read_only = ToolOffer { read_only: true, ..everything.clone() };
         let names: Vec<_> = list(&read_only).into_iter().map(|t| t.name.to_string()).collect();
-        assert_eq!(names, ["ucl", "context", "search", "open", "grep", "glob", "read"]);
+        assert_eq!(names, ["ucl", "context", "search", "open", "grep", "glob", "read", "ast_search"]);
         let connection = crate::Connection::new(library.clone(), std::sync::Arc::new(read_only));
         let args = json!({"path": "a.txt", "content": "x"}).as_object().unwrap().clone();
         assert!(matches!(call(&connection, "write", &args), Err(McpError::UnknownTool(_))));

@@ -3,6 +3,7 @@
 //! with the tail kept, and its whole process group killed on timeout, on
 //! kill, and when it exits (what it left running in its group goes too).
 //! A command may run in the background: it gets an id to poll and kill.
+//! With a [`Sandbox`], every command runs inside it.
 
 use std::collections::HashMap;
 use std::io::Read as _;
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::sandbox::{Prepared, Sandbox};
 use crate::{ToolError, Tools};
 
 /// Timeout of a command that asks for none.
@@ -29,11 +31,12 @@ const DRAIN_WAIT: Duration = Duration::from_millis(500);
 #[derive(Debug, Clone)]
 pub(crate) struct BashConfig {
     pub(crate) max_timeout: Duration,
+    pub(crate) sandbox: Option<Sandbox>,
 }
 
 impl Default for BashConfig {
     fn default() -> Self {
-        BashConfig { max_timeout: Duration::from_secs(600) }
+        BashConfig { max_timeout: Duration::from_secs(600), sandbox: None }
     }
 }
 
@@ -118,7 +121,12 @@ struct Running {
 }
 
 impl Running {
-    fn start(command: &str, cwd: &std::path::Path, timeout: Duration) -> Result<Self, ToolError> {
+    fn start(
+        command: &str,
+        cwd: &std::path::Path,
+        timeout: Duration,
+        sandbox: Option<Prepared>,
+    ) -> Result<Self, ToolError> {
         let (reader, writer) = std::io::pipe().map_err(|e| ToolError::io("cannot start", command, e))?;
         let child = {
             let mut shell = Command::new("bash");
@@ -130,6 +138,9 @@ impl Running {
                 .stdout(writer.try_clone().map_err(|e| ToolError::io("cannot start", command, e))?)
                 .stderr(writer)
                 .process_group(0);
+            if let Some(sandbox) = sandbox {
+                sandbox.apply(&mut shell);
+            }
             shell.spawn().map_err(|e| ToolError::io("cannot start bash for", command, e))?
             // `shell` drops here with this process's copies of the pipe's write end.
         };
@@ -232,7 +243,8 @@ impl Tools {
                 self.bash.max_timeout.as_secs()
             )));
         }
-        let running = Running::start(&request.command, &cwd, timeout)?;
+        let sandbox = self.bash.sandbox.map(|s| s.prepare(self.jail.root())).transpose()?;
+        let running = Running::start(&request.command, &cwd, timeout, sandbox)?;
         if request.background {
             let id = self.jobs.next.fetch_add(1, Ordering::Relaxed) + 1;
             self.jobs.running.lock().unwrap_or_else(|e| e.into_inner()).insert(id, running);

@@ -86,7 +86,7 @@ impl Tools {
             GlobOrder::Modified => found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1))),
             GlobOrder::Path => found.sort_by(|a, b| a.1.cmp(&b.1)),
         }
-        let entries: Vec<Entry> = found.iter().map(|(_, p)| Entry { group: None, text: p.clone() }).collect();
+        let entries: Vec<Entry> = found.iter().map(|(_, p)| Entry::plain(p.clone())).collect();
         let (mut text, page) = paginate(&entries, request.paging, self.max_tokens, self.tokenizer(), "files");
         if page.total == 0 {
             text = "no files match\n".to_owned();

@@ -293,15 +293,16 @@ impl Sink for Collect {
 /// ripgrep), under its file's name.
 fn entry_text(entry: &GrepEntry) -> Entry {
     match entry {
-        GrepEntry::File { path } => Entry { group: None, text: path.clone() },
-        GrepEntry::Count { path, count } => Entry { group: None, text: format!("{path}:{count}") },
+        GrepEntry::File { path } => Entry::plain(path.clone()),
+        GrepEntry::Count { path, count } => Entry::plain(format!("{path}:{count}")),
         GrepEntry::Lines { path, lines } => {
             let text = lines
                 .iter()
                 .map(|l| format!("{}{}{}", l.line, if l.is_match { ':' } else { '-' }, l.text))
                 .collect::<Vec<_>>()
                 .join("\n");
-            Entry { group: Some(path.clone()), text }
+            // A match alone is one line; a run with context is set apart.
+            Entry { hunk: lines.len() > 1, ..Entry::under(path.clone(), text) }
         }
     }
 }

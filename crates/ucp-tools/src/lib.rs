@@ -1,5 +1,5 @@
 //! Coding-agent tools over one workspace folder: `grep`, `glob`, `read`,
-//! `write`, `edit` and `bash`.
+//! `write`, `edit`, `bash` and `ast_search`.
 //!
 //! Each tool is a method of [`Tools`] taking a typed request and giving a
 //! typed result with a compact text form (`.text`) meant for a model's
@@ -19,6 +19,7 @@
 
 #![warn(missing_docs)]
 
+mod ast;
 pub mod bash;
 mod edit;
 mod error;
@@ -28,12 +29,14 @@ mod grep;
 mod jail;
 pub mod page;
 mod read;
+mod sandbox;
 
 use std::path::Path;
 use std::sync::OnceLock;
 
 use ucm_core::{BpeTokenizer, Tokenizer};
 
+pub use ast::{AstMatch, AstRequest, AstResult};
 pub use bash::{BashRequest, BashResult, JobStatus};
 pub use edit::{EditRequest, EditResult, Replacement};
 pub use error::ToolError;
@@ -43,6 +46,7 @@ pub use grep::{GrepEntry, GrepLine, GrepRequest, GrepResult, OutputMode};
 pub use jail::Jail;
 pub use page::{PageInfo, Paging, DEFAULT_HEAD_LIMIT, DEFAULT_MAX_TOKENS};
 pub use read::{ReadRequest, ReadResult};
+pub use sandbox::Sandbox;
 
 /// The tools over one workspace root.
 pub struct Tools {
@@ -82,6 +86,13 @@ impl Tools {
     /// Sets the longest timeout a `bash` call may ask for.
     pub fn with_max_bash_timeout(mut self, max: std::time::Duration) -> Self {
         self.bash.max_timeout = max;
+        self
+    }
+
+    /// Runs every `bash` command in `sandbox` (writes only under the
+    /// root, `/tmp` and `/dev`; no network unless it keeps it).
+    pub fn with_sandbox(mut self, sandbox: Option<Sandbox>) -> Self {
+        self.bash.sandbox = sandbox;
         self
     }
 

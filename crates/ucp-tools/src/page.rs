@@ -37,6 +37,21 @@ pub struct Entry {
     pub group: Option<String>,
     /// The entry's lines.
     pub text: String,
+    /// A run of lines from its file (a match with context), set apart from
+    /// the run before it by `--`, as ripgrep does.
+    pub hunk: bool,
+}
+
+impl Entry {
+    /// An entry of its own line(s), under no heading.
+    pub fn plain(text: String) -> Self {
+        Entry { group: None, text, hunk: false }
+    }
+
+    /// An entry under its file's heading.
+    pub fn under(group: String, text: String) -> Self {
+        Entry { group: Some(group), text, hunk: false }
+    }
 }
 
 /// Where a page sits in the whole listing.
@@ -88,7 +103,7 @@ pub fn paginate(
         if entry.group.is_some() && entry.group.as_deref() != group {
             piece.push_str(entry.group.as_deref().unwrap_or_default());
             piece.push('\n');
-        } else if entry.group.is_some() && shown > 0 && entry.text.contains('\n') {
+        } else if entry.hunk && shown > 0 {
             piece.push_str("--\n");
         }
         piece.push_str(&entry.text);
@@ -129,7 +144,7 @@ mod tests {
     use ucm_core::BpeTokenizer;
 
     fn plain(texts: &[&str]) -> Vec<Entry> {
-        texts.iter().map(|t| Entry { group: None, text: (*t).to_owned() }).collect()
+        texts.iter().map(|t| Entry::plain((*t).to_owned())).collect()
     }
 
     #[test]
@@ -161,12 +176,13 @@ mod tests {
     fn groups_head_their_entries_once() {
         let tokenizer = BpeTokenizer::default();
         let entries = vec![
-            Entry { group: Some("a.rs".into()), text: "1:x".into() },
-            Entry { group: Some("a.rs".into()), text: "3:x".into() },
-            Entry { group: Some("b.rs".into()), text: "2:x".into() },
+            Entry::under("a.rs".into(), "1:x".into()),
+            Entry::under("a.rs".into(), "3:x".into()),
+            Entry::under("b.rs".into(), "2:x".into()),
+            Entry { hunk: true, ..Entry::under("b.rs".into(), "5-y\n6:x".into()) },
         ];
         let (text, _) = paginate(&entries, Paging::default(), 1000, &tokenizer, "matches");
-        assert_eq!(text, "a.rs\n1:x\n3:x\nb.rs\n2:x\n");
+        assert_eq!(text, "a.rs\n1:x\n3:x\nb.rs\n2:x\n--\n5-y\n6:x\n");
     }
 
     #[test]

@@ -343,3 +343,108 @@ fn background_jobs_are_polled_and_killed() {
     let finished = tools.bash_job(quick.job.unwrap(), false).unwrap();
     assert_eq!((finished.status, finished.output.as_str()), (JobStatus::Exited { code: 0 }, "done\n"));
 }
+
+fn sources() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |path: &str, text: &str| {
+        let file = dir.path().join(path);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, text).unwrap();
+    };
+    write("src/main.rs", "fn main() {\n    let a = open().unwrap();\n    let b = parse(a)\n        .unwrap();\n}\n");
+    write("tool.py", "def helper(a, b):\n    return a\n\nclass K:\n    def method(self):\n        pass\n");
+    write("web/app.ts", "function add(a: number, b: number): number { return a + b; }\n");
+    write("web/ui.js", "function greet(name) { console.log(name); }\n");
+    write("cmd/main.go", "package main\n\nfunc Run(x int) int { return x }\n");
+    write("lib/util.c", "int twice(int x) { return 2 * x; }\n");
+    dir
+}
+
+fn ast(tools: &Tools, pattern: &str, lang: Option<&str>) -> AstResult {
+    let request = AstRequest { pattern: pattern.into(), lang: lang.map(str::to_owned), ..Default::default() };
+    tools.ast_search(&request).unwrap()
+}
+
+#[test]
+fn ast_search_finds_structure_with_captures_in_each_language() {
+    let dir = sources();
+    let tools = Tools::new(dir.path()).unwrap();
+    let unwraps = ast(&tools, "$X.unwrap()", Some("rust"));
+    assert_eq!(unwraps.page.total, 2);
+    assert_eq!(unwraps.matches[0].captures, [("X".to_owned(), "open()".to_owned())]);
+    assert_eq!((unwraps.matches[1].start_line, unwraps.matches[1].end_line), (3, 4), "a match spanning lines");
+    assert_eq!(unwraps.matches[1].text, "parse(a)\n        .unwrap()", "the exact source slice");
+    assert!(
+        unwraps.text.starts_with("src/main.rs\n2: open().unwrap()\n  $X = open()\n3-4: parse(a)\n"),
+        "{}",
+        unwraps.text
+    );
+
+    let defs = ast(&tools, "def $F($$$ARGS)", Some("python"));
+    let names: Vec<_> =
+        defs.matches.iter().map(|m| m.captures.iter().find(|c| c.0 == "F").unwrap().1.clone()).collect();
+    assert_eq!(names, ["helper", "method"]);
+    assert_eq!(defs.matches[0].captures[0], ("ARGS".to_owned(), "a, b".to_owned()));
+
+    assert_eq!(ast(&tools, "function $F($$$) { $$$ }", Some("javascript")).matches[0].path, "web/ui.js");
+    assert_eq!(ast(&tools, "return $A + $B", Some("typescript")).matches[0].path, "web/app.ts");
+    assert_eq!(
+        ast(&tools, "func $F($$$) int { $$$ }", Some("go")).matches[0].captures,
+        [("F".to_owned(), "Run".to_owned())]
+    );
+    assert_eq!(ast(&tools, "2 * $X", Some("c")).matches[0].path, "lib/util.c");
+}
+
+#[test]
+fn ast_search_without_a_language_tries_each_file_by_extension() {
+    let dir = sources();
+    let tools = Tools::new(dir.path()).unwrap();
+    // `$F($$$)` is a call in every language here.
+    let calls = ast(&tools, "console.log($X)", None);
+    assert_eq!(calls.page.total, 1, "{}", calls.text);
+    let none = ast(&tools, "nothing_like_this($X)", None);
+    assert!(none.text.starts_with("no matches ("), "{}", none.text);
+    let unknown =
+        tools.ast_search(&AstRequest { pattern: "$X".into(), lang: Some("cobol".into()), ..Default::default() });
+    assert!(unknown.unwrap_err().to_string().contains("is not one of"));
+    let outside = tools.ast_search(&AstRequest { pattern: "$X".into(), path: Some("..".into()), ..Default::default() });
+    assert!(matches!(outside, Err(ToolError::OutsideRoot { .. })));
+}
+
+#[test]
+fn ast_search_pages_like_grep() {
+    let dir = tempfile::tempdir().unwrap();
+    let text: String = (0..30).map(|i| format!("fn f{i}() {{ g().unwrap(); }}\n")).collect();
+    std::fs::write(dir.path().join("many.rs"), text).unwrap();
+    let tools = Tools::new(dir.path()).unwrap();
+    let request =
+        AstRequest { pattern: "$X.unwrap()".into(), paging: Paging { offset: 0, head_limit: 5 }, ..Default::default() };
+    let page = tools.ast_search(&request).unwrap();
+    assert_eq!(page.matches.len(), 5);
+    assert!(page.text.ends_with("[25 more matches: pass offset=5]\n"), "{}", page.text);
+}
+
+#[test]
+fn the_sandbox_confines_writes_to_the_root_and_cuts_the_network() {
+    // Both folders live outside /tmp, which a sandboxed command may write.
+    let scratch = env!("CARGO_TARGET_TMPDIR");
+    let outside = tempfile::tempdir_in(scratch).unwrap();
+    let dir = tempfile::tempdir_in(scratch).unwrap();
+    let sandboxed = Tools::new(dir.path()).unwrap().with_sandbox(Some(Sandbox { network: false }));
+    let inside = bash(&sandboxed, "echo in > inside.txt && cat inside.txt");
+    assert_eq!((inside.status, inside.output.as_str()), (JobStatus::Exited { code: 0 }, "in\n"));
+    let target = outside.path().join("x.txt");
+    let denied = bash(&sandboxed, &format!("echo out > {}", target.display()));
+    assert_ne!(denied.status, JobStatus::Exited { code: 0 });
+    assert!(denied.output.contains("Permission denied"), "{}", denied.output);
+    assert!(!target.exists());
+    assert_eq!(bash(&sandboxed, "cat /etc/hostname > /dev/null && echo read").output, "read\n", "reads stay allowed");
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    assert!(!bash(&sandboxed, &connect).output.contains("connected"));
+    let open = Tools::new(dir.path()).unwrap().with_sandbox(Some(Sandbox { network: true }));
+    assert_eq!(bash(&open, &connect).output, "connected\n");
+    assert!(!bash(&open, &format!("echo out > {}", target.display())).output.is_empty(), "still confined");
+}
