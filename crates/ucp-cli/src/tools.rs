@@ -17,11 +17,14 @@ use crate::{print, print_json, Cli};
 #[derive(clap::Args)]
 pub(crate) struct PagingArgs {
     /// Most entries to show.
-    #[arg(long, default_value_t = ucp_tools::DEFAULT_HEAD_LIMIT, value_parser = crate::count_in(1, 100_000))]
+    #[arg(long, default_value_t = ucp_tools::DEFAULT_HEAD_LIMIT, value_parser = crate::count_in(1, 100_000_000))]
     head_limit: usize,
     /// Entries to skip (the footer of a cut answer names the next offset).
     #[arg(long, default_value_t = 0)]
     offset: usize,
+    /// Most tokens of the answer (it is cut between entries).
+    #[arg(long, default_value_t = ucp_tools::DEFAULT_MAX_TOKENS, value_parser = crate::count_in(256, usize::MAX))]
+    max_tokens: usize,
 }
 
 impl PagingArgs {
@@ -208,7 +211,7 @@ pub(crate) fn grep(cli: &Cli, args: &GrepArgs) -> anyhow::Result<()> {
         multiline: args.multiline,
         paging: args.paging.paging(),
     };
-    let result = cli.tools()?.grep(&request)?;
+    let result = cli.tools()?.with_max_tokens(args.paging.max_tokens).grep(&request)?;
     show(cli, &result, &result.text)
 }
 
@@ -222,7 +225,7 @@ pub(crate) fn glob(cli: &Cli, args: &GlobArgs) -> anyhow::Result<()> {
         },
         paging: args.paging.paging(),
     };
-    let result = cli.tools()?.glob(&request)?;
+    let result = cli.tools()?.with_max_tokens(args.paging.max_tokens).glob(&request)?;
     show(cli, &result, &result.text)
 }
 
@@ -233,7 +236,7 @@ pub(crate) fn ast_search(cli: &Cli, args: &AstArgs) -> anyhow::Result<()> {
         lang: args.lang.clone(),
         paging: args.paging.paging(),
     };
-    let result = cli.tools()?.ast_search(&request)?;
+    let result = cli.tools()?.with_max_tokens(args.paging.max_tokens).ast_search(&request)?;
     show(cli, &result, &result.text)
 }
 

@@ -138,7 +138,7 @@ impl Tools {
         let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
         found.sort_by(|a, b| (&a.path, a.start_line).cmp(&(&b.path, b.start_line)));
         let entries: Vec<Entry> = found.iter().map(match_entry).collect();
-        let (mut text, page) = paginate(&entries, request.paging, self.max_tokens, self.tokenizer(), "matches");
+        let (mut text, page) = paginate(&entries, request.paging, self.max_tokens, &|| self.tokenizer(), "matches");
         if page.total == 0 {
             text = format!("no matches ({} files parsed)\n", searched.load(std::sync::atomic::Ordering::Relaxed));
         }

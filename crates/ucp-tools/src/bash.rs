@@ -294,7 +294,8 @@ impl Tools {
         let mut output = String::from_utf8_lossy(&bytes).into_owned();
         // Within the token cap: drop whole lines from the start.
         let room = self.max_tokens.saturating_sub(80);
-        while self.tokenizer().count(&output) > room {
+        // Bytes bound tokens: most outputs are never counted.
+        while output.len() > room && self.tokenizer().count(&output) > room {
             let quarter = output.len() / 4;
             let mut start = (quarter..output.len()).find(|&i| output.is_char_boundary(i)).unwrap_or(output.len());
             if let Some(newline) = output[start..].find('\n') {

@@ -87,7 +87,7 @@ impl Tools {
             GlobOrder::Path => found.sort_by(|a, b| a.1.cmp(&b.1)),
         }
         let entries: Vec<Entry> = found.iter().map(|(_, p)| Entry::plain(p.clone())).collect();
-        let (mut text, page) = paginate(&entries, request.paging, self.max_tokens, self.tokenizer(), "files");
+        let (mut text, page) = paginate(&entries, request.paging, self.max_tokens, &|| self.tokenizer(), "files");
         if page.total == 0 {
             text = "no files match\n".to_owned();
         }

@@ -164,7 +164,7 @@ impl Tools {
             OutputMode::FilesWithMatches | OutputMode::Count => "files",
             OutputMode::Content => "matches",
         };
-        let (mut text, page) = paginate(&texts, request.paging, self.max_tokens, self.tokenizer(), noun);
+        let (mut text, page) = paginate(&texts, request.paging, self.max_tokens, &|| self.tokenizer(), noun);
         if page.total == 0 {
             text = format!("no matches ({} files searched)\n", searched.load(std::sync::atomic::Ordering::Relaxed));
         }
@@ -212,17 +212,20 @@ fn search_file(
     request: &GrepRequest,
     tools: &Tools,
 ) -> Option<FileHits> {
-    let shown = tools.jail.display(path);
-    let mut sink = Collect { mode: request.output_mode, path: shown, ..Collect::default() };
+    let mut sink = Collect { mode: request.output_mode, ..Collect::default() };
     searcher.search_path(matcher, path, &mut sink).ok()?;
-    sink.close_hunk();
     if sink.binary || (sink.count == 0) {
         return None;
     }
+    sink.close_hunk();
+    // Named only once it matched: most files do not.
+    let shown = tools.jail.display(path);
     let entries = match request.output_mode {
-        OutputMode::FilesWithMatches => vec![GrepEntry::File { path: sink.path }],
-        OutputMode::Count => vec![GrepEntry::Count { path: sink.path, count: sink.count }],
-        OutputMode::Content => sink.entries,
+        OutputMode::FilesWithMatches => vec![GrepEntry::File { path: shown }],
+        OutputMode::Count => vec![GrepEntry::Count { path: shown, count: sink.count }],
+        OutputMode::Content => {
+            sink.hunks.into_iter().map(|lines| GrepEntry::Lines { path: shown.clone(), lines }).collect()
+        }
     };
     Some(FileHits { path: path.to_owned(), entries })
 }
@@ -231,10 +234,10 @@ fn search_file(
 #[derive(Default)]
 struct Collect {
     mode: OutputMode,
-    path: String,
     count: u64,
     binary: bool,
-    entries: Vec<GrepEntry>,
+    /// Closed runs of lines: a match, or matches with their context.
+    hunks: Vec<Vec<GrepLine>>,
     hunk: Vec<GrepLine>,
 }
 
@@ -248,8 +251,7 @@ impl Collect {
 
     fn close_hunk(&mut self) {
         if !self.hunk.is_empty() {
-            let lines = std::mem::take(&mut self.hunk);
-            self.entries.push(GrepEntry::Lines { path: self.path.clone(), lines });
+            self.hunks.push(std::mem::take(&mut self.hunk));
         }
     }
 }

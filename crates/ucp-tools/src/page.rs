@@ -76,23 +76,61 @@ impl PageInfo {
     }
 }
 
+/// Tokens of a growing text, counted exactly only when they must be: a
+/// text's length in bytes bounds its token count (every token is at least
+/// one byte), so while the bytes fit the room no tokenizer is even built.
+pub struct Meter<'f, 't> {
+    tokenizer: &'f dyn Fn() -> &'t dyn Tokenizer,
+    room: usize,
+    used: usize,
+    exact: bool,
+}
+
+impl<'f, 't> Meter<'f, 't> {
+    /// A meter for a text of at most `room` tokens; `tokenizer` gives the
+    /// exact tokenizer when it is first needed.
+    pub fn new(room: usize, tokenizer: &'f dyn Fn() -> &'t dyn Tokenizer) -> Self {
+        Meter { tokenizer, room, used: 0, exact: false }
+    }
+
+    /// Whether `piece` fits after `so_far` (the text admitted until now);
+    /// when it does, it counts as admitted.
+    pub fn admit(&mut self, so_far: &str, piece: &str) -> bool {
+        if !self.exact && self.used + piece.len() > self.room {
+            self.used = (self.tokenizer)().count(so_far);
+            self.exact = true;
+        }
+        let cost = if self.exact { (self.tokenizer)().count(piece) } else { piece.len() };
+        if self.used + cost > self.room {
+            return false;
+        }
+        self.used += cost;
+        true
+    }
+
+    /// The exact tokenizer (built on first use).
+    pub fn tokenizer(&self) -> &'t dyn Tokenizer {
+        (self.tokenizer)()
+    }
+}
+
 /// The text of `entries[paging.offset..]`, as many as `paging.head_limit`
 /// and `max_tokens` allow (the footer included), with its page info.
-/// An empty page past the end is not an error: it says the total.
-pub fn paginate(
+/// An entry larger than the whole cap is shown cut, with a marker. An
+/// empty page past the end is not an error: it says the total.
+pub fn paginate<'t>(
     entries: &[Entry],
     paging: Paging,
     max_tokens: usize,
-    tokenizer: &dyn Tokenizer,
+    tokenizer: &dyn Fn() -> &'t dyn Tokenizer,
     noun: &str,
 ) -> (String, PageInfo) {
     let total = entries.len();
     let start = paging.offset.min(total);
     let limit = paging.head_limit.max(1);
     // Room for the footer, which is short.
-    let room = max_tokens.saturating_sub(32);
+    let mut meter = Meter::new(max_tokens.saturating_sub(FOOTER_TOKENS), tokenizer);
     let mut text = String::new();
-    let mut used = 0;
     let mut shown = 0;
     let mut group: Option<&str> = None;
     for entry in &entries[start..] {
@@ -108,11 +146,17 @@ pub fn paginate(
         }
         piece.push_str(&entry.text);
         piece.push('\n');
-        let cost = tokenizer.count(&piece);
-        if used + cost > room && shown > 0 {
+        if !meter.admit(&text, &piece) {
+            if shown == 0 {
+                // Larger than the whole cap: its head, marked.
+                let head =
+                    ucm_core::outline::head(&piece, max_tokens.saturating_sub(2 * FOOTER_TOKENS), meter.tokenizer());
+                text.push_str(&head);
+                text.push_str("\n[entry cut: it is longer than the token cap]\n");
+                shown = 1;
+            }
             break;
         }
-        used += cost;
         text.push_str(&piece);
         group = entry.group.as_deref();
         shown += 1;
@@ -125,6 +169,9 @@ pub fn paginate(
     }
     (text, info)
 }
+
+/// Tokens kept for a page's footer.
+const FOOTER_TOKENS: usize = 32;
 
 /// `line` cut to [`MAX_LINE_CHARS`] characters with a marker saying how
 /// much is left out.
@@ -143,6 +190,10 @@ mod tests {
     use super::*;
     use ucm_core::BpeTokenizer;
 
+    fn lazy<'a>(tokenizer: &'a BpeTokenizer) -> impl (Fn() -> &'a dyn Tokenizer) + 'a {
+        move || tokenizer
+    }
+
     fn plain(texts: &[&str]) -> Vec<Entry> {
         texts.iter().map(|t| Entry::plain((*t).to_owned())).collect()
     }
@@ -151,13 +202,13 @@ mod tests {
     fn pages_say_what_is_left_and_how_to_get_it() {
         let tokenizer = BpeTokenizer::default();
         let entries = plain(&["a", "b", "c", "d", "e"]);
-        let (text, info) = paginate(&entries, Paging { offset: 1, head_limit: 2 }, 1000, &tokenizer, "files");
+        let (text, info) = paginate(&entries, Paging { offset: 1, head_limit: 2 }, 1000, &lazy(&tokenizer), "files");
         assert_eq!(text, "b\nc\n[2 more files: pass offset=3]\n");
         assert_eq!(info, PageInfo { total: 5, offset: 1, shown: 2, next_offset: Some(3) });
-        let (text, info) = paginate(&entries, Paging { offset: 3, head_limit: 10 }, 1000, &tokenizer, "files");
+        let (text, info) = paginate(&entries, Paging { offset: 3, head_limit: 10 }, 1000, &lazy(&tokenizer), "files");
         assert_eq!(text, "d\ne\n");
         assert_eq!(info.next_offset, None);
-        let (text, info) = paginate(&entries, Paging { offset: 9, head_limit: 10 }, 1000, &tokenizer, "files");
+        let (text, info) = paginate(&entries, Paging { offset: 9, head_limit: 10 }, 1000, &lazy(&tokenizer), "files");
         assert_eq!((text.as_str(), info.shown, info.offset), ("", 0, 5));
     }
 
@@ -166,10 +217,24 @@ mod tests {
         let tokenizer = BpeTokenizer::default();
         let long = "word ".repeat(30);
         let entries = plain(&[&long, &long, &long, &long]);
-        let (text, info) = paginate(&entries, Paging { offset: 0, head_limit: 100 }, 100, &tokenizer, "lines");
+        let (text, info) = paginate(&entries, Paging { offset: 0, head_limit: 100 }, 100, &lazy(&tokenizer), "lines");
         assert_eq!(info.shown, 2, "{text}");
         assert!(tokenizer.count(&text) <= 100);
         assert!(text.ends_with("[2 more lines: pass offset=2]\n"));
+    }
+
+    #[test]
+    fn an_entry_larger_than_the_cap_is_cut_and_a_short_page_needs_no_tokenizer() {
+        let tokenizer = BpeTokenizer::default();
+        let huge = "many words in a line\n".repeat(500);
+        let entries = plain(&[&huge, "next"]);
+        let (text, info) = paginate(&entries, Paging::default(), 300, &lazy(&tokenizer), "matches");
+        assert!(tokenizer.count(&text) <= 300, "{}", tokenizer.count(&text));
+        assert!(text.contains("[entry cut: it is longer than the token cap]\n[1 more matches: pass offset=1]"));
+        assert_eq!(info.shown, 1);
+        let never = || -> &dyn Tokenizer { panic!("a page whose bytes fit needs no count") };
+        let (text, _) = paginate(&plain(&["a", "b"]), Paging::default(), 300, &never, "files");
+        assert_eq!(text, "a\nb\n");
     }
 
     #[test]
@@ -181,7 +246,7 @@ mod tests {
             Entry::under("b.rs".into(), "2:x".into()),
             Entry { hunk: true, ..Entry::under("b.rs".into(), "5-y\n6:x".into()) },
         ];
-        let (text, _) = paginate(&entries, Paging::default(), 1000, &tokenizer, "matches");
+        let (text, _) = paginate(&entries, Paging::default(), 1000, &lazy(&tokenizer), "matches");
         assert_eq!(text, "a.rs\n1:x\n3:x\nb.rs\n2:x\n--\n5-y\n6:x\n");
     }
 

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::files::read_text;
-use crate::page::cut_line;
+use crate::page::{cut_line, Meter};
 use crate::{ToolError, Tools};
 
 /// Lines a read returns when no limit is given.
@@ -52,15 +52,14 @@ impl Tools {
             return Err(ToolError::Arguments(format!("offset {first} is past the end: {shown} has {total} lines")));
         }
         let limit = request.limit.unwrap_or(DEFAULT_READ_LINES).max(1);
-        let room = self.max_tokens.saturating_sub(40);
+        let tokenizer = || self.tokenizer();
+        let mut meter = Meter::new(self.max_tokens.saturating_sub(40), &tokenizer);
         let width = (first + limit).min(total).max(1).to_string().len().max(6);
         let mut text = String::new();
-        let mut used = 0;
         let mut shown_lines = 0;
         for (i, line) in lines.iter().enumerate().skip(first - 1).take(limit) {
             let numbered = format!("{:>width$}\t{}\n", i + 1, cut_line(line));
-            let cost = self.tokenizer().count(&numbered);
-            if used + cost > room {
+            if !meter.admit(&text, &numbered) {
                 if request.limit.is_some() {
                     return Err(ToolError::TooLarge(format!(
                         "lines {first}–{} of {shown} take more than {} tokens: ask for fewer lines \
@@ -72,7 +71,6 @@ impl Tools {
                 }
                 break;
             }
-            used += cost;
             text.push_str(&numbered);
             shown_lines += 1;
         }
