@@ -40,7 +40,7 @@ fn real_or_synthetic() -> &'static str {
     })
 }
 
-#[divan::bench(args = [Encoding::O200k, Encoding::Cl100k])]
+#[divan::bench(args = [Encoding::O200k])]
 fn tokenize_paragraphs(bencher: Bencher, encoding: Encoding) {
     let text = real_or_synthetic();
     let paragraphs: Vec<&str> = text.split("\n\n").collect();

@@ -4,9 +4,10 @@
 //!   its text, heading path and label searched with a code-aware analyzer
 //!   ([`analyzer`]), its role and tags filterable. Scores are normalized to
 //!   0..1 by the most the query could score.
-//! - **Vectors** ([`Mode::Vector`]): an [`Embedder`] (built in:
-//!   [`StaticEmbedder`], a model2vec model loaded from a directory) and exact
-//!   or HNSW nearest-neighbour search.
+//! - **Vectors** ([`Mode::Vector`]): an [`Embedder`] (built in with the
+//!   `models` feature: a model2vec model or an ONNX sentence encoder loaded
+//!   from a directory) and exact or (with `models`) HNSW nearest-neighbour
+//!   search.
 //! - **Hybrid** ([`Mode::Hybrid`]): reciprocal rank fusion ([`fuse`]) of both;
 //!   the default whenever a model is configured.
 //!
@@ -28,7 +29,9 @@ mod provider;
 mod turns;
 mod vector;
 
-pub use embed::{load_embedder, Embedder, OnnxEmbedder, StaticEmbedder};
+pub use embed::{load_embedder, Embedder};
+#[cfg(feature = "models")]
+pub use embed::{OnnxEmbedder, StaticEmbedder};
 pub use error::SearchError;
 pub use fusion::fuse;
 pub use index::{Mode, SearchConfig, SearchIndex, SyncProgress, SyncReport};

@@ -1,7 +1,8 @@
 //! Block embeddings and nearest-neighbour search: exact (every vector, in
-//! parallel) for small corpora, an HNSW graph (usearch) from a size up that
-//! depends on the dimension ([`hnsw_threshold`], measured by
-//! `benches/search.rs`).
+//! parallel) for small corpora, an HNSW graph (usearch, with the `models`
+//! feature) from a size up that depends on the dimension
+//! ([`hnsw_threshold`], measured by `benches/search.rs`); without the
+//! feature every search is exact.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -10,6 +11,7 @@ use std::path::Path;
 
 use rayon::prelude::*;
 use ucm_core::{BlockId, IdMap};
+#[cfg(feature = "models")]
 use usearch::{Index as Hnsw, IndexOptions, MetricKind, ScalarKind};
 
 use crate::SearchError;
@@ -26,6 +28,7 @@ pub fn hnsw_threshold(dim: usize) -> usize {
 }
 
 /// How many candidates HNSW explores while searching.
+#[cfg(feature = "models")]
 const HNSW_EXPANSION: usize = 128;
 
 const MAGIC: &[u8; 8] = b"UCPVEC1\n";
@@ -38,8 +41,10 @@ pub(crate) struct VectorStore {
     data: Vec<f32>,
     by_id: IdMap<usize>,
     free: Vec<usize>,
+    #[cfg(feature = "models")]
     hnsw: Option<Hnsw>,
     /// From this many vectors on, searches use the HNSW graph.
+    #[cfg_attr(not(feature = "models"), allow(dead_code))]
     hnsw_min: usize,
 }
 
@@ -74,6 +79,7 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     acc.iter().sum::<f32>() + tail
 }
 
+#[cfg(feature = "models")]
 fn hnsw_error(e: impl std::fmt::Display) -> SearchError {
     SearchError::Vector(e.to_string())
 }
@@ -88,12 +94,14 @@ impl VectorStore {
             data: Vec::new(),
             by_id: IdMap::default(),
             free: Vec::new(),
+            #[cfg(feature = "models")]
             hnsw: None,
             hnsw_min: hnsw_min.max(1),
         }
     }
 
     /// How many blocks have a vector.
+    #[cfg_attr(not(feature = "models"), allow(dead_code))]
     pub fn len(&self) -> usize {
         self.by_id.len()
     }
@@ -120,6 +128,7 @@ impl VectorStore {
             }
         };
         self.data[slot * self.dim..(slot + 1) * self.dim].copy_from_slice(vector);
+        #[cfg(feature = "models")]
         if let Some(hnsw) = &self.hnsw {
             let key = slot as u64;
             if hnsw.contains(key) {
@@ -138,6 +147,7 @@ impl VectorStore {
         if let Some(slot) = self.by_id.remove(&id) {
             self.slots[slot] = None;
             self.free.push(slot);
+            #[cfg(feature = "models")]
             if let Some(hnsw) = &self.hnsw {
                 hnsw.remove(slot as u64).map_err(hnsw_error)?;
             }
@@ -146,7 +156,16 @@ impl VectorStore {
     }
 
     /// Builds the HNSW graph when the store is large enough to want one
+    /// (and drops it when it shrank below that); without the `models`
+    /// feature there is no graph and searches scan.
+    #[cfg(not(feature = "models"))]
+    pub fn prepare(&mut self) -> Result<(), SearchError> {
+        Ok(())
+    }
+
+    /// Builds the HNSW graph when the store is large enough to want one
     /// (and drops it when it shrank below that).
+    #[cfg(feature = "models")]
     pub fn prepare(&mut self) -> Result<(), SearchError> {
         if self.len() < self.hnsw_min {
             self.hnsw = None;
@@ -165,6 +184,7 @@ impl VectorStore {
         Ok(())
     }
 
+    #[cfg(feature = "models")]
     fn hnsw_options(&self) -> IndexOptions {
         IndexOptions {
             dimensions: self.dim,
@@ -179,7 +199,10 @@ impl VectorStore {
 
     /// Whether searches go through the HNSW graph.
     pub fn approximate(&self) -> bool {
-        self.hnsw.is_some()
+        #[cfg(feature = "models")]
+        return self.hnsw.is_some();
+        #[cfg(not(feature = "models"))]
+        false
     }
 
     /// The `k` blocks most similar to `query` (cosine, as vectors are unit
@@ -193,6 +216,7 @@ impl VectorStore {
         if k == 0 || self.by_id.is_empty() {
             return Ok(Vec::new());
         }
+        #[cfg(feature = "models")]
         if let Some(hnsw) = &self.hnsw {
             let keep = |key: u64| self.slots.get(key as usize).copied().flatten().is_some_and(accept);
             let found = hnsw.filtered_search(query, k, keep).map_err(hnsw_error)?;
@@ -262,12 +286,13 @@ impl VectorStore {
         result.map_err(SearchError::io(&tmp))?;
         std::fs::rename(&tmp, path).map_err(SearchError::io(path))?;
         let graph = path.with_extension("hnsw");
-        match &self.hnsw {
-            Some(hnsw) => hnsw.save(&graph.to_string_lossy()).map_err(hnsw_error),
-            None => match std::fs::remove_file(&graph) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(SearchError::io(&graph)(e)),
-                _ => Ok(()),
-            },
+        #[cfg(feature = "models")]
+        if let Some(hnsw) = &self.hnsw {
+            return hnsw.save(&graph.to_string_lossy()).map_err(hnsw_error);
+        }
+        match std::fs::remove_file(&graph) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(SearchError::io(&graph)(e)),
+            _ => Ok(()),
         }
     }
 
@@ -307,12 +332,15 @@ impl VectorStore {
             }
             store.data.extend(chunk[13..].chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes"))));
         }
-        let graph = path.with_extension("hnsw");
-        if store.len() >= store.hnsw_min && graph.exists() {
-            let hnsw = Hnsw::new(&store.hnsw_options()).map_err(hnsw_error)?;
-            // A graph that does not load or does not match is rebuilt by `prepare`.
-            if hnsw.load(&graph.to_string_lossy()).is_ok() && hnsw.size() == store.len() {
-                store.hnsw = Some(hnsw);
+        #[cfg(feature = "models")]
+        {
+            let graph = path.with_extension("hnsw");
+            if store.len() >= store.hnsw_min && graph.exists() {
+                let hnsw = Hnsw::new(&store.hnsw_options()).map_err(hnsw_error)?;
+                // A graph that does not load or does not match is rebuilt by `prepare`.
+                if hnsw.load(&graph.to_string_lossy()).is_ok() && hnsw.size() == store.len() {
+                    store.hnsw = Some(hnsw);
+                }
             }
         }
         Ok(store)
@@ -365,6 +393,7 @@ mod tests {
         assert!(matches!(VectorStore::load(&path, 8, hnsw_threshold(8)), Err(SearchError::Damaged { .. })));
     }
 
+    #[cfg(feature = "models")]
     #[test]
     fn hnsw_search_agrees_with_the_exact_scan_and_follows_edits() {
         let dim = 16;

@@ -9,12 +9,16 @@
 //!   `tokenizer.json` — run by ONNX Runtime and mean-pooled: tens of texts a
 //!   second on two cores, much better retrieval ([`OnnxEmbedder`]).
 
+#[cfg(feature = "models")]
 mod onnx;
+#[cfg(feature = "models")]
 mod static_model;
 
 use std::path::Path;
 
+#[cfg(feature = "models")]
 pub use onnx::OnnxEmbedder;
+#[cfg(feature = "models")]
 pub use static_model::StaticEmbedder;
 
 use crate::SearchError;
@@ -32,6 +36,7 @@ pub trait Embedder: Send + Sync {
 
 /// Loads the model in `dir`: ONNX when it holds `model.onnx`, model2vec when
 /// it holds `model.safetensors`.
+#[cfg(feature = "models")]
 pub fn load_embedder(dir: &Path) -> Result<Box<dyn Embedder>, SearchError> {
     if dir.join("model.onnx").is_file() {
         Ok(Box::new(OnnxEmbedder::load(dir)?))
@@ -47,8 +52,20 @@ pub fn load_embedder(dir: &Path) -> Result<Box<dyn Embedder>, SearchError> {
     }
 }
 
+/// Refuses every model: this build has no model support.
+#[cfg(not(feature = "models"))]
+pub fn load_embedder(dir: &Path) -> Result<Box<dyn Embedder>, SearchError> {
+    Err(SearchError::Model {
+        path: dir.to_owned(),
+        message: "this ucp was built without model support: build it with `--features models` \
+                  (cargo install --locked --path crates/ucp-cli --features models)"
+            .into(),
+    })
+}
+
 /// A short identity for a model: its kind, its directory's name and a digest
 /// of its files.
+#[cfg(feature = "models")]
 fn identity(kind: &str, dir: &Path, files: &[&[u8]]) -> String {
     let mut hasher = blake3::Hasher::new();
     for file in files {
@@ -60,12 +77,14 @@ fn identity(kind: &str, dir: &Path, files: &[&[u8]]) -> String {
 }
 
 /// Reads `name` from the model directory `dir`.
+#[cfg(feature = "models")]
 fn read_model_file(dir: &Path, name: &str) -> Result<Vec<u8>, SearchError> {
     std::fs::read(dir.join(name))
         .map_err(|e| SearchError::Model { path: dir.to_owned(), message: format!("cannot read {name}: {e}") })
 }
 
 /// Scales `v` to unit length (a zero vector stays zero).
+#[cfg_attr(not(feature = "models"), allow(dead_code))]
 pub(crate) fn normalize(v: &mut [f32]) {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     if norm > 0.0 {
@@ -82,7 +101,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let error = load_embedder(dir.path()).err().expect("no model");
         assert_eq!(error.code(), "search_model");
-        assert!(error.to_string().contains("model.onnx"), "{error}");
+        let expected = if cfg!(feature = "models") { "model.onnx" } else { "--features models" };
+        assert!(error.to_string().contains(expected), "{error}");
     }
 
     #[test]
