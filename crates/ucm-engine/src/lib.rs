@@ -228,7 +228,9 @@ impl Engine {
             }
             occurrence += 1;
         };
-        let block = ucm_core::Block::new(id, content, metadata);
+        let mut block = ucm_core::Block::new(id, content, metadata);
+        // Counted like an ingested block, so stats and budgets see it at once.
+        block.metadata.tokens = Some(self.count_tokens(&block.to_markdown()));
         match append.at {
             Some(at) => self.document.insert_child(parent, at as usize, block)?,
             None => self.document.append_child(parent, block)?,
@@ -418,9 +420,18 @@ impl Engine {
     /// A block's token count: cached, or counted now.
     fn tokens_of(&mut self, id: BlockId) -> u32 {
         let block = self.document.get(id).expect("walked blocks exist");
-        if let Some(tokens) = block.metadata.tokens {
-            return tokens;
+        match block.metadata.tokens {
+            Some(tokens) => tokens,
+            None => {
+                let markdown = block.to_markdown();
+                self.count_tokens(&markdown)
+            }
         }
+    }
+
+    /// The tokens of `text` in the document's encoding (o200k_base unless
+    /// it names another this build has).
+    fn count_tokens(&mut self, text: &str) -> u32 {
         let encoding = self
             .document
             .metadata
@@ -429,7 +440,7 @@ impl Engine {
             .and_then(ucm_core::Encoding::from_name)
             .unwrap_or(ucm_core::Encoding::O200k);
         let tokenizer = self.tokenizer.get_or_insert_with(|| Arc::new(ucm_core::BpeTokenizer::new(encoding)));
-        u32::try_from(tokenizer.count(&block.to_markdown())).unwrap_or(u32::MAX)
+        u32::try_from(tokenizer.count(text)).unwrap_or(u32::MAX)
     }
 }
 
