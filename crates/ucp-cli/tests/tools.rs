@@ -2,6 +2,9 @@
 
 mod common;
 
+#[path = "../../../tests/support/scratch.rs"]
+mod scratch;
+
 use std::process::Output;
 
 use common::{stdout_json, ucp_stdin};
@@ -84,7 +87,7 @@ fn ast_search_and_the_bash_sandbox_from_the_command_line() {
     let json = stdout_json(&tool(dir.path(), &["ast-search", "def $F($$$)", "--json"]));
     assert_eq!(json["matches"][0]["path"], "src/b.py");
     // A write outside the root (and outside /tmp) is denied in the sandbox.
-    let outside = tempfile::tempdir_in(outside_tmp()).unwrap();
+    let outside = tempfile::tempdir_in(scratch::outside_tmp()).unwrap();
     let target = outside.path().join("x");
     let command = format!("touch {}", target.display());
     let denied = tool(dir.path(), &["bash", &command, "--sandbox"]);
@@ -93,16 +96,4 @@ fn ast_search_and_the_bash_sandbox_from_the_command_line() {
     assert!(!target.exists());
     assert!(tool(dir.path(), &["bash", &command]).status.success());
     assert!(target.exists());
-}
-
-/// A folder outside `/tmp` and `/dev` (which a sandboxed command may
-/// write), for a write the sandbox must deny: the build's scratch folder,
-/// or the home folder when the build itself lives under `/tmp`.
-fn outside_tmp() -> std::path::PathBuf {
-    [Some(std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))), std::env::var_os("HOME").map(Into::into)]
-        .into_iter()
-        .flatten()
-        .filter_map(|p| p.canonicalize().ok())
-        .find(|p| !p.starts_with("/tmp") && !p.starts_with("/dev"))
-        .expect("a folder outside /tmp for the sandbox test")
 }

@@ -1,5 +1,8 @@
 //! The tools end to end over a real folder, through the Rust API.
 
+#[path = "../../../tests/support/scratch.rs"]
+mod scratch;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -426,7 +429,7 @@ fn ast_search_pages_like_grep() {
 
 #[test]
 fn the_sandbox_confines_writes_to_the_root_and_cuts_the_network() {
-    let outside = tempfile::tempdir_in(outside_tmp()).unwrap();
+    let outside = tempfile::tempdir_in(scratch::outside_tmp()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let sandboxed = Tools::new(dir.path()).unwrap().with_sandbox(Some(Sandbox { network: false }));
     let inside = bash(&sandboxed, "echo in > inside.txt && cat inside.txt");
@@ -445,16 +448,4 @@ fn the_sandbox_confines_writes_to_the_root_and_cuts_the_network() {
     let open = Tools::new(dir.path()).unwrap().with_sandbox(Some(Sandbox { network: true }));
     assert_eq!(bash(&open, &connect).output, "connected\n");
     assert!(!bash(&open, &format!("echo out > {}", target.display())).output.is_empty(), "still confined");
-}
-
-/// A folder outside `/tmp` and `/dev` (which a sandboxed command may
-/// write), for a write the sandbox must deny: the build's scratch folder,
-/// or the home folder when the build itself lives under `/tmp`.
-fn outside_tmp() -> std::path::PathBuf {
-    [Some(std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))), std::env::var_os("HOME").map(Into::into)]
-        .into_iter()
-        .flatten()
-        .filter_map(|p| p.canonicalize().ok())
-        .find(|p| !p.starts_with("/tmp") && !p.starts_with("/dev"))
-        .expect("a folder outside /tmp for the sandbox test")
 }
