@@ -80,8 +80,8 @@ pub(crate) struct McpArgs {
     read_only: bool,
     /// Offer only these tools (comma-separated), e.g. context,grep,read.
     /// By default: ucl, context, search, open, and the coding tools grep,
-    /// glob, read, write, edit, bash over --root (default: the current
-    /// folder).
+    /// glob, read, write, edit, bash, ast_search over --root (over stdio
+    /// the current folder by default; over HTTP only with --root given).
     #[arg(long, value_delimiter = ',', value_name = "TOOLS")]
     tools: Option<Vec<String>>,
     /// Run every bash command in the OS sandbox: writes only under
@@ -112,7 +112,14 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
     });
     let offer = ToolOffer {
         max_result_tokens: args.max_result_tokens,
-        root: Some(cli.root.clone().unwrap_or_else(|| PathBuf::from("."))),
+        // Over stdio the client started the server as its own user, in its
+        // project: the coding tools work there. Over HTTP they run commands
+        // for remote callers, so only a --root given on purpose offers them.
+        root: match (&cli.root, args.http) {
+            (Some(root), _) => Some(root.clone()),
+            (None, None) => Some(PathBuf::from(".")),
+            (None, Some(_)) => None,
+        },
         read_only: args.read_only,
         only: args.tools.clone(),
         sandbox: args.sandbox.then_some(ucp_tools::Sandbox { network: false }),
@@ -125,9 +132,11 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         }
     }
     // Fails now, not at a client's first call, when the root is unusable.
-    let jail = ucp_tools::Jail::new(offer.root.as_deref().unwrap_or(std::path::Path::new(".")))?;
-    if let Some(sandbox) = offer.sandbox {
-        sandbox.check(jail.root())?;
+    if let Some(root) = &offer.root {
+        let jail = ucp_tools::Jail::new(root)?;
+        if let Some(sandbox) = offer.sandbox {
+            sandbox.check(jail.root())?;
+        }
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the runtime")?;
     let Some(addr) = args.http else {

@@ -62,6 +62,11 @@ fn http_faults_get_json_rpc_errors_and_the_server_keeps_serving() {
         json!({"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "rm_rf", "arguments": {}}});
     let reply = server.post(&one, &unknown).unwrap();
     assert_eq!(reply["error"]["code"], -32602, "{reply}");
+    // Without --root, an HTTP server offers no coding tools: bash is not there to call.
+    let listed = server.post(&one, &json!({"jsonrpc": "2.0", "id": 10, "method": "tools/list"})).unwrap();
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 4, "{listed}");
+    let bash = server.call(&one, "bash", json!({"command": "true"}));
+    assert_eq!(bash["error"]["code"], -32602, "{bash}");
     // A client that goes away mid-call.
     let mut stream = TcpStream::connect(server.addr).unwrap();
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",

@@ -56,7 +56,8 @@ class HttpServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.process = subprocess.Popen(
-            [UCP, "--store", Store.path(), "mcp", "--http", f"127.0.0.1:{self.port}", "--token", TOKEN, *extra],
+            [UCP, "--store", Store.path(), "--root", tempfile.mkdtemp(prefix="ucp-mcp-http-root-"), "mcp", "--http",
+             f"127.0.0.1:{self.port}", "--token", TOKEN, *extra],
             stderr=subprocess.PIPE, text=True)
         line = self.process.stderr.readline()
         assert "serving" in line, line
