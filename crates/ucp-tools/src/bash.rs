@@ -1,7 +1,8 @@
-//! `bash`: a shell command run in a folder of the workspace, with a
-//! timeout, its output (stdout and stderr in the order written) capped
-//! with the tail kept, and its whole process group killed on timeout, on
-//! kill, and when it exits (what it left running in its group goes too).
+//! `bash`: a shell command run in a folder of the workspace, in a session
+//! of its own (no controlling terminal), with a timeout, its output
+//! (stdout and stderr in the order written) capped with the tail kept,
+//! and its whole process group killed on timeout, on kill, and when it
+//! exits (what it left running in its group goes too).
 //! A command may run in the background: it gets an id to poll and kill.
 //! With a [`Sandbox`], every command runs inside it.
 
@@ -136,8 +137,15 @@ impl Running {
                 .current_dir(cwd)
                 .stdin(Stdio::null())
                 .stdout(writer.try_clone().map_err(|e| ToolError::io("cannot start", command, e))?)
-                .stderr(writer)
-                .process_group(0);
+                .stderr(writer);
+            // A session of its own: a new process group to kill as one, and
+            // no controlling terminal, so nothing it runs can read or type
+            // into the terminal the server runs in (a prompt on /dev/tty
+            // fails at once instead of stopping the command).
+            // SAFETY: setsid is async-signal-safe and touches no memory.
+            unsafe {
+                shell.pre_exec(|| if libc::setsid() < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
+            }
             if let Some(sandbox) = sandbox {
                 sandbox.apply(&mut shell);
             }

@@ -67,7 +67,13 @@ impl Tools {
         let mut replacements = 0;
         let mut starts = Vec::new();
         for replacement in &request.edits {
-            let (count, at) = replace(&mut after, replacement, crlf, &shown)?;
+            let (count, found, at) = replace(&mut after, replacement, crlf, &shown)?;
+            // Where earlier replacements start, in the text this one left.
+            let (old, new) =
+                (with_line_ends(&replacement.old_string, crlf), with_line_ends(&replacement.new_string, crlf));
+            for start in &mut starts {
+                *start = shifted(*start, &found, old.len(), new.len());
+            }
             replacements += count;
             starts.extend(at);
         }
@@ -78,7 +84,14 @@ impl Tools {
             .header(&shown, &shown)
             .to_string();
         let text = if request.dry_run {
-            format!("dry run, nothing written: {replacements} replacement(s) in {shown}\n{diff}")
+            let head = format!("dry run, nothing written: {replacements} replacement(s) in {shown}\n");
+            let room = self.max_tokens.saturating_sub(64);
+            if diff.len() > room && self.tokenizer().count(&diff) > room {
+                let cut = ucm_core::outline::head(&diff, room, self.tokenizer());
+                format!("{head}{cut}\n[diff cut at the token cap: {} of its lines shown]\n", cut.lines().count())
+            } else {
+                format!("{head}{diff}")
+            }
         } else {
             write_atomic(&real, &shown, after.as_bytes())?;
             let listed = lines.iter().take(20).map(usize::to_string).collect::<Vec<_>>().join(", ");
@@ -103,14 +116,29 @@ fn with_line_ends(text: &str, crlf: bool) -> String {
     }
 }
 
-/// Applies one replacement to `text`; returns how many and the byte
-/// offsets (in the new text) where they start.
+/// Where the byte offset `at` of a text lands once the `old_len` bytes at
+/// each offset of `found` (ascending) became `new_len` bytes; an offset
+/// inside a replaced span lands at the start of its replacement.
+fn shifted(at: usize, found: &[usize], old_len: usize, new_len: usize) -> usize {
+    let mut moved = at;
+    for (i, &p) in found.iter().enumerate() {
+        if p + old_len <= at {
+            moved = moved + new_len - old_len;
+        } else if p < at {
+            return p + i * new_len - i * old_len;
+        }
+    }
+    moved
+}
+
+/// Applies one replacement to `text`; returns how many, the byte offsets
+/// (in the old text) it replaced, and where they start in the new text.
 fn replace(
     text: &mut String,
     replacement: &Replacement,
     crlf: bool,
     shown: &str,
-) -> Result<(usize, Vec<usize>), ToolError> {
+) -> Result<(usize, Vec<usize>, Vec<usize>), ToolError> {
     if replacement.old_string.is_empty() {
         return Err(ToolError::Arguments("old_string is empty: give the exact text to replace".into()));
     }
@@ -139,7 +167,7 @@ fn replace(
             }
             out.push_str(&text[last..]);
             *text = out;
-            Ok((found.len(), starts))
+            Ok((found.len(), found, starts))
         }
     }
 }
@@ -182,9 +210,17 @@ mod tests {
         let mut text = "a\r\nb\r\nc\r\n".to_owned();
         let crlf = uses_crlf(&text);
         assert!(crlf);
-        let (n, at) = replace(&mut text, &one("a\nb", "x\ny\nz"), crlf, "f").unwrap();
+        let (n, _, at) = replace(&mut text, &one("a\nb", "x\ny\nz"), crlf, "f").unwrap();
         assert_eq!((n, at), (1, vec![0]));
         assert_eq!(text, "x\r\ny\r\nz\r\nc\r\n");
+    }
+
+    #[test]
+    fn earlier_starts_follow_later_replacements() {
+        // "0123456789\nfoo\n": foo -> bar at 11, then the first line removed.
+        assert_eq!(shifted(11, &[0], 11, 0), 0);
+        assert_eq!(shifted(11, &[2, 20], 3, 5), 13);
+        assert_eq!(shifted(4, &[2], 5, 1), 2, "inside a replaced span: its start");
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub enum ToolError {
     #[error("{0} is switched off here (the workspace is read-only)")]
     ReadOnly(&'static str),
     /// A background shell job id that is not known.
-    #[error("no background job {0} (list them with bash_jobs, or it was already collected)")]
+    #[error("no background job {0}: it was never started here, or it ended and was already polled")]
     NoJob(u64),
     /// The operating system refused or failed.
     #[error("{what} {path}: {source}")]

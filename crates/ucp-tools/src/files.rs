@@ -52,10 +52,16 @@ pub(crate) fn read_text(real: &Path, shown: &str) -> Result<String, ToolError> {
 pub(crate) fn write_atomic(real: &Path, shown: &str, content: &[u8]) -> Result<(), ToolError> {
     let folder = real.parent().ok_or_else(|| ToolError::NotAFile(shown.to_owned()))?;
     let permissions = std::fs::metadata(real).ok().map(|m| m.permissions());
-    let mut temporary = tempfile::Builder::new()
-        .prefix(".ucp-write-")
-        .tempfile_in(folder)
-        .map_err(|e| ToolError::io("cannot write", shown, e))?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".ucp-write-");
+    // A new file gets the mode any program's new file gets (0666 less the
+    // umask), not the temporary file's private 0600.
+    #[cfg(unix)]
+    if permissions.is_none() {
+        use std::os::unix::fs::PermissionsExt as _;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut temporary = builder.tempfile_in(folder).map_err(|e| ToolError::io("cannot write", shown, e))?;
     temporary.write_all(content).map_err(|e| ToolError::io("cannot write", shown, e))?;
     temporary.as_file().sync_all().map_err(|e| ToolError::io("cannot write", shown, e))?;
     if let Some(permissions) = permissions {

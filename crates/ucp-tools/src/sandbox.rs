@@ -48,15 +48,19 @@ impl Sandbox {
         let unavailable = |e: &dyn std::fmt::Display| {
             ToolError::Arguments(format!("the bash sandbox needs Landlock (Linux 5.13 or later, enabled): {e}"))
         };
-        let abi = ABI::V1;
+        // Writes, creation, removal and renames need Landlock's first ABI;
+        // truncation (ABI 3) is confined too where the kernel has it.
+        let (required, wanted) = (ABI::V1, ABI::V3);
         let mut writable = vec![root.to_owned()];
         writable.extend(WRITABLE.iter().map(std::path::PathBuf::from).filter(|p| p.exists()));
         let ruleset = Ruleset::default()
             .set_compatibility(CompatLevel::HardRequirement)
-            .handle_access(AccessFs::from_all(abi))
+            .handle_access(AccessFs::from_all(required))
+            .map(|r| r.set_compatibility(CompatLevel::BestEffort))
+            .and_then(|r| r.handle_access(AccessFs::from_all(wanted)))
             .and_then(|r| r.create())
-            .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi))))
-            .and_then(|r| r.add_rules(path_beneath_rules(&writable, AccessFs::from_all(abi))))
+            .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_read(wanted))))
+            .and_then(|r| r.add_rules(path_beneath_rules(&writable, AccessFs::from_all(wanted))))
             .map_err(|e| unavailable(&e))?;
         let ruleset: Option<OwnedFd> = ruleset.into();
         let ruleset = ruleset.ok_or_else(|| unavailable(&"no ruleset was created"))?;

@@ -216,6 +216,39 @@ fn several_replacements_land_all_or_none() {
     assert!(std::fs::read_to_string(&path).unwrap().contains("let result = helper();\n    println!(\"{result}\")"));
 }
 
+#[test]
+fn later_replacements_move_the_lines_reported_for_earlier_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), "0123456789\nfoo\n").unwrap();
+    let tools = Tools::new(dir.path()).unwrap();
+    let mut request = edit("f.txt", "foo", "bar");
+    request.edits.push(Replacement {
+        old_string: "0123456789\n".into(),
+        new_string: String::new(),
+        replace_all: false,
+    });
+    let done = tools.edit(&request).unwrap();
+    assert_eq!(done.lines, [1, 1]);
+    assert_eq!(std::fs::read_to_string(dir.path().join("f.txt")).unwrap(), "bar\n");
+}
+
+#[cfg(unix)]
+#[test]
+fn new_files_follow_the_umask_not_the_temporary_files_mode() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let tools = Tools::new(dir.path()).unwrap();
+    tools.write("new.txt", "x").unwrap();
+    // SAFETY: umask only reads and sets this process's mask; set back at once.
+    let mask = unsafe {
+        let mask = libc::umask(0o022);
+        libc::umask(mask);
+        mask
+    };
+    let mode = std::fs::metadata(dir.path().join("new.txt")).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o666 & !(mask as u32));
+}
+
 #[cfg(unix)]
 #[test]
 fn edit_keeps_crlf_line_ends_and_permissions() {
@@ -288,6 +321,15 @@ fn alive(pid: i32) -> bool {
 
 fn pid_in(path: &Path) -> i32 {
     std::fs::read_to_string(path).unwrap().trim().parse().unwrap()
+}
+
+#[test]
+fn commands_have_no_controlling_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = Tools::new(dir.path()).unwrap();
+    let ran = bash(&tools, "exec 3</dev/tty && echo opened");
+    assert_ne!(ran.status, JobStatus::Exited { code: 0 }, "{}", ran.output);
+    assert!(!ran.output.contains("opened"));
 }
 
 #[test]
@@ -440,6 +482,11 @@ fn the_sandbox_confines_writes_to_the_root_and_cuts_the_network() {
     assert!(denied.output.contains("Permission denied"), "{}", denied.output);
     assert!(!target.exists());
     assert_eq!(bash(&sandboxed, "cat /etc/hostname > /dev/null && echo read").output, "read\n", "reads stay allowed");
+    let kept = outside.path().join("kept.txt");
+    std::fs::write(&kept, "keep me").unwrap();
+    let truncated = bash(&sandboxed, &format!("truncate -s 0 {}", kept.display()));
+    assert_ne!(truncated.status, JobStatus::Exited { code: 0 }, "{}", truncated.output);
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "keep me");
 
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
