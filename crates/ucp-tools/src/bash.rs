@@ -117,6 +117,8 @@ impl Tail {
 struct Running {
     child: Child,
     output: Arc<Mutex<Tail>>,
+    /// How it ended, once it has.
+    ended: Option<JobStatus>,
     started: Instant,
     deadline: Instant,
 }
@@ -156,7 +158,7 @@ impl Running {
         let sink = Arc::clone(&output);
         std::thread::spawn(move || drain(reader, &sink));
         let started = Instant::now();
-        Ok(Running { child, output, started, deadline: started + timeout })
+        Ok(Running { child, output, ended: None, started, deadline: started + timeout })
     }
 
     /// Kills the whole process group.
@@ -169,6 +171,17 @@ impl Running {
 
     /// The status now, killing the group when the deadline passed.
     fn check(&mut self) -> JobStatus {
+        if let Some(ended) = self.ended {
+            return ended;
+        }
+        let status = self.poll();
+        if status != JobStatus::Running {
+            self.ended = Some(status);
+        }
+        status
+    }
+
+    fn poll(&mut self) -> JobStatus {
         match self.child.try_wait() {
             Ok(Some(status)) => {
                 // What the command left running in its group goes with it.
@@ -220,16 +233,62 @@ fn drain(mut reader: std::io::PipeReader, sink: &Mutex<Tail>) {
     sink.lock().unwrap_or_else(|e| e.into_inner()).closed = true;
 }
 
-/// Background jobs of one [`Tools`]: killed when it is dropped.
+/// Background jobs of one [`Tools`]: a watcher thread kills those past
+/// their deadline whether or not they are polled, and all are killed
+/// when the `Tools` is dropped.
 #[derive(Default)]
 pub(crate) struct Jobs {
     next: AtomicU64,
-    running: Mutex<HashMap<u64, Running>>,
+    table: Arc<Mutex<JobTable>>,
+}
+
+#[derive(Default)]
+struct JobTable {
+    jobs: HashMap<u64, Running>,
+    /// A watcher thread is looking after the jobs.
+    watched: bool,
+}
+
+/// How often the watcher looks at background jobs' deadlines.
+const WATCH_EVERY: Duration = Duration::from_millis(50);
+
+impl Jobs {
+    fn lock(&self) -> std::sync::MutexGuard<'_, JobTable> {
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds a job, starting the watcher when none runs.
+    fn add(&self, id: u64, job: Running) {
+        let mut table = self.lock();
+        table.jobs.insert(id, job);
+        if !table.watched {
+            table.watched = true;
+            let table = Arc::downgrade(&self.table);
+            std::thread::spawn(move || watch(&table));
+        }
+    }
+}
+
+/// Checks every job's deadline until none runs or the jobs are dropped.
+fn watch(table: &std::sync::Weak<Mutex<JobTable>>) {
+    loop {
+        std::thread::sleep(WATCH_EVERY);
+        let Some(table) = table.upgrade() else { return };
+        let mut table = table.lock().unwrap_or_else(|e| e.into_inner());
+        let mut running = false;
+        for job in table.jobs.values_mut() {
+            running |= job.check() == JobStatus::Running;
+        }
+        if !running {
+            table.watched = false;
+            return;
+        }
+    }
 }
 
 impl Drop for Jobs {
     fn drop(&mut self) {
-        for job in self.running.get_mut().unwrap_or_else(|e| e.into_inner()).values_mut() {
+        for job in self.lock().jobs.values_mut() {
             job.kill_group();
             let _ = job.child.wait();
         }
@@ -255,7 +314,7 @@ impl Tools {
         let running = Running::start(&request.command, &cwd, timeout, sandbox)?;
         if request.background {
             let id = self.jobs.next.fetch_add(1, Ordering::Relaxed) + 1;
-            self.jobs.running.lock().unwrap_or_else(|e| e.into_inner()).insert(id, running);
+            self.jobs.add(id, running);
             let text = format!("started job {id} in the background: poll it with job={id}, stop it with kill\n");
             return Ok(BashResult {
                 job: Some(id),
@@ -274,8 +333,8 @@ impl Tools {
     /// poll; with `kill`, its process group is killed first. A job that
     /// has ended is forgotten once polled.
     pub fn bash_job(&self, id: u64, kill: bool) -> Result<BashResult, ToolError> {
-        let mut jobs = self.jobs.running.lock().unwrap_or_else(|e| e.into_inner());
-        let job = jobs.get_mut(&id).ok_or(ToolError::NoJob(id))?;
+        let mut table = self.jobs.lock();
+        let job = table.jobs.get_mut(&id).ok_or(ToolError::NoJob(id))?;
         if kill {
             job.kill_group();
             let _ = job.child.wait();
@@ -283,7 +342,7 @@ impl Tools {
         let status = job.check();
         let result = self.answer(Some(id), status, job, true);
         if status != JobStatus::Running {
-            jobs.remove(&id);
+            table.jobs.remove(&id);
         }
         Ok(result)
     }

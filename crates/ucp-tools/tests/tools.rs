@@ -382,6 +382,17 @@ fn background_jobs_are_polled_and_killed() {
     assert_eq!(killed.status, JobStatus::Killed { signal: 9 });
     assert!(!alive(pid));
     assert!(matches!(tools.bash_job(id, false), Err(ToolError::NoJob(_))));
+    let overdue = tools
+        .bash(&BashRequest {
+            command: "echo $$ > late.pid; sleep 60".into(),
+            timeout: Some(Duration::from_millis(300)),
+            background: true,
+            ..Default::default()
+        })
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(!alive(pid_in(&dir.path().join("late.pid"))), "a job past its timeout dies unpolled");
+    assert_eq!(tools.bash_job(overdue.job.unwrap(), false).unwrap().status, JobStatus::TimedOut);
     let quick =
         tools.bash(&BashRequest { command: "echo done".into(), background: true, ..Default::default() }).unwrap();
     std::thread::sleep(Duration::from_millis(300));
