@@ -171,10 +171,6 @@ pub(crate) fn call(tools: &Tools, name: &str, args: &Arguments<'_>) -> Option<Re
     Some(result)
 }
 
-fn failed(error: ucp_tools::ToolError) -> McpError {
-    McpError::Tool(error)
-}
-
 fn paging(args: &Arguments<'_>) -> Result<Paging, McpError> {
     let mut paging = Paging::default();
     if let Some(limit) = args.count("head_limit")? {
@@ -206,18 +202,13 @@ fn grep(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
         globs: args.strings("glob")?,
         file_type: args.string("type")?.map(str::to_owned),
         case_insensitive: args.flag("-i")?,
-        output_mode: args
-            .string("output_mode")?
-            .map(str::parse::<OutputMode>)
-            .transpose()
-            .map_err(failed)?
-            .unwrap_or_default(),
+        output_mode: args.string("output_mode")?.map(str::parse::<OutputMode>).transpose()?.unwrap_or_default(),
         before: args.number("-B")?.or(context).unwrap_or(0),
         after: args.number("-A")?.or(context).unwrap_or(0),
         multiline: args.flag("multiline")?,
         paging: paging(args)?,
     };
-    Ok(tools.grep(&request).map_err(failed)?.text)
+    Ok(tools.grep(&request)?.text)
 }
 
 fn glob(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
@@ -225,10 +216,10 @@ fn glob(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
     let request = GlobRequest {
         pattern: args.required("pattern")?.to_owned(),
         path: args.string("path")?.map(str::to_owned),
-        order: args.string("sort")?.map(str::parse::<GlobOrder>).transpose().map_err(failed)?.unwrap_or_default(),
+        order: args.string("sort")?.map(str::parse::<GlobOrder>).transpose()?.unwrap_or_default(),
         paging: paging(args)?,
     };
-    Ok(tools.glob(&request).map_err(failed)?.text)
+    Ok(tools.glob(&request)?.text)
 }
 
 fn read(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
@@ -239,12 +230,12 @@ fn read(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
         offset: to_usize(args.count("offset")?),
         limit: to_usize(args.count("limit")?),
     };
-    Ok(tools.read(&request).map_err(failed)?.text)
+    Ok(tools.read(&request)?.text)
 }
 
 fn write(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
     args.check(&["path", "content"])?;
-    Ok(tools.write(args.required("path")?, args.required("content")?).map_err(failed)?.text)
+    Ok(tools.write(args.required("path")?, args.required("content")?)?.text)
 }
 
 fn edit(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
@@ -269,13 +260,13 @@ fn edit(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
         });
     }
     let request = EditRequest { path: args.required("path")?.to_owned(), edits, dry_run: args.flag("dry_run")? };
-    Ok(tools.edit(&request).map_err(failed)?.text)
+    Ok(tools.edit(&request)?.text)
 }
 
 fn bash(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
     args.check(&["command", "cwd", "timeout", "background", "job", "kill"])?;
     if let Some(job) = args.count("job")? {
-        return Ok(tools.bash_job(job, args.flag("kill")?).map_err(failed)?.text);
+        return Ok(tools.bash_job(job, args.flag("kill")?)?.text);
     }
     let request = BashRequest {
         command: args.required("command")?.to_owned(),
@@ -283,7 +274,7 @@ fn bash(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
         timeout: args.count("timeout")?.map(Duration::from_secs),
         background: args.flag("background")?,
     };
-    Ok(tools.bash(&request).map_err(failed)?.text)
+    Ok(tools.bash(&request)?.text)
 }
 
 fn ast_search(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
@@ -294,5 +285,5 @@ fn ast_search(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
         lang: args.string("lang")?.map(str::to_owned),
         paging: paging(args)?,
     };
-    Ok(tools.ast_search(&request).map_err(failed)?.text)
+    Ok(tools.ast_search(&request)?.text)
 }

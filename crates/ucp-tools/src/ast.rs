@@ -4,15 +4,14 @@
 //! (walked like `grep`), matches sorted by path and position and paged.
 
 use std::path::Path;
-use std::sync::Mutex;
 
 use ast_grep_core::tree_sitter::LanguageExt as _;
 use ast_grep_core::Pattern;
 use ast_grep_language::SupportLang;
-use ignore::{WalkBuilder, WalkState};
 use serde::Serialize;
 
 use crate::page::{cut_line, paginate, Entry, PageInfo, Paging};
+use crate::walk::{search_files, walker};
 use crate::{ToolError, Tools};
 
 /// The languages `ast_search` parses: name, the grammar, file extensions.
@@ -115,35 +114,21 @@ impl Tools {
         if patterns.is_empty() {
             return Err(ToolError::Arguments("the pattern parses in no supported language: set lang".into()));
         }
-        let found = Mutex::new(Vec::new());
-        let searched = std::sync::atomic::AtomicUsize::new(0);
-        WalkBuilder::new(&base).hidden(true).threads(0).build_parallel().run(|| {
-            let (found, searched, patterns) = (&found, &searched, &patterns);
-            Box::new(move |entry| {
-                let Ok(entry) = entry else { return WalkState::Continue };
-                let Some(lang) = entry.file_type().filter(|t| t.is_file()).and(language_of(entry.path())) else {
-                    return WalkState::Continue;
-                };
-                let Some((_, pattern)) = patterns.iter().find(|(l, _)| *l == lang) else {
-                    return WalkState::Continue;
-                };
-                searched.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let matches = self.search_one(entry.path(), lang, pattern);
-                if !matches.is_empty() {
-                    found.lock().unwrap_or_else(|e| e.into_inner()).extend(matches);
-                }
-                WalkState::Continue
-            })
+        let (mut found, searched) = search_files(&walker(&base), || {
+            |path: &Path| {
+                let lang = language_of(path)?;
+                let (_, pattern) = patterns.iter().find(|(l, _)| *l == lang)?;
+                Some(self.search_one(path, lang, pattern))
+            }
         });
-        let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
         found.sort_by(|a, b| (&a.path, a.start_line).cmp(&(&b.path, b.start_line)));
         let entries: Vec<Entry> = found.iter().map(match_entry).collect();
         let (mut text, page) = paginate(&entries, request.paging, self.max_tokens, &|| self.tokenizer(), "matches");
         if page.total == 0 {
-            text = format!("no matches ({} files parsed)\n", searched.load(std::sync::atomic::Ordering::Relaxed));
+            text = format!("no matches ({searched} files parsed)\n");
         }
         let matches = found.into_iter().skip(page.offset).take(page.shown).collect();
-        Ok(AstResult { matches, page, files_searched: searched.into_inner(), text })
+        Ok(AstResult { matches, page, files_searched: searched, text })
     }
 
     /// The matches in one file (none when it cannot be read as text).

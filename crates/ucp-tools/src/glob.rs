@@ -5,10 +5,10 @@
 use std::time::SystemTime;
 
 use globset::GlobBuilder;
-use ignore::WalkBuilder;
 use serde::Serialize;
 
 use crate::page::{paginate, Entry, PageInfo, Paging};
+use crate::walk::walker;
 use crate::{ToolError, Tools};
 
 /// How glob results are ordered.
@@ -72,7 +72,7 @@ impl Tools {
             .map_err(|e| ToolError::Arguments(format!("pattern: {e}")))?
             .compile_matcher();
         let mut found: Vec<(SystemTime, String)> = Vec::new();
-        for entry in WalkBuilder::new(&base).hidden(true).build().flatten() {
+        for entry in walker(&base).build().flatten() {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }

@@ -4,16 +4,16 @@
 //! files), in three output modes, sorted by path and paged.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::overrides::OverrideBuilder;
 use ignore::types::TypesBuilder;
-use ignore::{WalkBuilder, WalkState};
+use ignore::WalkBuilder;
 use serde::Serialize;
 
 use crate::page::{cut_line, paginate, Entry, PageInfo, Paging};
+use crate::walk::search_files;
 use crate::{ToolError, Tools};
 
 /// What a grep answer lists.
@@ -138,25 +138,11 @@ impl Tools {
         if request.output_mode == OutputMode::Content {
             searcher.before_context(request.before).after_context(request.after);
         }
-        let found = Mutex::new(Vec::new());
-        let searched = std::sync::atomic::AtomicUsize::new(0);
-        walker.build_parallel().run(|| {
+        let (mut found, searched) = search_files(&walker, || {
             let mut searcher = searcher.build();
             let matcher = matcher.clone();
-            let (found, searched) = (&found, &searched);
-            Box::new(move |entry| {
-                let Ok(entry) = entry else { return WalkState::Continue };
-                if !entry.file_type().is_some_and(|t| t.is_file()) {
-                    return WalkState::Continue;
-                }
-                searched.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if let Some(hits) = search_file(&mut searcher, &matcher, entry.path(), request, self) {
-                    found.lock().unwrap_or_else(|e| e.into_inner()).push(hits);
-                }
-                WalkState::Continue
-            })
+            move |path: &Path| Some(search_file(&mut searcher, &matcher, path, request, self).into_iter().collect())
         });
-        let mut found = found.into_inner().unwrap_or_else(|e| e.into_inner());
         found.sort_by(|a, b| a.path.cmp(&b.path));
         let entries: Vec<GrepEntry> = found.into_iter().flat_map(|f| f.entries).collect();
         let texts: Vec<Entry> = entries.iter().map(entry_text).collect();
@@ -166,10 +152,10 @@ impl Tools {
         };
         let (mut text, page) = paginate(&texts, request.paging, self.max_tokens, &|| self.tokenizer(), noun);
         if page.total == 0 {
-            text = format!("no matches ({} files searched)\n", searched.load(std::sync::atomic::Ordering::Relaxed));
+            text = format!("no matches ({searched} files searched)\n");
         }
         let entries = entries.into_iter().skip(page.offset).take(page.shown).collect();
-        Ok(GrepResult { entries, page, files_searched: searched.into_inner(), text })
+        Ok(GrepResult { entries, page, files_searched: searched, text })
     }
 }
 
@@ -185,8 +171,7 @@ fn matcher(request: &GrepRequest) -> Result<RegexMatcher, ToolError> {
 }
 
 fn walker(base: &Path, request: &GrepRequest) -> Result<WalkBuilder, ToolError> {
-    let mut walker = WalkBuilder::new(base);
-    walker.hidden(true).threads(0);
+    let mut walker = crate::walk::walker(base);
     if !request.globs.is_empty() {
         let mut overrides = OverrideBuilder::new(base);
         for glob in &request.globs {

@@ -30,6 +30,7 @@ mod jail;
 pub mod page;
 mod read;
 mod sandbox;
+mod walk;
 
 use std::path::Path;
 use std::sync::OnceLock;

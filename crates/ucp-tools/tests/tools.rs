@@ -19,7 +19,7 @@ fn tree() -> tempfile::TempDir {
     std::fs::create_dir(p.join(".git")).unwrap();
     write(".gitignore", b"target/\n");
     write("src/main.rs", b"fn main() {\n    let value = helper();\n    println!(\"{value}\");\n}\n");
-    write("src/lib.rs", b"pub fn helper() -> u32 {\n    42\n}\n\n// TODO: more helpers\n");
+    write("src/lib.rs", b"pub fn helper() -> u32 {\n    42\n}\n\n// helpers end here\n");
     write("src/deep/util.py", b"def helper():\n    return 1\n");
     write("target/built.rs", b"fn helper() {}\n");
     write(".hidden/secret.rs", b"fn helper() {}\n");
@@ -64,7 +64,7 @@ fn grep_content_shows_numbered_lines_with_context_under_their_file() {
     });
     assert_eq!(
         found.text,
-        "src/deep/util.py\n1:def helper():\nsrc/lib.rs\n1:pub fn helper() -> u32 {\n5:// TODO: more helpers\n\
+        "src/deep/util.py\n1:def helper():\nsrc/lib.rs\n1:pub fn helper() -> u32 {\n5:// helpers end here\n\
          src/main.rs\n2:    let value = helper();\n"
     );
     let context = grep(&tools, "42", |r| {
