@@ -128,7 +128,7 @@ roles! {
     Module => "module", Class => "class", Struct => "struct", Enum => "enum",
     Trait => "trait", Interface => "interface", Function => "function",
     Method => "method", Constant => "constant", Variable => "variable",
-    Field => "field", TypeAlias => "type_alias", Import => "import",
+    Field => "field", TypeAlias => "type_alias", Import => "import", Impl => "impl",
 }
 
 impl Role {
@@ -142,6 +142,25 @@ impl Role {
             5 => Role::Heading5,
             _ => Role::Heading6,
         }
+    }
+
+    /// Whether this role marks a definition in source code (a class,
+    /// function, method ...), whose label is its name.
+    pub fn is_code_symbol(&self) -> bool {
+        matches!(
+            self,
+            Role::Module
+                | Role::Class
+                | Role::Struct
+                | Role::Enum
+                | Role::Trait
+                | Role::Interface
+                | Role::Impl
+                | Role::Function
+                | Role::Method
+                | Role::Constant
+                | Role::TypeAlias
+        )
     }
 
     /// The heading level (1..=6) when this is a heading role.

@@ -9,11 +9,12 @@ use crate::{Block, BlockId, Content, Document, Role, Tokenizer};
 const TITLE_CHARS: usize = 80;
 
 /// The title a block gives its descendants' heading path: heading text,
-/// or the label of a file or folder.
+/// the label of a file or folder, or the name of a code symbol.
 pub fn title(block: &Block) -> Option<String> {
     let text = match (&block.content, block.role()) {
         (Content::Text { text, .. }, Some(role)) if role.heading_level().is_some() || *role == Role::Title => text,
         (Content::Composite, _) => block.metadata.label.as_ref()?,
+        (Content::Code { .. }, Some(role)) if role.is_code_symbol() => block.metadata.label.as_ref()?,
         _ => return None,
     };
     let line = text.lines().next().unwrap_or("").trim();
@@ -45,6 +46,12 @@ pub fn titled_path(doc: &Document, id: BlockId) -> Vec<BlockId> {
     }
     path.reverse();
     path
+}
+
+/// The qualified name of a code symbol's block (`Class.method`), as code
+/// ingest records it.
+pub fn symbol(block: &Block) -> Option<&str> {
+    block.metadata.custom.get("symbol")?.as_str()
 }
 
 /// Titles of the titled ancestors of a block, outermost first.

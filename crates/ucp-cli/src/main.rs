@@ -2,6 +2,7 @@
 //! (the one API under every front end), and prints; nothing here is needed
 //! to use UCP from Rust.
 
+mod code;
 mod context;
 mod index;
 mod inspect;
@@ -67,6 +68,20 @@ enum Command {
     #[command(after_help = "Example:
   ucp --doc node eval questions.jsonl --budget 1000,2000,4000")]
     Eval(context::EvalArgs),
+    /// Code localization on real issues (SWE-bench style tasks): File@k,
+    /// Module@10, Func@10 and whole gold functions in a context, next to a
+    /// reference BM25 baseline.
+    #[command(after_help = "Example:
+  ucp eval-code shared/eval/swe-lite/tasks.jsonl --repos ~/.cache/ucp-eval/swe-lite/repos")]
+    EvalCode(code::EvalCodeArgs),
+    /// A ranked outline of an indexed repository within a token budget:
+    /// files by PageRank over the code graph (personalized to a question or
+    /// to files you name), each with its most used symbols' signatures.
+    #[command(after_help = "Examples:
+  ucp map --budget 2000
+  ucp map \"why does save() skip validation\" --budget 1000
+  ucp map --file src/db/models.py --json")]
+    Map(code::MapArgs),
     /// Search a document: BM25, or hybrid BM25 + embeddings with --model.
     #[command(after_help = "Examples:
   ucp search \"socket timeout\" --limit 5
@@ -286,6 +301,8 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Index(args) => index::run(cli, args),
         Command::Context(args) => context::context(cli, args),
         Command::Eval(args) => context::eval(cli, args),
+        Command::EvalCode(args) => code::eval_code(cli, args),
+        Command::Map(args) => code::map(cli, args),
         Command::Search(args) => search::run(cli, args),
         Command::Mcp(args) => mcp::run(cli, args),
         Command::Grep(args) => tools::grep(cli, args),

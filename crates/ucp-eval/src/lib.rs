@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 mod baseline;
+pub mod code;
 mod harness;
 mod metric;
 mod questions;
@@ -48,6 +49,9 @@ pub enum EvalError {
     /// Building a context failed.
     #[error(transparent)]
     Agent(#[from] ucp_agent::AgentError),
+    /// Indexing, searching or building a context in a store failed.
+    #[error(transparent)]
+    Workspace(#[from] ucp_workspace::WorkspaceError),
     /// A system returned more tokens than the budget.
     #[error("{system} went over the budget on {question}: {tokens} tokens for {budget}")]
     OverBudget {

@@ -15,6 +15,8 @@
 
 #![warn(missing_docs)]
 
+mod code;
+mod code_links;
 mod export;
 mod html;
 mod html_lines;
@@ -33,7 +35,7 @@ use ucm_core::{BpeTokenizer, Document, Tokenizer};
 
 pub use export::to_markdown;
 pub use reingest::{update, Changes, SourceBytes, Sources, Update};
-pub use report::{IngestReport, Warning, WarningKind};
+pub use report::{CodeReport, IngestReport, Warning, WarningKind};
 
 /// Settings of an ingest run.
 #[derive(Clone)]

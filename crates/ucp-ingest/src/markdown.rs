@@ -12,6 +12,7 @@ use pulldown_cmark::{
 };
 use ucm_core::{Align, Content, MathNotation, MediaKind, Role, TextFormat};
 
+use crate::report::WarningKind;
 use crate::section::SectionBuilder;
 
 /// The parser options: CommonMark plus GFM tables, task lists, footnotes,
@@ -259,7 +260,10 @@ fn front_matter(kind: MetadataBlockKind, source: String, builder: &mut SectionBu
     };
     let value = parsed.unwrap_or_else(|(language, err)| {
         let err = err.lines().next().unwrap_or_default().to_owned();
-        builder.parsed.notes.push(format!("front matter is not valid {language} ({err}); kept as text"));
+        builder
+            .parsed
+            .notes
+            .push((WarningKind::FrontMatter, format!("front matter is not valid {language} ({err}); kept as text")));
         serde_json::Value::String(source.clone())
     });
     let delimiter = match kind {
@@ -405,7 +409,7 @@ mod tests {
         assert_eq!(parsed.title.as_deref(), Some("Hugo page"));
         let bad = parse("---\nkey: [unclosed\n---\n\nText.\n");
         assert_eq!(bad.front_matter.unwrap().0, serde_json::json!("key: [unclosed\n"));
-        assert!(bad.notes[0].contains("not valid YAML"), "{:?}", bad.notes);
+        assert!(bad.notes[0].1.contains("not valid YAML"), "{:?}", bad.notes);
     }
 
     #[test]

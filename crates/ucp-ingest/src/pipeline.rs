@@ -12,7 +12,7 @@ use ucm_core::{Block, BlockId, Content, Document, Metadata, Role, SourceLocation
 use crate::links::{link_files, FileLinks, LinkTargets};
 use crate::markdown::LineIndex;
 use crate::reingest::{link_corpus, FileRecord, Seen, Sources, Stamp};
-use crate::report::{IngestReport, Warning, WarningKind};
+use crate::report::{IngestReport, Warning};
 use crate::section::{ParsedFile, SectionBuilder};
 use crate::source::{read_text, walk_folder, SourceFile, SourceKind};
 use crate::{IngestError, IngestOptions, Ingested, Progress};
@@ -70,7 +70,7 @@ pub(crate) fn ingest(
         };
         report.files += 1;
         report.bytes += bytes;
-        report.warnings.extend(parsed.notes.iter().map(|n| Warning::new(WarningKind::FrontMatter, &file.rel_path, n)));
+        report.warnings.extend(parsed.notes.iter().map(|(kind, n)| Warning::new(*kind, &file.rel_path, n)));
         let parent = match layout {
             Layout::SingleFile => {
                 document.metadata.title = parsed.title.clone().or_else(|| Some(file.rel_path.clone()));
@@ -89,7 +89,7 @@ pub(crate) fn ingest(
         document.metadata.title = paths.first().and_then(|p| display_name(p));
     }
     let fresh = vec![true; files.len()];
-    report.links = link_corpus(&mut document, &files, &records, layout, &fresh, &mut report.warnings);
+    link_corpus(&mut document, &files, &records, layout, &fresh, &mut report);
     report.blocks = document.len();
     report.tokens = document.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
     let sources = Sources::new(source_names(paths), layout, records);
@@ -135,10 +135,13 @@ pub(crate) fn parse_source(kind: SourceKind, text: &str, scope: &str, file: &str
         SourceKind::Markdown => crate::markdown::parse_markdown(text, &mut builder),
         SourceKind::Html => crate::html::parse_html(text, &mut builder),
         SourceKind::Text => parse_plain(text, &mut builder),
-        SourceKind::Code(language) => {
-            let last = LineIndex::new(text).line(text.len().saturating_sub(1));
-            builder.push(Content::code(Some(language.to_owned()), text), Role::Code, (1, last));
-        }
+        SourceKind::Code(language) => match ucp_code::Language::of_name(language) {
+            Some(language) => crate::code::parse_code(language, text, &mut builder),
+            None => {
+                let last = LineIndex::new(text).line(text.len().saturating_sub(1));
+                builder.push(Content::code(Some(language.to_owned()), text), Role::Code, (1, last));
+            }
+        },
     }
     builder.finish()
 }

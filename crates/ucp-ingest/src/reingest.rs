@@ -15,19 +15,30 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use ucm_core::{BlockId, Document, Metadata, RemoveMode, Timestamps};
 
+use crate::code_links::link_code;
 use crate::links::{link_files, FileLinks, LinkTargets};
 use crate::pipeline::{
     content_hash, file_block, file_block_id, list_sources, parse_file, place_blocks, scope_of, source_names, Layout,
 };
-use crate::report::{IngestReport, Warning, WarningKind};
+use crate::report::{IngestReport, Warning};
 use crate::section::ParsedFile;
 use crate::source::{read_text, SourceFile};
 use crate::{IngestError, IngestOptions, Progress};
+use ucp_code::resolve::FileCode;
+
+/// Bumped whenever ingest turns the same files into other blocks (a new
+/// parser, a new block layout): a document made by another format is
+/// ingested whole again, not updated file by file.
+/// 2: source files as symbol blocks, code edges.
+pub const INGEST_FORMAT: u32 = 2;
 
 /// What an ingest read of each file, kept with the document it made so the
 /// next run can tell which files changed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sources {
+    /// The [`INGEST_FORMAT`] that made the document.
+    #[serde(default)]
+    format: u32,
     /// The paths given, as the document's `source` names them.
     source: String,
     /// Folders and files as blocks (else one file under the root).
@@ -61,6 +72,9 @@ pub(crate) struct FileTargets {
     pub(crate) anchors: Vec<(String, BlockId)>,
     /// `(block, destination)` of its links, in order.
     pub(crate) links: Vec<(BlockId, String)>,
+    /// A source file's symbols, imports and the names it uses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) code: Option<FileCode<BlockId>>,
 }
 
 /// [`Sources`] as bytes to keep beside the document, in two parts: what
@@ -82,6 +96,7 @@ impl FileRecord {
             targets: FileTargets {
                 anchors: parsed.anchors.iter().map(|(anchor, index)| (anchor.clone(), ids[*index])).collect(),
                 links: parsed.links.iter().map(|link| (ids[link.block], link.dest.clone())).collect(),
+                code: parsed.code.as_ref().map(|code| code.map_ids(|index| ids[*index])),
             },
         }
     }
@@ -121,7 +136,7 @@ impl Stamp {
 
 impl Sources {
     pub(crate) fn new(source: String, layout: Layout, files: Vec<FileRecord>) -> Sources {
-        Sources { source, tree: layout == Layout::Tree, files }
+        Sources { format: INGEST_FORMAT, source, tree: layout == Layout::Tree, files }
     }
 
     /// The record as bytes, to keep beside the document.
@@ -206,7 +221,8 @@ pub fn update(
     let (layout, files) = list_sources(paths, &mut report.warnings)?;
     let same_list = files.len() == previous.files.len()
         && files.iter().zip(&previous.files).all(|(file, record)| file.rel_path == record.path);
-    if !same_list || source_names(paths) != previous.source || (layout == Layout::Tree) != previous.tree {
+    let same_layout = source_names(paths) == previous.source && (layout == Layout::Tree) == previous.tree;
+    if !same_list || !same_layout || previous.format != INGEST_FORMAT {
         return Ok(Update::Rebuild);
     }
     progress.files_found(files.len());
@@ -297,36 +313,37 @@ impl Changes {
                 (index, parsed, (content_hash(&text), stamp))
             })
             .collect();
-        let Sources { source, tree, files: mut records } = previous;
+        let Sources { source, tree, files: mut records, .. } = previous;
         let mut fresh = vec![false; files.len()];
         for (index, mut parsed, hash) in parsed {
             let file = &files[index];
-            let notes = parsed.notes.iter().map(|n| Warning::new(WarningKind::FrontMatter, &file.rel_path, n));
+            let notes = parsed.notes.iter().map(|(kind, n)| Warning::new(*kind, &file.rel_path, n));
             report.warnings.extend(notes);
             let ids = replace_file(document, file, &mut parsed, now);
             records[index] = FileRecord::read(&file.rel_path, hash, &parsed, &ids);
             fresh[index] = true;
         }
-        report.links = link_corpus(document, &files, &records, layout, &fresh, &mut report.warnings);
+        link_corpus(document, &files, &records, layout, &fresh, &mut report);
         document.metadata.modified_ms = now;
         report.blocks = document.len();
         report.tokens = document.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
-        Some((report, Sources { source, tree, files: records }))
+        Some((report, Sources { format: INGEST_FORMAT, source, tree, files: records }))
     }
 }
 
 /// Resolves the links of every file read (`records`, beside `files`)
 /// against all their anchors, in file order, and sets each linking block's
 /// `links_to` edges (see [`link_files`]); links to URLs are noted on the
-/// blocks of files marked `fresh`. Returns the number of edges.
+/// blocks of files marked `fresh`. Code references become edges too (see
+/// [`link_code`]). Counts both in `report`.
 pub(crate) fn link_corpus(
     document: &mut Document,
     files: &[SourceFile],
     records: &[FileRecord],
     layout: Layout,
     fresh: &[bool],
-    warnings: &mut Vec<Warning>,
-) -> usize {
+    report: &mut IngestReport,
+) {
     let mut targets = LinkTargets::default();
     let mut links = Vec::new();
     for ((file, record), &fresh) in files.iter().zip(records).zip(fresh) {
@@ -344,7 +361,15 @@ pub(crate) fn link_corpus(
         }
         links.push(FileLinks { path: &file.rel_path, scope, links: &record.targets.links, fresh });
     }
-    link_files(document, &targets, &links, warnings)
+    report.links = link_files(document, &targets, &links, &mut report.warnings);
+    if layout == Layout::Tree {
+        let code: Vec<(&str, &FileCode<BlockId>)> = files
+            .iter()
+            .zip(records)
+            .filter_map(|(file, record)| Some((file.rel_path.as_str(), record.targets.code.as_ref()?)))
+            .collect();
+        report.code = link_code(document, &code);
+    }
 }
 
 /// Puts a file's new blocks under its block in place of the old ones, and

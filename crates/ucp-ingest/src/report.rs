@@ -28,6 +28,9 @@ pub enum WarningKind {
     UnresolvedLink,
     /// Front matter that could not be parsed.
     FrontMatter,
+    /// Source code with syntax errors (its symbols were read from the
+    /// parts that parsed).
+    Syntax,
 }
 
 impl WarningKind {
@@ -45,6 +48,7 @@ impl WarningKind {
             WarningKind::OutsideCorpus => "outside_corpus",
             WarningKind::UnresolvedLink => "unresolved_link",
             WarningKind::FrontMatter => "front_matter",
+            WarningKind::Syntax => "syntax",
         }
     }
 }
@@ -73,6 +77,25 @@ impl fmt::Display for Warning {
     }
 }
 
+/// What the source files of a corpus define and how their names resolved.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CodeReport {
+    /// Files read into symbols.
+    pub files: usize,
+    /// Symbols (classes, functions, methods ...) found.
+    pub symbols: usize,
+    /// `imports`, `calls`, `extends` and `implements` edges set.
+    pub edges: usize,
+    /// Calls linked to their definition.
+    pub calls_resolved: usize,
+    /// Calls of names defined outside the corpus, or more than once.
+    pub calls_unresolved: usize,
+    /// Imports linked to a file of the corpus.
+    pub imports_resolved: usize,
+    /// Imports of modules outside the corpus.
+    pub imports_unresolved: usize,
+}
+
 /// Counts of one ingest run.
 #[derive(Debug, Clone, Default)]
 pub struct IngestReport {
@@ -86,6 +109,8 @@ pub struct IngestReport {
     pub tokens: u64,
     /// Edges created from links.
     pub links: usize,
+    /// Source files read as symbols, and how their names resolved.
+    pub code: CodeReport,
     /// Everything skipped or unresolved.
     pub warnings: Vec<Warning>,
 }

@@ -39,7 +39,10 @@ pub(crate) struct ParsedFile {
     /// Title from the front matter or the first level-1 heading.
     pub(crate) title: Option<String>,
     /// Problems worth a warning that did not stop parsing.
-    pub(crate) notes: Vec<String>,
+    pub(crate) notes: Vec<(crate::report::WarningKind, String)>,
+    /// A source file's symbols, imports and the names it uses, by local
+    /// block index.
+    pub(crate) code: Option<ucp_code::resolve::FileCode<usize>>,
 }
 
 /// Builds a [`ParsedFile`] from blocks given in source order.
@@ -71,12 +74,6 @@ impl SectionBuilder {
     /// Adds a block; returns its index. `lines` is the 1-based inclusive
     /// source line range (0, 0 when unknown).
     pub(crate) fn push(&mut self, content: Content, role: Role, lines: (u32, u32)) -> usize {
-        let content = normalized(content);
-        let base = Block::derive_id(&content, Some(&role), &self.scope, 0);
-        let seen = self.occurrences.entry(base).or_insert(0);
-        let id = if *seen == 0 { base } else { Block::derive_id(&content, Some(&role), &self.scope, *seen) };
-        *seen += 1;
-
         let level = role.heading_level();
         if let Some(level) = level {
             while self.open_headings.last().is_some_and(|(open, _)| *open >= level) {
@@ -84,6 +81,27 @@ impl SectionBuilder {
             }
         }
         let parent = self.open_headings.last().map(|(_, index)| *index);
+        let index = self.push_under(content, role, lines, parent);
+        if let Some(level) = level {
+            self.open_headings.push((level, index));
+        }
+        index
+    }
+
+    /// Adds a block under the block at index `parent` (`None`: at the top
+    /// of the file), whatever the headings; returns its index.
+    pub(crate) fn push_under(
+        &mut self,
+        content: Content,
+        role: Role,
+        lines: (u32, u32),
+        parent: Option<usize>,
+    ) -> usize {
+        let content = normalized(content);
+        let base = Block::derive_id(&content, Some(&role), &self.scope, 0);
+        let seen = self.occurrences.entry(base).or_insert(0);
+        let id = if *seen == 0 { base } else { Block::derive_id(&content, Some(&role), &self.scope, *seen) };
+        *seen += 1;
         let mut metadata = Metadata::with_role(role);
         metadata.timestamps = ucm_core::Timestamps::at(self.created_ms);
         if let Some(file) = &self.file {
@@ -91,9 +109,6 @@ impl SectionBuilder {
         }
         let index = self.parsed.blocks.len();
         self.parsed.blocks.push(LocalBlock { block: Block::new(id, content, metadata), parent });
-        if let Some(level) = level {
-            self.open_headings.push((level, index));
-        }
         index
     }
 

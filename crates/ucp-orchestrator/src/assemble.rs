@@ -150,6 +150,7 @@ pub(super) fn assemble(
                 file: source.map(|s| s.file.to_string()),
                 lines: source.map(|s| [s.start_line, s.end_line]),
                 heading_path: heading_path(doc, entry.id),
+                symbol: block.and_then(ucm_core::outline::symbol).map(str::to_owned),
                 relevance: relevance.get(&entry.id).copied().unwrap_or(entry.relevance),
                 representation: entry.representation,
                 tokens: entry.tokens,

@@ -134,6 +134,9 @@ pub struct ContextBlock {
     pub lines: Option<[u32; 2]>,
     /// Titles of the headings (and file) above it, outermost first.
     pub heading_path: Vec<String>,
+    /// The code symbol it defines (`Class.method`), for code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
     /// How relevant the agents judged it (0..1).
     pub relevance: f64,
     /// How it is shown.

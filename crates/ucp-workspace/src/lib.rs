@@ -33,6 +33,7 @@
 mod context;
 mod inspect;
 mod library;
+mod map;
 mod script;
 mod search;
 mod sessions;
@@ -40,9 +41,11 @@ mod sessions;
 pub use context::{ContextOptions, DEFAULT_BUDGET, MIN_BUDGET};
 pub use inspect::{find_block, stats, BlockView, DocumentStats};
 pub use library::{IndexOptions, IndexProgress, Indexed, Library, LibraryConfig, Workspace, EVICT_IDLE_AFTER};
+pub use map::{MapRequest, DEFAULT_MAP_BUDGET};
 pub use script::ScriptRun;
 pub use search::{SearchHit, SearchRequest, SearchResults};
 pub use sessions::NewSession;
+pub use ucp_code::map::{MapFile, MapSymbol, RepoMap};
 
 /// Why a workspace call failed.
 #[derive(Debug, thiserror::Error)]

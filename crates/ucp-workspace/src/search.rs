@@ -61,6 +61,9 @@ pub struct SearchHit {
     pub lines: Option<[u32; 2]>,
     /// The titles of the sections above it.
     pub heading_path: Vec<String>,
+    /// The code symbol it defines (`Class.method`), for code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
     /// Its first characters on one line.
     pub preview: String,
     /// Its tokens (o200k).
@@ -168,6 +171,7 @@ fn results<'t>(
                 file: source.map(|s| s.file.to_string()),
                 lines: source.map(|s| [s.start_line, s.end_line]),
                 heading_path: outline::path_titles(document, hit.id),
+                symbol: outline::symbol(block).map(str::to_owned),
                 preview: block.preview(HIT_PREVIEW_CHARS),
                 tokens,
             })

@@ -1,0 +1,129 @@
+use super::*;
+use crate::{parse, Symbol};
+
+/// The symbols and references of a parsed file, ids numbered from `base`
+/// in the order of `symbols` (then `0` for module-level code).
+fn code_of(language: Language, text: &str, base: u32) -> (FileCode<u32>, Vec<String>) {
+    let parsed = parse(language, text);
+    let mut code = FileCode { language, imports: parsed.imports.clone(), symbols: Vec::new(), refs: Vec::new() };
+    let mut names = Vec::new();
+    fn walk(
+        symbols: &[Symbol],
+        prefix: &str,
+        class: Option<&str>,
+        code: &mut FileCode<u32>,
+        names: &mut Vec<String>,
+        base: u32,
+    ) {
+        for symbol in symbols {
+            let qname = if prefix.is_empty() { symbol.name.clone() } else { format!("{prefix}.{}", symbol.name) };
+            let id = base + names.len() as u32;
+            names.push(qname.clone());
+            code.symbols.push(SymbolRef { qname: qname.clone(), kind: symbol.kind, id });
+            let own_class = if symbol.kind.is_container() { Some(qname.as_str()) } else { class };
+            for call in &symbol.calls {
+                let reference = Reference {
+                    from: id,
+                    class: own_class.map(str::to_owned),
+                    name: call.name.clone(),
+                    receiver: call.receiver.clone(),
+                    base: false,
+                };
+                code.refs.push(reference);
+            }
+            for base_name in &symbol.bases {
+                code.refs.push(Reference {
+                    from: id,
+                    class: None,
+                    name: base_name.clone(),
+                    receiver: None,
+                    base: true,
+                });
+            }
+            walk(&symbol.children, &qname, own_class, code, names, base);
+        }
+    }
+    walk(&parsed.symbols, "", None, &mut code, &mut names, base);
+    (code, names)
+}
+
+#[test]
+fn python_names_resolve_by_scope_then_uniquely() {
+    let (models, model_names) = code_of(
+        Language::Python,
+        "class Base:\n    def save(self):\n        self.clean()\n    def clean(self):\n        pass\n\ndef helper():\n    pass\n",
+        100,
+    );
+    let (views, view_names) = code_of(
+        Language::Python,
+        "from .models import Base, helper as h\nimport json\n\nclass View(Base):\n    def get(self):\n        h()\n        json.dumps(1)\n        self.save()\n",
+        200,
+    );
+    let files = [("app/models.py", 1, &models), ("app/views.py", 2, &views)];
+    let resolution = resolve(&files);
+    let id = |names: &[String], base: u32, name: &str| base + names.iter().position(|n| n == name).unwrap() as u32;
+    let links = &resolution.links;
+    assert!(links.contains(&(2, LinkKind::Imports, 1)));
+    assert!(links.contains(&(
+        id(&model_names, 100, "Base.save"),
+        LinkKind::Calls,
+        id(&model_names, 100, "Base.clean")
+    )));
+    assert!(links.contains(&(id(&view_names, 200, "View.get"), LinkKind::Calls, id(&model_names, 100, "helper"))));
+    assert!(links.contains(&(id(&view_names, 200, "View"), LinkKind::Extends, id(&model_names, 100, "Base"))));
+    // `self.save()` is inherited: found as the one `save` in the corpus.
+    assert!(links.contains(&(id(&view_names, 200, "View.get"), LinkKind::Calls, id(&model_names, 100, "Base.save"))));
+    assert_eq!(resolution.imports_resolved, 1);
+    assert_eq!(resolution.imports_unresolved, 1, "json is outside the corpus");
+    assert_eq!(resolution.calls_unresolved, 1, "json.dumps");
+}
+
+#[test]
+fn a_name_used_alone_is_not_linked_across_files_without_an_import() {
+    let (template, _) = code_of(Language::Python, "class Block:\n    def super(self):\n        pass\n", 10);
+    let (model, _) = code_of(
+        Language::Python,
+        "class M(Base):\n    def save(self):\n        super().save()\n        print(1)\n",
+        20,
+    );
+    let resolution = resolve(&[("template.py", 1, &template), ("model.py", 2, &model)]);
+    assert!(resolution.links.iter().all(|(_, kind, _)| *kind != LinkKind::Calls), "{:?}", resolution.links);
+}
+
+#[test]
+fn ambiguous_names_stay_unlinked() {
+    let (a, _) = code_of(Language::Python, "def run():\n    pass\n", 10);
+    let (b, _) = code_of(Language::Python, "def run():\n    pass\n", 20);
+    let (c, _) = code_of(Language::Python, "def main():\n    run()\n", 30);
+    let resolution = resolve(&[("a.py", 1, &a), ("b.py", 2, &b), ("c.py", 3, &c)]);
+    assert!(resolution.links.is_empty());
+    assert_eq!(resolution.calls_unresolved, 1);
+}
+
+#[test]
+fn module_paths_follow_each_language() {
+    assert_eq!(module_path("pkg/sub/x.py", Language::Python, "..a.b").as_deref(), Some("pkg/a/b"));
+    assert_eq!(module_path("x.py", Language::Python, "...a"), None);
+    assert_eq!(module_path("src/a/mod.rs", Language::Rust, "super::b").as_deref(), Some("src/b"));
+    assert_eq!(module_path("src/lib.rs", Language::Rust, "crate::x::y").as_deref(), Some("x/y"));
+    assert_eq!(module_path("web/app.ts", Language::TypeScript, "../lib/util.js").as_deref(), Some("lib/util"));
+    assert_eq!(module_path("web/app.ts", Language::TypeScript, "react"), None);
+    assert_eq!(module_path("src/a.c", Language::C, "inc/b.h").as_deref(), Some("src/inc/b"));
+}
+
+#[test]
+fn rust_and_javascript_imports_find_their_files() {
+    let (lib, _) = code_of(Language::Rust, "mod util;\nuse crate::util::go;\nfn main() { go(); }\n", 10);
+    let (util, util_names) = code_of(Language::Rust, "pub fn go() {}\n", 20);
+    let (app, _) = code_of(Language::JavaScript, "import { f } from './lib/f';\nf();\n", 30);
+    let (f, _) = code_of(Language::JavaScript, "export function f() {}\n", 40);
+    let files = [("src/lib.rs", 1, &lib), ("src/util.rs", 2, &util), ("app.js", 3, &app), ("lib/f.js", 4, &f)];
+    let resolution = resolve(&files);
+    assert!(resolution.links.contains(&(1, LinkKind::Imports, 2)));
+    assert!(resolution.links.contains(&(
+        10,
+        LinkKind::Calls,
+        20 + util_names.iter().position(|n| n == "go").unwrap() as u32
+    )));
+    assert!(resolution.links.contains(&(3, LinkKind::Imports, 4)));
+}
