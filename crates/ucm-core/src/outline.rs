@@ -54,6 +54,43 @@ pub fn symbol(block: &Block) -> Option<&str> {
     block.metadata.custom.get("symbol")?.as_str()
 }
 
+/// How much a block of test code counts in a ranking next to other
+/// blocks: half. Asked where behaviour lives, the code that has it is the
+/// answer more often than the tests that check it, which repeat its names.
+pub const TEST_CODE_PRIOR: f32 = 0.5;
+
+/// How much a block counts in a ranking before its text is matched:
+/// [`TEST_CODE_PRIOR`] for code in a test file, else 1.
+pub fn rank_prior(block: &Block) -> f32 {
+    let code = matches!(block.content, Content::Code { .. })
+        || block.role().is_some_and(|r| r.is_code_symbol() || *r == Role::Code);
+    match &block.metadata.source {
+        Some(source) if code && is_test_path(&source.file) => TEST_CODE_PRIOR,
+        _ => 1.0,
+    }
+}
+
+/// Whether a corpus path is test code by the conventions of common
+/// languages: a folder named `test`, `tests`, `testing`, `__tests__` or
+/// `spec`, or a file named `test_*`, `*_test.*`, `*_tests.*`, `*.test.*`,
+/// `*.spec.*`, `*Test.java`, `*Tests.*` or `conftest.py`.
+pub fn is_test_path(path: &str) -> bool {
+    let mut parts = path.split('/').rev();
+    let name = parts.next().unwrap_or("");
+    if parts.any(|dir| matches!(dir, "test" | "tests" | "testing" | "__tests__" | "spec" | "specs")) {
+        return true;
+    }
+    let stem = name.split('.').next().unwrap_or(name);
+    stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_tests")
+        || stem.ends_with("Test")
+        || stem.ends_with("Tests")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+        || name == "conftest.py"
+}
+
 /// Titles of the titled ancestors of a block, outermost first.
 pub fn path_titles(doc: &Document, id: BlockId) -> Vec<String> {
     titled_path(doc, id).into_iter().filter_map(|a| doc.get(a).and_then(title)).collect()
@@ -120,4 +157,28 @@ pub fn head(text: &str, max_tokens: usize, tokenizer: &dyn Tokenizer) -> String 
         return text[..chars[keep.saturating_sub(1)]].to_owned();
     }
     text[..ends[low - 1]].trim_end().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_paths_follow_common_conventions() {
+        for path in [
+            "tests/a.py",
+            "pkg/tests/test_x.py",
+            "src/foo_test.go",
+            "web/app.test.ts",
+            "web/app.spec.js",
+            "src/test/java/FooTest.java",
+            "conftest.py",
+            "lib/__tests__/x.js",
+        ] {
+            assert!(is_test_path(path), "{path}");
+        }
+        for path in ["src/lib.rs", "django/test_utils_extra/x.py", "pkg/contest.py", "attestation.py", "latest/x.py"] {
+            assert!(!is_test_path(path), "{path}");
+        }
+    }
 }

@@ -12,6 +12,8 @@
 //! 4. **coverage**: the idf-weighted share of the question's terms that its
 //!    text and heading path hold.
 //!
+//! The sum is weighed by the block's rank prior (test code counts half).
+//!
 //! Term frequencies come from the search index's postings
 //! ([`ucp_search::TermPostings`]) and lengths from its field norms, so
 //! nothing is analyzed again: the scoring work follows the postings of the
@@ -20,7 +22,7 @@
 //! The [`Layout`] (content blocks in document order, grouped by section) is
 //! built once per document version.
 
-use ucm_core::{Block, BlockId, Content, Document, IdMap, Role};
+use ucm_core::{outline, Block, BlockId, Content, Document, IdMap, Role};
 use ucp_search::{BlockLengths, TermPostings};
 
 /// Neighbours on each side of a block that its window holds.
@@ -59,6 +61,8 @@ pub struct Layout {
     tokens: Vec<u32>,
     /// Per content block: the length of its heading path.
     path_tokens: Vec<u32>,
+    /// Per content block: its rank prior ([`outline::rank_prior`]).
+    prior: Vec<f32>,
     /// Per content block: its section and its place among the section's.
     section: Vec<(u32, u32)>,
     /// Per content block: tokens of its window.
@@ -112,6 +116,7 @@ impl Layout {
             slot: IdMap::default(),
             tokens: Vec::new(),
             path_tokens: Vec::new(),
+            prior: Vec::new(),
             section: Vec::new(),
             window_tokens: Vec::new(),
             sections: Vec::new(),
@@ -147,6 +152,7 @@ impl Layout {
             layout.blocks.push(id);
             layout.tokens.push(tokens);
             layout.path_tokens.push(path_tokens.max(1));
+            layout.prior.push(outline::rank_prior(block));
         }
         layout.window_tokens = (0..layout.blocks.len())
             .map(|i| layout.window(i).map(|j| u64::from(layout.tokens[j as usize])).sum())
@@ -198,11 +204,12 @@ impl Layout {
         let fused = |i: usize| {
             let covered: f64 =
                 terms.iter().enumerate().filter(|(bit, _)| scores.mask[i] & 1 << bit != 0).map(|(_, t)| t.idf).sum();
-            scores.block[i] / block_max
+            let matched = scores.block[i] / block_max
                 + scores.window[i] / window_max
                 + scores.section[self.section[i].0 as usize] / section_max
                 + covered / total_idf.max(f64::MIN_POSITIVE)
-                + hit_scores.get(&self.blocks[i]).copied().unwrap_or(0.0)
+                + hit_scores.get(&self.blocks[i]).copied().unwrap_or(0.0);
+            matched * f64::from(self.prior[i])
         };
         let mut candidates = self.candidates(&scores);
         candidates.extend(hits.iter().filter_map(|(id, _)| self.slot.get(id)).map(|&i| i as usize));

@@ -1,6 +1,7 @@
 //! BM25 full-text search over blocks with tantivy: one index document per
-//! block, with its text, heading path and label as searched fields and its
-//! role and tags as filters.
+//! block, with its text, heading path and label as searched fields, its
+//! role and tags as filters, and its rank prior (test code counts half) as
+//! a factor of its score.
 
 use std::path::Path;
 
@@ -35,6 +36,7 @@ struct Fields {
     id_hi: Field,
     id_lo: Field,
     searched: [Field; 3],
+    prior: Field,
     role: Field,
     tags: Field,
 }
@@ -56,6 +58,7 @@ fn schema() -> Schema {
     for (name, _) in FIELD_BOOSTS {
         builder.add_text_field(name, text.clone());
     }
+    builder.add_f64_field("prior", FAST);
     builder.add_text_field("role", STRING);
     builder.add_text_field("tags", STRING);
     builder.build()
@@ -103,6 +106,7 @@ impl Bm25 {
             id_hi: field("id_hi"),
             id_lo: field("id_lo"),
             searched: FIELD_BOOSTS.map(|(name, _)| field(name)),
+            prior: field("prior"),
             role: field("role"),
             tags: field("tags"),
         };
@@ -144,6 +148,7 @@ impl Bm25 {
             doc.add_text(f.searched[0], &item.text);
             doc.add_text(f.searched[1], &item.headings);
             doc.add_text(f.searched[2], item.label);
+            doc.add_f64(f.prior, f64::from(item.prior));
             doc.add_text(f.role, item.role);
             for tag in item.tags {
                 doc.add_text(f.tags, tag);
@@ -301,7 +306,15 @@ impl Bm25 {
             }
             query = Box::new(BooleanQuery::new(all));
         }
-        let top = searcher.search(&query, &TopDocs::with_limit(options.limit).order_by_score())?;
+        // Each block's BM25 score times its prior (test code counts less).
+        let weighed = TopDocs::with_limit(options.limit).tweak_score(|segment: &tantivy::SegmentReader| {
+            let prior = segment.fast_fields().f64("prior").ok().map(|column| column.first_or_default_col(1.0));
+            move |doc: tantivy::DocId, score: tantivy::Score| match &prior {
+                Some(prior) => score * prior.get_val(doc) as f32,
+                None => score,
+            }
+        });
+        let top = searcher.search(&query, &weighed)?;
         let mut hits = Vec::with_capacity(top.len());
         for (score, address) in top {
             let fast = searcher.segment_reader(address.segment_ord).fast_fields();

@@ -19,6 +19,9 @@ pub(crate) struct Indexable<'a> {
     pub label: &'a str,
     pub role: &'a str,
     pub tags: &'a [String],
+    /// How much it counts in a ranking before its text is matched
+    /// ([`outline::rank_prior`]).
+    pub prior: f32,
 }
 
 impl Indexable<'_> {
@@ -33,6 +36,7 @@ impl Indexable<'_> {
             hasher.update(&(tag.len() as u64).to_le_bytes());
             hasher.update(tag.as_bytes());
         }
+        hasher.update(&self.prior.to_le_bytes());
         let bytes = hasher.finalize();
         u64::from_le_bytes(bytes.as_bytes()[..8].try_into().expect("8 bytes"))
     }
@@ -119,6 +123,7 @@ fn push_subtree<'a>(
                 label: block.metadata.label.as_deref().unwrap_or(""),
                 role: block.role().map_or("", |r| r.as_str()),
                 tags: &block.metadata.tags,
+                prior: outline::rank_prior(block),
             });
         }
         let children = doc.children(id);

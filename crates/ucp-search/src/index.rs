@@ -20,7 +20,7 @@ use crate::{
 
 /// Bumped whenever the files' layout or analysis changes: older indexes are
 /// rebuilt.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 
 /// Texts embedded per batch (and per progress step).
 const EMBED_BATCH: usize = 512;
