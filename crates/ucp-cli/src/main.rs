@@ -6,6 +6,7 @@ mod code;
 mod context;
 mod index;
 mod inspect;
+mod lsp;
 mod mcp;
 mod search;
 mod session;
@@ -82,6 +83,16 @@ enum Command {
   ucp map \"why does save() skip validation\" --budget 1000
   ucp map --file src/db/models.py --json")]
     Map(code::MapArgs),
+    /// Ask a language server (started for the file's language) where a
+    /// symbol is defined, where it is used, what it is, or a file's outline.
+    #[command(after_help = "Examples:
+  ucp lsp definition src/app.py 12 8
+  ucp lsp references src/lib.rs 40 12 --json
+  ucp lsp hover src/app.py 12 8
+  ucp lsp symbols src/app.py
+  ucp lsp symbols --query Handler src/main.go
+  ucp lsp --lsp-config lsp.toml symbols src/app.py   servers named in a TOML file")]
+    Lsp(lsp::LspArgs),
     /// Search a document: BM25, or hybrid BM25 + embeddings with --model.
     #[command(after_help = "Examples:
   ucp search \"socket timeout\" --limit 5
@@ -303,6 +314,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Eval(args) => context::eval(cli, args),
         Command::EvalCode(args) => code::eval_code(cli, args),
         Command::Map(args) => code::map(cli, args),
+        Command::Lsp(args) => lsp::lsp(cli, args),
         Command::Search(args) => search::run(cli, args),
         Command::Mcp(args) => mcp::run(cli, args),
         Command::Grep(args) => tools::grep(cli, args),

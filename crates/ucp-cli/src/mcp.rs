@@ -17,6 +17,11 @@ use crate::Cli;
 /// Arguments of `ucp mcp`.
 #[derive(clap::Args)]
 pub(crate) struct McpArgs {
+    /// A TOML file naming the language servers of the lsp_* tools
+    /// (default: built-in pylsp, rust-analyzer, typescript-language-server,
+    /// gopls).
+    #[arg(long, env = "UCP_LSP_CONFIG", value_name = "FILE")]
+    lsp_config: Option<PathBuf>,
     /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (an IP
     /// and port, or localhost:PORT for loopback).
     #[arg(long, value_name = "ADDR", value_parser = listen_address)]
@@ -110,7 +115,7 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
             other => other.into(),
         })?,
     });
-    let offer = ToolOffer {
+    let mut offer = ToolOffer {
         max_result_tokens: args.max_result_tokens,
         // Over stdio the client started the server as its own user, in its
         // project: the coding tools work there. Over HTTP they run commands
@@ -123,7 +128,13 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         read_only: args.read_only,
         only: args.tools.clone(),
         sandbox: args.sandbox.then_some(ucp_tools::Sandbox { network: false }),
+        lsp: None,
     };
+    // The language servers start on a client's first lsp_* call.
+    if let Some(root) = &offer.root {
+        let lsp = ucp_lsp::Lsp::new(root, crate::lsp::config(args.lsp_config.as_ref())?)?;
+        offer.lsp = Some(ucp_mcp::lsp_tools::SharedLsp(Arc::new(lsp)));
+    }
     if let Some(only) = &offer.only {
         let known = ucp_mcp::tools::list(&ToolOffer { only: None, read_only: false, ..offer.clone() });
         if let Some(unknown) = only.iter().find(|name| !known.iter().any(|t| t.name == name.as_str())) {

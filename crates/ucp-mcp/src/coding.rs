@@ -36,18 +36,23 @@ pub struct ToolOffer {
     pub only: Option<Vec<String>>,
     /// Run every `bash` command in this OS sandbox.
     pub sandbox: Option<Sandbox>,
+    /// The language servers of the LSP tools (offered when set).
+    pub lsp: Option<crate::lsp_tools::SharedLsp>,
 }
 
 impl ToolOffer {
     /// The document tools alone, results capped at `max_result_tokens`.
     pub fn documents(max_result_tokens: usize) -> Self {
-        ToolOffer { max_result_tokens, root: None, read_only: false, only: None, sandbox: None }
+        ToolOffer { max_result_tokens, root: None, read_only: false, only: None, sandbox: None, lsp: None }
     }
 
     /// Whether the tool `name` is offered.
     pub fn offers(&self, name: &str) -> bool {
         let coding = CODING_TOOLS.contains(&name);
         if coding && (self.root.is_none() || (self.read_only && WRITING_TOOLS.contains(&name))) {
+            return false;
+        }
+        if crate::lsp_tools::LSP_TOOLS.contains(&name) && self.lsp.is_none() {
             return false;
         }
         self.only.as_ref().is_none_or(|only| only.iter().any(|o| o == name))

@@ -253,6 +253,28 @@ impl Connection {
         Ok(self.bounded(&mut state, results.text(), false))
     }
 
+    /// The repository map of the client's document, personalized to
+    /// `question` and `files`, within `budget` tokens (default
+    /// [`ucp_workspace::DEFAULT_MAP_BUDGET`], at most the result cap).
+    pub fn map(
+        &self,
+        question: Option<&str>,
+        files: Vec<String>,
+        budget: Option<usize>,
+    ) -> Result<ToolOutput, McpError> {
+        let mut state = self.state();
+        let (workspace, _) = self.ensure(&mut state)?;
+        let budget = budget.unwrap_or(ucp_workspace::DEFAULT_MAP_BUDGET).min(self.offer().max_result_tokens);
+        let request = ucp_workspace::MapRequest { question: question.map(str::to_owned), files, budget };
+        let map = workspace.map(&request)?;
+        let text = if map.files.is_empty() {
+            format!("{} holds no source files to map", workspace.name())
+        } else {
+            format!("{}\n[{} files, {} of {budget} tokens]", map.text, map.files.len(), map.tokens)
+        };
+        Ok(self.bounded(&mut state, text, false))
+    }
+
     /// Lists the documents; or moves the client to the stored `document`;
     /// or indexes `path` (under an allowed root) as `name` and moves there.
     pub fn open(

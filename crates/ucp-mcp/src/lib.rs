@@ -21,6 +21,7 @@ pub mod guide;
 mod handler;
 mod http;
 mod listen;
+pub mod lsp_tools;
 mod resources;
 pub mod tools;
 
@@ -56,6 +57,9 @@ pub enum McpError {
     /// A coding tool refused or failed.
     #[error(transparent)]
     Tool(#[from] ucp_tools::ToolError),
+    /// A language server could not answer.
+    #[error(transparent)]
+    Lsp(#[from] ucp_lsp::LspError),
 }
 
 impl From<ucp_agent::AgentError> for McpError {

@@ -29,6 +29,7 @@ pub(crate) fn tool(name: &'static str, description: &'static str, input: Value, 
 pub fn list(offer: &ToolOffer) -> Vec<Tool> {
     let mut all = documents();
     all.extend(coding::list());
+    all.extend(crate::lsp_tools::list());
     all.retain(|t| offer.offers(&t.name));
     all
 }
@@ -79,6 +80,21 @@ fn documents() -> Vec<Tool> {
                     "limit": {"type": "integer", "minimum": 1, "maximum": 100}
                 },
                 "required": ["query"],
+                "additionalProperties": false
+            }),
+            true,
+        ),
+        tool(
+            "repo_map",
+            "Ranked outline of an indexed repository: files by PageRank over calls and imports, \
+             personalized to a question or files, with their key signatures.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "question": {"type": "string"},
+                    "files": {"type": "array", "items": {"type": "string"}, "description": "Paths you work on"},
+                    "budget": {"type": "integer", "minimum": 1, "description": "Most tokens (default 1024)"}
+                },
                 "additionalProperties": false
             }),
             true,
@@ -197,10 +213,23 @@ pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Resu
             let limit = args.count("limit")?.map(|n| u32::try_from(n.min(100)).unwrap_or(100));
             connection.search(args.required("query")?, limit)
         }
+        "repo_map" => {
+            args.check(&["question", "files", "budget"])?;
+            let budget = args.count("budget")?.map(usize_of);
+            connection.map(args.string("question")?, args.strings("files")?, budget)
+        }
         "open" => {
             args.check(&["document", "path", "name"])?;
             connection.open(args.string("document")?, args.string("path")?.map(Path::new), args.string("name")?)
         }
+        lsp if crate::lsp_tools::LSP_TOOLS.contains(&lsp) => match &connection.offer().lsp {
+            Some(shared) => match crate::lsp_tools::call(&shared.0, lsp, &args) {
+                Some(Ok(text)) => Ok(ToolOutput { text, is_error: false }),
+                Some(Err(e)) => Err(e),
+                None => Err(McpError::UnknownTool(lsp.to_owned())),
+            },
+            None => Err(McpError::UnknownTool(lsp.to_owned())),
+        },
         other => match connection.coding_tools()? {
             Some(tools) => match coding::call(tools, other, &args) {
                 Some(Ok(text)) => Ok(ToolOutput { text, is_error: false }),
@@ -232,7 +261,12 @@ mod tests {
     fn the_tool_list_is_lean() {
         let root = tempfile::tempdir().unwrap();
         let documents = ToolOffer::documents(8000);
-        let everything = ToolOffer { root: Some(root.path().to_owned()), ..ToolOffer::documents(8000) };
+        let lsp = ucp_lsp::Lsp::new(root.path(), ucp_lsp::LspConfig::default()).unwrap();
+        let everything = ToolOffer {
+            root: Some(root.path().to_owned()),
+            lsp: Some(crate::lsp_tools::SharedLsp(std::sync::Arc::new(lsp))),
+            ..ToolOffer::documents(8000)
+        };
         let cost = |offer: &ToolOffer| {
             let listed = serde_json::to_string(&json!({ "tools": list(offer) })).unwrap();
             BpeTokenizer::default().count(&listed)
@@ -250,7 +284,7 @@ mod tests {
         let store = tempfile::tempdir().unwrap();
         let library = std::sync::Arc::new(crate::Library::open(crate::LibraryConfig::new(store.path())).unwrap());
         let connection = crate::Connection::new(library.clone(), std::sync::Arc::new(everything.clone()));
-        assert_eq!(list(&everything).len(), 11);
+        assert_eq!(list(&everything).len(), 16);
         for tool in list(&everything) {
             // Every listed tool is dispatched (the empty object fails on its arguments, if at all).
             let result = call(&connection, &tool.name, &JsonObject::new());
@@ -260,7 +294,24 @@ mod tests {
         // Read-only: the writing tools are neither listed nor served; `only` narrows the list.
         let read_only = ToolOffer { read_only: true, ..everything.clone() };
         let names: Vec<_> = list(&read_only).into_iter().map(|t| t.name.to_string()).collect();
-        assert_eq!(names, ["ucl", "context", "search", "open", "grep", "glob", "read", "ast_search"]);
+        assert_eq!(
+            names,
+            [
+                "ucl",
+                "context",
+                "search",
+                "repo_map",
+                "open",
+                "grep",
+                "glob",
+                "read",
+                "ast_search",
+                "lsp_definition",
+                "lsp_references",
+                "lsp_hover",
+                "lsp_symbols"
+            ]
+        );
         let connection = crate::Connection::new(library.clone(), std::sync::Arc::new(read_only));
         let args = json!({"path": "a.txt", "content": "x"}).as_object().unwrap().clone();
         assert!(matches!(call(&connection, "write", &args), Err(McpError::UnknownTool(_))));
