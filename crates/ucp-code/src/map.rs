@@ -11,8 +11,12 @@ use std::collections::HashMap;
 use serde::Serialize;
 use ucm_core::{outline, BlockId, Document, EdgeType, Role, Tokenizer};
 
-/// PageRank's damping factor.
+/// PageRank's damping factor: how much of a file's rank flows on along
+/// its references rather than back to where the walk started.
 const DAMPING: f64 = 0.85;
+/// The damping factor when seeds personalize the walk: half returns to
+/// them, so the files a question is about stay ahead of the corpus's hubs.
+const SEEDED_DAMPING: f64 = 0.5;
 /// PageRank iterations (the ranks settle well before).
 const ITERATIONS: usize = 40;
 /// Most symbols shown under one file.
@@ -176,6 +180,7 @@ impl FileGraph {
             }
         }
         let total: f64 = personal.iter().sum();
+        let damping = if total > 0.0 { SEEDED_DAMPING } else { DAMPING };
         if total > 0.0 {
             personal.iter_mut().for_each(|p| *p /= total);
         } else {
@@ -184,7 +189,7 @@ impl FileGraph {
         let out_weight: Vec<f64> = self.out.iter().map(|o| o.iter().map(|(_, w)| w).sum()).collect();
         let mut rank = personal.clone();
         for _ in 0..ITERATIONS {
-            let mut next: Vec<f64> = personal.iter().map(|p| (1.0 - DAMPING) * p).collect();
+            let mut next: Vec<f64> = personal.iter().map(|p| (1.0 - damping) * p).collect();
             let mut dangling = 0.0;
             for (from, edges) in self.out.iter().enumerate() {
                 if out_weight[from] == 0.0 {
@@ -192,11 +197,11 @@ impl FileGraph {
                     continue;
                 }
                 for (to, weight) in edges {
-                    next[*to] += DAMPING * rank[from] * weight / out_weight[from];
+                    next[*to] += damping * rank[from] * weight / out_weight[from];
                 }
             }
             for (value, p) in next.iter_mut().zip(&personal) {
-                *value += DAMPING * dangling * p;
+                *value += damping * dangling * p;
             }
             rank = next;
         }
