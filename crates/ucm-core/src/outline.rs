@@ -54,6 +54,16 @@ pub fn symbol(block: &Block) -> Option<&str> {
     block.metadata.custom.get("symbol")?.as_str()
 }
 
+/// Whether a block is part of a source file read as code (its file block
+/// names the file's `language`), rather than prose or a code sample.
+pub fn in_source_file(doc: &Document, id: BlockId) -> bool {
+    std::iter::once(id)
+        .chain(doc.ancestors(id))
+        .filter_map(|a| doc.get(a))
+        .find(|b| b.role() == Some(&Role::File))
+        .is_some_and(|file| file.metadata.custom.contains_key("language"))
+}
+
 /// How much a block of test code counts in a ranking next to other
 /// blocks: half. Asked where behaviour lives, the code that has it is the
 /// answer more often than the tests that check it, which repeat its names.

@@ -8,7 +8,7 @@ use ucl_parser::RenderFormat;
 use ucm_core::Tokenizer as _;
 use ucp_eval::{FlatChunks, Orchestrated, Outcome, Ranking};
 use ucp_search::{load_embedder, Mode};
-use ucp_workspace::{ContextOptions, IndexOptions, DEFAULT_BUDGET, MIN_BUDGET};
+use ucp_workspace::{ContextOptions, IndexOptions, Scope, DEFAULT_BUDGET, MIN_BUDGET};
 
 use crate::{print, print_json, Cli};
 
@@ -55,6 +55,10 @@ pub(crate) struct ContextArgs {
     /// Sub-agents exploring at once (default: the number of cores).
     #[arg(long, value_name = "N", value_parser = crate::count_in(1, MAX_AGENTS))]
     agents: Option<usize>,
+    /// Only source code (read as symbols), with the code graph walked from
+    /// the best hits: for a question that is an issue about the code.
+    #[arg(long)]
+    code: bool,
 }
 
 /// Arguments of `ucp eval`.
@@ -109,6 +113,7 @@ pub(crate) fn context(cli: &Cli, args: &ContextArgs) -> anyhow::Result<()> {
         budget: args.budget,
         format: args.format.into(),
         agents: args.agents,
+        scope: if args.code { Scope::Code } else { Scope::All },
         ..ContextOptions::new(args.question.clone())
     };
     let built = library.context(&workspace, &options)?;

@@ -64,7 +64,7 @@ fn http_faults_get_json_rpc_errors_and_the_server_keeps_serving() {
     assert_eq!(reply["error"]["code"], -32602, "{reply}");
     // Without --root, an HTTP server offers no coding tools: bash is not there to call.
     let listed = server.post(&one, &json!({"jsonrpc": "2.0", "id": 10, "method": "tools/list"})).unwrap();
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 4, "{listed}");
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 5, "{listed}");
     let bash = server.call(&one, "bash", json!({"command": "true"}));
     assert_eq!(bash["error"]["code"], -32602, "{bash}");
     // A client that goes away mid-call.
@@ -165,7 +165,24 @@ fn stdio_serves_tools_keeps_edits_and_survives_bad_lines() {
         tools["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["ucl", "context", "search", "open", "grep", "glob", "read", "write", "edit", "bash", "ast_search"]
+        [
+            "ucl",
+            "context",
+            "search",
+            "repo_map",
+            "open",
+            "grep",
+            "glob",
+            "read",
+            "write",
+            "edit",
+            "bash",
+            "ast_search",
+            "lsp_definition",
+            "lsp_references",
+            "lsp_hover",
+            "lsp_symbols"
+        ]
     );
 
     let unknown = server.call(3, "nope", json!({}));
@@ -270,7 +287,7 @@ fn mcp_inspector_cli_lists_tools_and_calls_one() {
         serde_json::from_slice::<Value>(&out.stdout).unwrap()
     };
     let tools = inspect(&["--method", "tools/list"]);
-    assert_eq!(tools["tools"].as_array().unwrap().len(), 11, "{tools}");
+    assert_eq!(tools["tools"].as_array().unwrap().len(), 16, "{tools}");
     let called = inspect(&["--method", "tools/call", "--tool-name", "search", "--tool-arg", "query=querystring"]);
     assert_eq!(called["isError"], false, "{called}");
     assert!(result_text(&json!({ "result": called })).contains("querystring.md:"), "{called}");

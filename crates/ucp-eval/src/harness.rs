@@ -7,7 +7,7 @@ use std::time::Instant;
 use serde::Serialize;
 use ucl_parser::RenderFormat;
 use ucp_agent::SessionHost;
-use ucp_orchestrator::{ContextRequest, Orchestrator};
+use ucp_orchestrator::{ContextRequest, Orchestrator, Scope};
 
 use crate::metric::answered;
 use crate::questions::Question;
@@ -52,7 +52,7 @@ impl ContextSystem for Orchestrated<'_> {
 
     fn build(&self, question: &str, budget: usize) -> Result<Retrieved, EvalError> {
         let started = Instant::now();
-        let request = ContextRequest { question: question.to_owned(), budget, format: self.format };
+        let request = ContextRequest { question: question.to_owned(), budget, format: self.format, scope: Scope::All };
         let built = self.orchestrator.context(self.traversal, &request)?;
         let mut files: Vec<String> = built.blocks.iter().filter_map(|b| b.file.clone()).collect();
         files.sort_unstable();

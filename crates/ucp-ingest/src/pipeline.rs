@@ -214,6 +214,9 @@ pub(crate) fn file_block(file: &SourceFile, parsed: &ParsedFile, now: i64) -> Bl
     if let Some(title) = &parsed.title {
         metadata.custom.insert("title".into(), title.clone().into());
     }
+    if let Some(code) = &parsed.code {
+        metadata.custom.insert("language".into(), code.language.name().into());
+    }
     copy_front_matter(parsed, &mut metadata.custom);
     Block::new(file_block_id(&file.rel_path), Content::Composite, metadata)
 }

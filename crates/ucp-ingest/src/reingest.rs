@@ -29,8 +29,9 @@ use ucp_code::resolve::FileCode;
 /// Bumped whenever ingest turns the same files into other blocks (a new
 /// parser, a new block layout): a document made by another format is
 /// ingested whole again, not updated file by file.
-/// 2: source files as symbol blocks, code edges.
-pub const INGEST_FORMAT: u32 = 2;
+/// 2: source files as symbol blocks, code edges; 3: source file blocks
+/// name their language.
+pub const INGEST_FORMAT: u32 = 3;
 
 /// What an ingest read of each file, kept with the document it made so the
 /// next run can tell which files changed.

@@ -200,7 +200,13 @@ impl Connection {
 
     /// Builds a context for `question` within `budget` tokens (the
     /// one-shot `ucp context`), in the client's document.
-    pub fn context(&self, question: &str, budget: Option<usize>, format: Option<&str>) -> Result<ToolOutput, McpError> {
+    pub fn context(
+        &self,
+        question: &str,
+        budget: Option<usize>,
+        format: Option<&str>,
+        code: bool,
+    ) -> Result<ToolOutput, McpError> {
         let format = match format.unwrap_or("markdown") {
             "markdown" => RenderFormat::Markdown,
             "default" => RenderFormat::Default,
@@ -215,7 +221,8 @@ impl Connection {
         let budget = asked.min(most);
         let mut state = self.state();
         let (workspace, _) = self.ensure(&mut state)?;
-        let options = ContextOptions { budget, format, ..ContextOptions::new(question) };
+        let scope = if code { ucp_workspace::Scope::Code } else { ucp_workspace::Scope::All };
+        let options = ContextOptions { budget, format, scope, ..ContextOptions::new(question) };
         let built = self.library.context(&workspace, &options)?;
         if built.blocks.is_empty() {
             return Ok(ToolOutput {

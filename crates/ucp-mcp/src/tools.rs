@@ -62,7 +62,8 @@ fn documents() -> Vec<Tool> {
                 "properties": {
                     "question": {"type": "string"},
                     "budget": {"type": "integer", "minimum": 1, "description": "Most tokens (default 4000)"},
-                    "format": {"enum": ["markdown", "default", "short_ids"]}
+                    "format": {"enum": ["markdown", "default", "short_ids"]},
+                    "code": {"type": "boolean", "description": "Source code only, with its call graph"}
                 },
                 "required": ["question"],
                 "additionalProperties": false
@@ -205,8 +206,9 @@ pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Resu
             connection.ucl(args.string("commands")?, args.count("page")?.map(usize_of), args.string("session")?)
         }
         "context" => {
-            args.check(&["question", "budget", "format"])?;
-            connection.context(args.required("question")?, args.count("budget")?.map(usize_of), args.string("format")?)
+            args.check(&["question", "budget", "format", "code"])?;
+            let budget = args.count("budget")?.map(usize_of);
+            connection.context(args.required("question")?, budget, args.string("format")?, args.flag("code")?)
         }
         "search" => {
             args.check(&["query", "limit"])?;

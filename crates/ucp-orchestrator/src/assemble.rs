@@ -18,14 +18,14 @@ use ucl_parser::{IdMapper, Reason, RenderFormat};
 use ucm_core::{BlockId, Document, IdMap, IdSet, Role};
 use ucp_context::{BudgetFormat, ContextWindow, Env, Representation, WindowConfig};
 
-use super::{heading_path, BuiltContext, ContextBlock, ContextRequest, OrchestratorConfig};
+use super::{heading_path, BuiltContext, ContextBlock, ContextRequest, OrchestratorConfig, Scope};
 use crate::coordination::Discovery;
 use ucp_agent::AgentError;
 use ucp_agent::SessionHost;
 
 /// Every block the agents scored with its best score and its section,
 /// best first (ties in id order, so the context is deterministic).
-fn scored_blocks(doc: &Document, discoveries: &[Discovery]) -> Vec<(BlockId, f64, BlockId)> {
+fn scored_blocks(doc: &Document, discoveries: &[Discovery], scope: Scope) -> Vec<(BlockId, f64, BlockId)> {
     let mut best: IdMap<(f64, BlockId)> = IdMap::default();
     for discovery in discoveries {
         let section = discovery.metadata.get("section").and_then(|s| s.parse::<BlockId>().ok());
@@ -37,8 +37,12 @@ fn scored_blocks(doc: &Document, discoveries: &[Discovery]) -> Vec<(BlockId, f64
             }
         }
     }
-    let mut out: Vec<(BlockId, f64, BlockId)> =
-        best.into_iter().filter(|(b, _)| doc.contains(*b)).map(|(b, (score, section))| (b, score, section)).collect();
+    let in_scope = |b: &BlockId| scope == Scope::All || ucm_core::outline::in_source_file(doc, *b);
+    let mut out: Vec<(BlockId, f64, BlockId)> = best
+        .into_iter()
+        .filter(|(b, _)| doc.contains(*b) && in_scope(b))
+        .map(|(b, (score, section))| (b, score, section))
+        .collect();
     out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     out
 }
@@ -84,7 +88,7 @@ pub(super) fn assemble(
         }
         Ok(window.get(block).is_some())
     };
-    let scored = scored_blocks(doc, discoveries);
+    let scored = scored_blocks(doc, discoveries, request.scope);
     // Sections in the order of their best block, for the stubs.
     let mut sections: Vec<(BlockId, f64)> = Vec::new();
     let mut listed = IdSet::default();

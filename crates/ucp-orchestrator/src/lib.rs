@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 mod assemble;
+mod code;
 pub mod coordination;
 mod heuristic;
 pub mod policy;
@@ -97,6 +98,20 @@ pub struct ContextRequest {
     pub budget: usize,
     /// How it is rendered (and counted).
     pub format: RenderFormat,
+    /// What the context may hold.
+    pub scope: Scope,
+}
+
+/// What a context may hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// Every block.
+    #[default]
+    All,
+    /// Only the blocks of source files (code read as symbols), with the
+    /// code graph walked from the best of them: the functions they call
+    /// and that call them, and the class of a method.
+    Code,
 }
 
 impl ContextRequest {
@@ -235,6 +250,10 @@ impl Orchestrator {
                     search(self.config.search_limit)?,
                     QueryTerms::new(&request.question, provider.term_weights(&request.question)),
                 ),
+            };
+            let ranked = match request.scope {
+                Scope::All => ranked,
+                Scope::Code => code::code_ranking(doc, ranked),
             };
             let terms = terms.with_ranking(&ranked);
             let planned = &ranked[..ranked.len().min(self.config.search_limit)];

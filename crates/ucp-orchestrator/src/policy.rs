@@ -256,6 +256,7 @@ mod tests {
             idf: weights.iter().find(|(t, _)| t == term).unwrap().1,
             text: blocks.iter().map(|b| (*b, 1)).collect(),
             headings: Vec::new(),
+            repeats: 1,
         };
         let by_postings = QueryTerms::from_postings("", &[posting("stream", &[a, b]), posting("highwatermark", &[a])]);
         let text_a = "Set `highWaterMark` on a stream";

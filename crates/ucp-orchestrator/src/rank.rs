@@ -194,16 +194,20 @@ impl Layout {
     /// a fifth component, and its blocks are candidates too.
     pub fn rank(&self, postings: &[TermPostings], hits: &[(BlockId, f64)], limit: usize) -> Vec<(BlockId, f64)> {
         let mut terms: Vec<&TermPostings> = postings.iter().filter(|t| t.idf > 0.0).collect();
-        terms.sort_by(|a, b| b.idf.total_cmp(&a.idf));
+        terms.sort_by(|a, b| b.weight().total_cmp(&a.weight()));
         terms.truncate(MAX_TERMS);
         let scores = self.score(&terms);
-        let total_idf: f64 = terms.iter().map(|t| t.idf).sum();
+        let total_idf: f64 = terms.iter().map(|t| t.weight()).sum();
         let max = |v: &[f64]| v.iter().copied().fold(0.0, f64::max).max(f64::MIN_POSITIVE);
         let (block_max, window_max, section_max) = (max(&scores.block), max(&scores.window), max(&scores.section));
         let hit_scores: IdMap<f64> = hits.iter().copied().collect();
         let fused = |i: usize| {
-            let covered: f64 =
-                terms.iter().enumerate().filter(|(bit, _)| scores.mask[i] & 1 << bit != 0).map(|(_, t)| t.idf).sum();
+            let covered: f64 = terms
+                .iter()
+                .enumerate()
+                .filter(|(bit, _)| scores.mask[i] & 1 << bit != 0)
+                .map(|(_, t)| t.weight())
+                .sum();
             let matched = scores.block[i] / block_max
                 + scores.window[i] / window_max
                 + scores.section[self.section[i].0 as usize] / section_max
@@ -247,7 +251,7 @@ impl Layout {
             for &(id, tf) in &term.text {
                 let Some(&i) = self.slot.get(&id) else { continue };
                 let i = i as usize;
-                scores.block[i] += term.idf * bm25(tf, f64::from(self.tokens[i]), self.mean_block);
+                scores.block[i] += term.weight() * bm25(tf, f64::from(self.tokens[i]), self.mean_block);
                 scores.mask[i] |= 1 << bit;
                 for j in self.window(i) {
                     if window_tf[j as usize] == 0 {
@@ -266,7 +270,8 @@ impl Layout {
             for &(id, tf) in &term.headings {
                 let Some(&i) = self.slot.get(&id) else { continue };
                 let i = i as usize;
-                scores.block[i] += HEADING_WEIGHT * term.idf * bm25(tf, f64::from(self.path_tokens[i]), self.mean_path);
+                scores.block[i] +=
+                    HEADING_WEIGHT * term.weight() * bm25(tf, f64::from(self.path_tokens[i]), self.mean_path);
                 scores.mask[i] |= 1 << bit;
                 let section = self.section[i].0 as usize;
                 if path_tf[section] == 0 {
@@ -276,7 +281,7 @@ impl Layout {
             }
             for j in touched_windows.drain(..) {
                 let j = j as usize;
-                scores.window[j] += term.idf * bm25(window_tf[j], self.window_tokens[j] as f64, self.mean_window);
+                scores.window[j] += term.weight() * bm25(window_tf[j], self.window_tokens[j] as f64, self.mean_window);
                 window_tf[j] = 0;
             }
             for s in touched_paths.drain(..) {
@@ -289,7 +294,8 @@ impl Layout {
             }
             for s in touched_sections.drain(..) {
                 let s = s as usize;
-                scores.section[s] += term.idf * bm25(section_tf[s], self.sections[s].tokens as f64, self.mean_section);
+                scores.section[s] +=
+                    term.weight() * bm25(section_tf[s], self.sections[s].tokens as f64, self.mean_section);
                 section_tf[s] = 0;
             }
         }

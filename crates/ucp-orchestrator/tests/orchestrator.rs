@@ -17,14 +17,14 @@ use ucm_engine::Engine;
 use ucp_agent::{AgentError, SessionHost};
 use ucp_orchestrator::coordination::{DiscoveryRelevance, NewDiscovery};
 use ucp_orchestrator::policy::{Decision, Exploration, HeuristicPolicy, Policy};
-use ucp_orchestrator::{ContextRequest, Orchestrator, OrchestratorConfig};
+use ucp_orchestrator::{ContextRequest, Orchestrator, OrchestratorConfig, Scope};
 
 fn heuristic() -> Orchestrator {
     Orchestrator::new(Arc::new(HeuristicPolicy::default()), OrchestratorConfig { agents: 4, ..Default::default() })
 }
 
 fn request(question: &str, budget: usize, format: RenderFormat) -> ContextRequest {
-    ContextRequest { question: question.to_owned(), budget, format }
+    ContextRequest { question: question.to_owned(), budget, format, scope: Scope::All }
 }
 
 fn collapse(text: &str) -> String {

@@ -64,6 +64,15 @@ fn schema() -> Schema {
     builder.build()
 }
 
+/// How often each analyzed term occurs in `text`.
+fn repeats(text: &str) -> std::collections::HashMap<String, u32> {
+    let mut counts = std::collections::HashMap::new();
+    for term in ucp_analyzer::terms(text) {
+        *counts.entry(term).or_default() += 1;
+    }
+    counts
+}
+
 /// BM25's inverse document frequency of a term `df` of `docs` blocks hold.
 fn idf(docs: f64, df: f64) -> f64 {
     (1.0 + (docs - df + 0.5) / (df + 0.5)).ln()
@@ -191,6 +200,7 @@ impl Bm25 {
         let docs = searcher.num_docs() as f64;
         let [text_field, headings_field, _] = self.fields.searched;
         let mut out = Vec::new();
+        let repeats = repeats(text);
         for term in distinct_terms(text) {
             let text_postings = self.postings(&searcher, text_field, &term)?;
             let headings_postings = self.postings(&searcher, headings_field, &term)?;
@@ -201,7 +211,8 @@ impl Bm25 {
             // how many blocks they are the path of.
             let df = if text_postings.is_empty() { headings_postings.len() } else { text_postings.len() } as f64;
             let idf = idf(docs, df).max(0.0);
-            out.push(TermPostings { term, idf, text: text_postings, headings: headings_postings });
+            let repeats = repeats.get(term.as_str()).copied().unwrap_or(1);
+            out.push(TermPostings { term, idf, text: text_postings, headings: headings_postings, repeats });
         }
         Ok(out)
     }
@@ -268,13 +279,19 @@ impl Bm25 {
         if terms.is_empty() || options.limit == 0 {
             return Ok(Vec::new());
         }
+        let repeats = repeats(query);
+        // A term the query repeats weighs the square root of its count
+        // more (as [`TermPostings::weight`]).
+        let weight = |term: &str| (repeats.get(term).copied().unwrap_or(1) as f32).sqrt();
         let searcher = self.reader.searcher();
         let docs = searcher.num_docs() as f32;
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
         let mut bound = 0f32;
         for term in &terms {
             let mut best = 0f32;
+            let w = weight(term);
             for (&field, (_, boost)) in self.fields.searched.iter().zip(FIELD_BOOSTS) {
+                let boost = boost * w;
                 let term = Term::from_field_text(field, term);
                 let df = searcher.doc_freq(&term)? as f32;
                 if df == 0.0 {

@@ -50,6 +50,17 @@ pub struct TermPostings {
     pub text: Vec<(BlockId, u32)>,
     /// Blocks whose heading path holds it, with the number of occurrences.
     pub headings: Vec<(BlockId, u32)>,
+    /// How often the query holds it (0 read as 1).
+    pub repeats: u32,
+}
+
+impl TermPostings {
+    /// What the term weighs in a ranking: its idf, times the square root
+    /// of how often the query repeats it (a long question's recurring
+    /// words are what it is about).
+    pub fn weight(&self) -> f64 {
+        self.idf * f64::from(self.repeats.max(1)).sqrt()
+    }
 }
 
 /// How long an indexed block is, in analyzed terms.

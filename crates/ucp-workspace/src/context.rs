@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use ucl_parser::RenderFormat;
 use ucp_orchestrator::policy::HeuristicPolicy;
-use ucp_orchestrator::{BuiltContext, ContextRequest, Orchestrator, OrchestratorConfig};
+use ucp_orchestrator::{BuiltContext, ContextRequest, Orchestrator, OrchestratorConfig, Scope};
 
 use crate::library::{Library, Workspace};
 use crate::{SearchRequest, WorkspaceError};
@@ -27,6 +27,8 @@ pub struct ContextOptions {
     pub format: RenderFormat,
     /// Sub-agents exploring at once (default: the number of cores).
     pub agents: Option<usize>,
+    /// What the context may hold (everything, or source code only).
+    pub scope: Scope,
 }
 
 impl ContextOptions {
@@ -37,6 +39,7 @@ impl ContextOptions {
             budget: DEFAULT_BUDGET,
             format: RenderFormat::Markdown,
             agents: None,
+            scope: Scope::All,
         }
     }
 
@@ -64,8 +67,12 @@ impl Library {
                 options.budget
             )));
         }
-        let request =
-            ContextRequest { question: options.question.clone(), budget: options.budget, format: options.format };
+        let request = ContextRequest {
+            question: options.question.clone(),
+            budget: options.budget,
+            format: options.format,
+            scope: options.scope,
+        };
         let built = options.orchestrator().context(workspace.traversal(), &request)?;
         if built.blocks.is_empty() && built.hits > 0 {
             // Blocks match, none fits: say so, and how much would.

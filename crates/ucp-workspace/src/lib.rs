@@ -46,6 +46,7 @@ pub use script::ScriptRun;
 pub use search::{SearchHit, SearchRequest, SearchResults};
 pub use sessions::NewSession;
 pub use ucp_code::map::{MapFile, MapSymbol, RepoMap};
+pub use ucp_orchestrator::Scope;
 
 /// Why a workspace call failed.
 #[derive(Debug, thiserror::Error)]

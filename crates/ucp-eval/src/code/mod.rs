@@ -6,7 +6,7 @@
 //! runs find it indexed), then every task is run through
 //!
 //! - the engine: `ucp search` over code blocks for the ranked files and
-//!   units, and `ucp context` at the context budget;
+//!   units, and `ucp context --code` at the context budget;
 //! - the reference baseline ([`reference`]), computed here over the same
 //!   snapshot.
 //!
@@ -25,7 +25,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use ucm_core::{Document, IdSet};
 use ucp_context::Representation;
-use ucp_workspace::{ContextOptions, IndexOptions, Library, LibraryConfig, SearchRequest, Workspace};
+use ucp_workspace::{ContextOptions, IndexOptions, Library, LibraryConfig, Scope, SearchRequest, Workspace};
 
 pub use reference::{terms, word_tokens, Bm25};
 pub use units::{module_of, Units};
@@ -289,8 +289,8 @@ fn engine_outcome(
     }
     let search_ms = started.elapsed().as_secs_f64() * 1000.0;
     let started = Instant::now();
-    let context =
-        library.context(workspace, &ContextOptions { budget, ..ContextOptions::new(task.question.clone()) })?;
+    let options = ContextOptions { budget, scope: Scope::Code, ..ContextOptions::new(task.question.clone()) };
+    let context = library.context(workspace, &options)?;
     let context_ms = started.elapsed().as_secs_f64() * 1000.0;
     let whole: IdSet =
         context.blocks.iter().filter(|b| b.representation == Representation::Full).map(|b| b.id).collect();
