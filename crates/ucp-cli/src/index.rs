@@ -141,6 +141,19 @@ fn print_summary(name: &str, report: &IngestReport, seconds: f64) {
         report.links,
         mb / seconds.max(1e-9)
     );
+    let code = &report.code;
+    if code.files > 0 {
+        eprintln!(
+            "  code: {} files, {} symbols, {} edges; calls {} resolved, {} unresolved; imports {} resolved, {} outside",
+            code.files,
+            code.symbols,
+            code.edges,
+            code.calls_resolved,
+            code.calls_unresolved,
+            code.imports_resolved,
+            code.imports_unresolved
+        );
+    }
     const SHOWN: usize = 10;
     for warning in report.warnings.iter().take(SHOWN) {
         eprintln!("  warning: {}", ucm_core::printable(&warning.to_string(), 4 * crate::inspect::SHOWN_CHARS));
@@ -167,6 +180,15 @@ fn report_json(name: &str, report: &IngestReport, seconds: f64) -> serde_json::V
         "blocks": report.blocks,
         "tokens": report.tokens,
         "links": report.links,
+        "code": {
+            "files": report.code.files,
+            "symbols": report.code.symbols,
+            "edges": report.code.edges,
+            "calls_resolved": report.code.calls_resolved,
+            "calls_unresolved": report.code.calls_unresolved,
+            "imports_resolved": report.code.imports_resolved,
+            "imports_unresolved": report.code.imports_unresolved,
+        },
         "seconds": seconds,
         "warnings": warnings,
     })
