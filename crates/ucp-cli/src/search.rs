@@ -30,6 +30,10 @@ pub(crate) struct SearchArgs {
     /// How to rank: hybrid when a model is configured, bm25 otherwise.
     #[arg(long, value_enum)]
     mode: Option<SearchMode>,
+    /// List files instead of blocks: each ranked by its best hit and, a
+    /// little, by its other good ones (--limit files).
+    #[arg(long)]
+    files: bool,
 }
 
 /// `--mode` of `ucp search`.
@@ -115,8 +119,10 @@ pub(crate) fn announce(workspace: &Workspace) {
 
 pub(crate) fn run(cli: &Cli, args: &SearchArgs) -> anyhow::Result<()> {
     let library = cli.library(false)?;
+    // Files are ranked from many hits: each file's next ones count too.
+    let hits = if args.files { (args.limit * 20).min(ucp_search::MAX_HITS) } else { args.limit };
     let request = SearchRequest {
-        limit: args.limit,
+        limit: hits,
         min_similarity: args.min_similarity,
         roles: args.roles.clone(),
         tags: args.tags.clone(),
@@ -127,6 +133,15 @@ pub(crate) fn run(cli: &Cli, args: &SearchArgs) -> anyhow::Result<()> {
         Some(results) => results,
         None => cli.workspace(&library)?.search(&request)?,
     };
+    if args.files {
+        if cli.json {
+            let files: Vec<_> = results.files().into_iter().take(args.limit).collect();
+            return print_json(&serde_json::json!({
+                "document": results.document, "query": results.query, "mode": results.mode, "files": files
+            }));
+        }
+        return print(&results.files_text(args.limit));
+    }
     if cli.json {
         return print_json(&results);
     }

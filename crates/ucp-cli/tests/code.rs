@@ -63,3 +63,24 @@ fn lsp_says_which_server_is_missing_and_how_to_get_it() {
     let out = run(&root.path().join(".ucp"), &[&args[..], &["symbols"]].concat());
     assert!(String::from_utf8_lossy(&out.stderr).contains("FILE, a --query"));
 }
+
+#[test]
+fn search_ranks_files_by_their_hits() {
+    let store = tempfile::tempdir().unwrap();
+    let repo = data().join("repos/shop-1.0");
+    assert!(run(store.path(), &["index", repo.to_str().unwrap()]).status.success());
+    let out = run(store.path(), &["search", "discount percent coupon", "--files", "--limit", "2"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(
+        text.starts_with(" 1. ")
+            && text.lines().next().unwrap().contains("shop/prices.py (2 hits; best discount 11-15)"),
+        "{text}"
+    );
+    let json = stdout_json(&run(store.path(), &["search", "discount", "--files", "--json"]));
+    let files = json["files"].as_array().unwrap();
+    assert!(files.iter().any(|f| f["file"] == "shop/prices.py" && f["best"]["symbol"] == "discount"), "{json}");
+    let hits = stdout_json(&run(store.path(), &["search", "discount", "--json"]));
+    assert!(hits["results"].as_array().unwrap().iter().any(|h| h["symbol"] == "discount"), "{hits}");
+}

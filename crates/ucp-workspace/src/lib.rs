@@ -43,7 +43,7 @@ pub use inspect::{find_block, stats, BlockView, DocumentStats};
 pub use library::{IndexOptions, IndexProgress, Indexed, Library, LibraryConfig, Workspace, EVICT_IDLE_AFTER};
 pub use map::{MapRequest, DEFAULT_MAP_BUDGET};
 pub use script::ScriptRun;
-pub use search::{SearchHit, SearchRequest, SearchResults};
+pub use search::{FileHit, SearchHit, SearchRequest, SearchResults, FILE_EVIDENCE};
 pub use sessions::NewSession;
 pub use ucp_code::map::{MapFile, MapSymbol, RepoMap};
 pub use ucp_orchestrator::Scope;

@@ -180,7 +180,81 @@ fn results<'t>(
     SearchResults { document: name.to_owned(), query: request.query.clone(), mode: mode.as_str(), results }
 }
 
+/// One file of a search, ranked by the hits in it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileHit {
+    /// The file.
+    pub file: String,
+    /// Its best hit's score plus a tenth of the next [`FILE_EVIDENCE`]'s.
+    pub score: f64,
+    /// Hits in it.
+    pub hits: usize,
+    /// Its best hit.
+    pub best: SearchHit,
+}
+
+/// Hits after a file's best that add to its score.
+pub const FILE_EVIDENCE: usize = 10;
+/// What each of those adds, as a share of its own score.
+const FILE_EVIDENCE_SHARE: f64 = 0.1;
+
 impl SearchResults {
+    /// The files the hits fall in, best first: a file ranks by its best
+    /// hit, and a little by how many more good hits it holds (a file that
+    /// answers in several places beats one that matches once).
+    pub fn files(&self) -> Vec<FileHit> {
+        let mut files: Vec<(FileHit, Vec<f64>)> = Vec::new();
+        for hit in &self.results {
+            let Some(file) = &hit.file else { continue };
+            match files.iter_mut().find(|(f, _)| &f.file == file) {
+                Some((f, scores)) => {
+                    f.hits += 1;
+                    scores.push(hit.score);
+                }
+                None => {
+                    let best = FileHit { file: file.clone(), score: hit.score, hits: 1, best: hit.clone() };
+                    files.push((best, Vec::new()));
+                }
+            }
+        }
+        let mut out: Vec<FileHit> = files
+            .into_iter()
+            .map(|(mut file, more)| {
+                file.score += FILE_EVIDENCE_SHARE * more.iter().take(FILE_EVIDENCE).sum::<f64>();
+                file
+            })
+            .collect();
+        out.sort_by(|a, b| b.score.total_cmp(&a.score).then_with(|| a.file.cmp(&b.file)));
+        out
+    }
+
+    /// The files as text: rank, score, file, hits, the best hit's place.
+    pub fn files_text(&self, limit: usize) -> String {
+        let files = self.files();
+        if files.is_empty() {
+            return format!("no results for {:?} ({} search of {})\n", self.query, self.mode, self.document);
+        }
+        let mut out = String::new();
+        for (rank, file) in files.iter().take(limit).enumerate() {
+            let best = &file.best;
+            let place = match (&best.symbol, best.lines) {
+                (Some(symbol), Some([a, b])) => format!("{symbol} {a}-{b}"),
+                (None, Some([a, b])) => format!("{a}-{b}"),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "{:>2}. {:.3} {} ({} hits; best {})",
+                rank + 1,
+                file.score,
+                printable(&file.file, SHOWN_CHARS),
+                file.hits,
+                printable(&place, SHOWN_CHARS)
+            );
+        }
+        out
+    }
+
     /// The hits as text: rank, id, score and place; the heading path; the
     /// preview (file names and paths escaped for a terminal).
     pub fn text(&self) -> String {

@@ -5,8 +5,9 @@
 //! functions. Each snapshot is indexed once into a store of its own (later
 //! runs find it indexed), then every task is run through
 //!
-//! - the engine: `ucp search` over code blocks for the ranked files and
-//!   units, and `ucp context --code` at the context budget;
+//! - the engine: `ucp search` over code blocks for the ranked units,
+//!   `ucp search --files` for the ranked files, and `ucp context --code`
+//!   at the context budget;
 //! - the reference baseline ([`reference`]), computed here over the same
 //!   snapshot.
 //!
@@ -274,14 +275,9 @@ fn engine_outcome(
         ..SearchRequest::new(task.question.clone())
     };
     let hits = workspace.search(&request)?;
-    let mut files: Vec<String> = Vec::new();
+    let files: Vec<String> = hits.files().into_iter().map(|f| f.file).collect();
     let mut ranked: Vec<usize> = Vec::new();
     for hit in &hits.results {
-        if let Some(file) = &hit.file {
-            if !files.contains(file) {
-                files.push(file.clone());
-            }
-        }
         let unit = hit.id.parse().ok().and_then(|id| units.of_block(id));
         if let Some(unit) = unit.filter(|u| !ranked.contains(u)) {
             ranked.push(unit);
