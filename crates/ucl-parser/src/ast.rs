@@ -759,7 +759,7 @@ pub struct Find {
     pub pattern: Option<String>,
 }
 
-/// `VIEW <id> [MODE=m] | VIEW NEIGHBORHOOD [DEPTH=n] [MODE=m]`
+/// `VIEW <id> [MODE=m] | VIEW NEIGHBORHOOD [DEPTH=n] [MODE=m] | VIEW MAP [TOKENS=n]`
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct View {
     /// What to view.
@@ -778,6 +778,12 @@ pub enum ViewTarget {
     Neighborhood {
         /// How far.
         depth: Option<u32>,
+    },
+    /// The repository map: source files ranked by the code graph around
+    /// what the session is looking at, with their key signatures.
+    Map {
+        /// Most tokens of the map.
+        tokens: Option<u32>,
     },
 }
 

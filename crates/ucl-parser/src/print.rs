@@ -350,6 +350,10 @@ fn write_command(out: &mut String, command: &Command, indent: usize) {
                     out.push_str("VIEW NEIGHBORHOOD");
                     write_param(out, "DEPTH", *depth);
                 }
+                ViewTarget::Map { tokens } => {
+                    out.push_str("VIEW MAP");
+                    write_param(out, "TOKENS", *tokens);
+                }
             }
             write_param(out, "MODE", view.mode.map(view_mode));
         }

@@ -280,6 +280,8 @@ fn traversal_command() -> impl Strategy<Value = Command> {
             prop::option::of(view_mode())
         )
             .prop_map(|(target, mode)| Command::View(View { target, mode })),
+        prop::option::of(1u32..100_000)
+            .prop_map(|tokens| Command::View(View { target: ViewTarget::Map { tokens }, mode: None })),
     ]
 }
 

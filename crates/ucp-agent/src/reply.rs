@@ -77,6 +77,15 @@ pub enum Reply {
         /// Edge neighbours with edge type and direction (`->` outgoing).
         connections: Vec<Item>,
     },
+    /// VIEW MAP: the repository map around what the session looks at.
+    Map {
+        /// The map: files, each with its key symbols' signatures.
+        text: String,
+        /// Its tokens.
+        tokens: usize,
+        /// The files shown, best first.
+        files: Vec<String>,
+    },
     /// CTX ADD/REMOVE/CLEAR/EXPAND/COMPRESS/PRUNE/FOCUS: how the window changed.
     Context {
         /// The command.
@@ -166,6 +175,12 @@ impl fmt::Display for Reply {
                 Ok(())
             }
             Reply::View { view } => write!(f, "{view}"),
+            Reply::Map { text, tokens, files } => {
+                if files.is_empty() {
+                    return write!(f, "MAP: no source files in the document");
+                }
+                write!(f, "MAP: {} files, {tokens} tok\n{}", files.len(), text.trim_end())
+            }
             Reply::Neighborhood { at, ancestors, children, siblings, connections } => {
                 write!(f, "at {at}")?;
                 let mut group = |name: &str, views: &[BlockView]| -> fmt::Result {

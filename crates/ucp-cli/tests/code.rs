@@ -84,3 +84,16 @@ fn search_ranks_files_by_their_hits() {
     let hits = stdout_json(&run(store.path(), &["search", "discount", "--json"]));
     assert!(hits["results"].as_array().unwrap().iter().any(|h| h["symbol"] == "discount"), "{hits}");
 }
+
+#[test]
+fn view_map_shows_the_repository_map_in_a_session() {
+    let store = tempfile::tempdir().unwrap();
+    let repo = data().join("repos/shop-1.0");
+    assert!(run(store.path(), &["index", repo.to_str().unwrap()]).status.success());
+    let out = ucp_stdin(store.path(), &["run", "-"], "SEARCH \"receipt lines\" LIMIT=3\nVIEW MAP TOKENS=120\n");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let map = text.split("MAP: ").nth(1).unwrap_or_else(|| panic!("no map in {text}"));
+    // The session's last results pull their file to the top.
+    assert!(map.lines().nth(1).is_some_and(|l| l == "shop/receipt.py"), "{text}");
+}

@@ -21,6 +21,8 @@ EXPAND blk_1a2b DOWN DEPTH=2 TOKENS=800  children; stubs show what the rest woul
 FOLLOW blk_1a2b links_to               blocks an edge leads to
 PATH blk_a TO blk_b                    shortest route
 VIEW blk_1a2b MODE=preview             also full, metadata, ids, adaptive; VIEW NEIGHBORHOOD
+VIEW MAP TOKENS=800                    in code: files ranked around what you look at, key signatures
+FOLLOW blk_1a2b calls                  in code: what a function calls (also imports, extends)
 Build the context:
 CTX ADD blk_1a2b REASON=direct_reference   or CTX ADD RESULTS, CTX ADD CHILDREN blk_x
 CTX EXPAND DOWN DEPTH=1 TOKENS=1500    most relevant descendants within a budget

@@ -93,14 +93,20 @@ impl Parser<'_> {
     pub(super) fn view(&mut self) -> PResult<Command> {
         let target = if self.eat_word("NEIGHBORHOOD") || self.eat_word("NEIGHBOURHOOD") {
             ViewTarget::Neighborhood { depth: None }
+        } else if self.eat_word("MAP") {
+            ViewTarget::Map { tokens: None }
         } else {
             ViewTarget::Block(self.block_ref()?)
         };
         let mut view = View { target, mode: None };
-        let names: &[&str] =
-            if matches!(view.target, ViewTarget::Neighborhood { .. }) { &["DEPTH", "MODE"] } else { &["MODE"] };
+        let names: &[&str] = match view.target {
+            ViewTarget::Neighborhood { .. } => &["DEPTH", "MODE"],
+            ViewTarget::Map { .. } => &["TOKENS"],
+            ViewTarget::Block(_) => &["MODE"],
+        };
         self.params(names, |p, name| match name {
             "MODE" => p.view_mode().map(|m| view.mode = Some(m)),
+            "TOKENS" => p.count("a token count").map(|t| view.target = ViewTarget::Map { tokens: Some(t) }),
             _ => p.count("a depth").map(|d| view.target = ViewTarget::Neighborhood { depth: Some(d) }),
         })?;
         Ok(Command::View(view))

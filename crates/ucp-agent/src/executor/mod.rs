@@ -205,6 +205,7 @@ impl Run<'_> {
                     Ok(Reply::View { view: self.view(session, id, mode) })
                 }
                 ViewTarget::Neighborhood { depth } => self.neighborhood(session, depth.unwrap_or(1) as usize, v.mode),
+                ViewTarget::Map { tokens } => Ok(self.map(session, tokens.map(|t| t as usize))),
             },
             Command::Ctx(ctx) => self.ctx(session, ctx, command.name()),
             other => Err(AgentError::NotPermitted(format!("{} cannot run in a session", other.name()))),

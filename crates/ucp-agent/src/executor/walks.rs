@@ -1,5 +1,6 @@
 //! The walks of a command: PATH, EXPAND in every direction (semantic
-//! included, within a token budget), and the neighbourhood of the cursor.
+//! included, within a token budget), the neighbourhood of the cursor, and
+//! the repository map around the session (VIEW MAP).
 
 use ucl_parser::{BlockRef, Direction, Expand, Reason, ViewMode};
 use ucm_core::outline;
@@ -12,6 +13,9 @@ use crate::navigate::{self, Filter};
 use crate::reply::{Item, Reply, Stub};
 use crate::safety::DepthGuard;
 use crate::session::Session;
+
+/// Tokens of a VIEW MAP that names none.
+const MAP_TOKENS: usize = 1024;
 
 impl Run<'_> {
     pub(super) fn path(
@@ -127,6 +131,22 @@ impl Run<'_> {
             }
         }
         (items, stubs)
+    }
+
+    /// The repository map around the session: PageRank over the code
+    /// graph, personalized to the window's blocks (by relevance), the
+    /// cursor and the last results, within `tokens` (default
+    /// [`MAP_TOKENS`], at most the session's context budget).
+    pub(super) fn map(&mut self, session: &Session, tokens: Option<usize>) -> Reply {
+        let budget = tokens.unwrap_or(MAP_TOKENS).min(session.limits.max_context_tokens).max(1);
+        let mut seeds: Vec<(BlockId, f64)> =
+            session.window.entries().iter().map(|e| (e.id, e.relevance.max(0.1))).collect();
+        seeds.push((session.cursor.position(), 1.0));
+        seeds.extend(session.last_results.iter().map(|id| (*id, 0.5)));
+        seeds.retain(|(id, _)| !id.is_root());
+        let map = ucp_code::map::repo_map(self.doc, &seeds, budget, self.traversal.tokenizer().as_ref());
+        self.blocks_read += self.doc.len() as u64;
+        Reply::Map { text: map.text, tokens: map.tokens, files: map.files.into_iter().map(|f| f.path).collect() }
     }
 
     pub(super) fn neighborhood(
