@@ -147,6 +147,10 @@ pub struct Import {
     pub names: Vec<(String, String)>,
     /// The local name the module itself is bound to, if any.
     pub alias: Option<String>,
+    /// Every name of the module is brought in (`from m import *`,
+    /// `use m::*`, `import a.b.*`, `#include`).
+    #[serde(default)]
+    pub star: bool,
 }
 
 /// What one file defines, calls and imports.

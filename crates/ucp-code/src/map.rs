@@ -4,7 +4,8 @@
 //! `calls`, `imports`, `extends` and `implements` edges make between files,
 //! personalized to seed blocks (search hits for a question, files an agent
 //! names), the approach aider's repository map made popular; a symbol
-//! ranks by its file's rank and how often it is referenced.
+//! ranks by its file's rank and how often it is referenced. Only source
+//! files (file blocks that name their language) are mapped.
 
 use std::collections::HashMap;
 
@@ -57,6 +58,8 @@ pub struct MapSymbol {
     pub signature: String,
     /// Its first and last line.
     pub lines: [u32; 2],
+    /// How deep it is nested in its file (0: at the top).
+    pub depth: usize,
 }
 
 /// The map of `doc` within `budget` tokens, personalized to `seeds`
@@ -90,7 +93,7 @@ pub fn repo_map(doc: &Document, seeds: &[(BlockId, f64)], budget: usize, tokeniz
             tokens += cost;
             let lines = symbol.metadata.source.as_ref().map_or([0, 0], |s| [s.start_line, s.end_line]);
             let name = outline::symbol(symbol).unwrap_or_default().to_owned();
-            shown.push(MapSymbol { id, symbol: name, signature: signature.to_owned(), lines });
+            shown.push(MapSymbol { id, symbol: name, signature: signature.to_owned(), lines, depth });
         }
         map.text.push_str(&block);
         map.tokens += tokens;
@@ -101,13 +104,34 @@ pub fn repo_map(doc: &Document, seeds: &[(BlockId, f64)], budget: usize, tokeniz
             symbols: shown,
         });
     }
-    // Counted line by line; a whole count may differ where lines join.
-    while tokenizer.count(&map.text) > budget && !map.text.is_empty() {
-        let cut = map.text.trim_end_matches('\n').rfind('\n').map_or(0, |at| at + 1);
-        map.text.truncate(cut);
-    }
+    // Counted line by line; a whole count may differ where lines join:
+    // the last lines go until it fits, and the files say what is shown.
     map.tokens = tokenizer.count(&map.text);
+    while map.tokens > budget {
+        let Some(last) = map.files.last_mut() else { break };
+        if last.symbols.pop().is_none() {
+            map.files.pop();
+        }
+        map.text = render(&map.files);
+        map.tokens = tokenizer.count(&map.text);
+    }
     map
+}
+
+/// The map's text: each file's path, then its symbols' signatures
+/// indented by depth.
+fn render(files: &[MapFile]) -> String {
+    let mut text = String::new();
+    for file in files {
+        text.push_str(&file.path);
+        text.push('\n');
+        for symbol in &file.symbols {
+            text.push_str(&"  ".repeat(symbol.depth + 1));
+            text.push_str(&symbol.signature);
+            text.push('\n');
+        }
+    }
+    text
 }
 
 /// Files as nodes, references between their symbols as weighted edges.
@@ -128,8 +152,11 @@ impl FileGraph {
         let mut files = Vec::new();
         let mut paths = Vec::new();
         let mut by_path: HashMap<String, usize> = HashMap::new();
+        // Source files only: prose has no code graph to rank.
         for id in doc.document_order() {
-            let Some(block) = doc.get(id).filter(|b| b.role() == Some(&Role::File)) else { continue };
+            let source =
+                |b: &&ucm_core::Block| b.role() == Some(&Role::File) && b.metadata.custom.contains_key("language");
+            let Some(block) = doc.get(id).filter(source) else { continue };
             let Some(path) = block.metadata.label.clone() else { continue };
             by_path.insert(path.clone(), files.len());
             files.push(id);

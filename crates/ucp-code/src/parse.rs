@@ -18,6 +18,8 @@ const MAX_DEPTH: usize = 256;
 const SIGNATURE_CHARS: usize = 240;
 /// Longest doc kept, in characters.
 const DOC_CHARS: usize = 400;
+/// Most base types read of one definition.
+const MAX_BASES: usize = 64;
 
 /// Reads one source file's symbols, calls and imports.
 pub fn parse(language: Language, text: &str) -> ParsedCode {
@@ -105,7 +107,7 @@ impl<'s> Walk<'s> {
             // `mod name;` brings in a file.
             if let Some(name) = self.field_text(node, "name") {
                 let alias = Some(name.to_owned());
-                self.imports.push(Import { module: format!("self::{name}"), names: Vec::new(), alias });
+                self.imports.push(Import { module: format!("self::{name}"), names: Vec::new(), alias, star: false });
             }
             return;
         }
@@ -177,7 +179,7 @@ impl<'s> Walk<'s> {
             (kind, _) => kind,
         };
         let outer = wrapper.unwrap_or(node);
-        let start = self.attached_start(outer);
+        let (start, attached) = self.attached_start(outer);
         let end = outer.end_position().row.max(node.end_position().row) as u32 + 1;
         let mut inner = Scope::new(kind.is_container().then_some(kind), !kind.is_container());
         self.children(node, &mut inner, depth);
@@ -186,7 +188,7 @@ impl<'s> Walk<'s> {
             owner: self.owner(node),
             lines: (start, end),
             signature: self.signature(node),
-            doc: self.doc(node, outer, start),
+            doc: self.doc(node, outer, attached),
             children: inner.symbols,
             nested: inner.nested,
             calls: inner.calls.into_iter().map(|(_, call)| call).collect(),
@@ -197,18 +199,28 @@ impl<'s> Walk<'s> {
     }
 
     /// The first line of a definition: that of the comments and attributes
-    /// right above it (no blank line between), else its own.
-    fn attached_start(&self, node: Node<'_>) -> u32 {
+    /// right above it (no blank line between), else its own; and the byte
+    /// where the first of those starts.
+    fn attached_start(&self, node: Node<'_>) -> (u32, Option<usize>) {
         let mut start = node.start_position().row;
+        let mut first_byte = None;
         let mut previous = node.prev_named_sibling();
         while let Some(sibling) = previous.filter(|s| self.spec.attached.contains(&s.kind())) {
             if sibling.end_position().row + 1 < start {
                 break;
             }
+            // A comment that ends a line of code belongs to that code.
+            let ends_code = |p: Node<'_>| {
+                !self.spec.attached.contains(&p.kind()) && p.end_position().row == sibling.start_position().row
+            };
+            if sibling.prev_sibling().is_some_and(ends_code) {
+                break;
+            }
             start = sibling.start_position().row;
+            first_byte = Some(sibling.start_byte());
             previous = sibling.prev_named_sibling();
         }
-        start as u32 + 1
+        (start as u32 + 1, first_byte)
     }
 
     /// The type a Go method's receiver names.
@@ -235,7 +247,7 @@ impl<'s> Walk<'s> {
     }
 
     /// A Python docstring, else the comments right above the definition.
-    fn doc(&self, node: Node<'_>, outer: Node<'_>, start: u32) -> Option<String> {
+    fn doc(&self, node: Node<'_>, outer: Node<'_>, attached: Option<usize>) -> Option<String> {
         if self.language == Language::Python {
             let body = node.child_by_field_name("body")?;
             let first = body.named_child(0).filter(|n| n.kind() == "expression_statement")?;
@@ -244,13 +256,9 @@ impl<'s> Walk<'s> {
             let text = text.trim_matches(|c| c == '"' || c == '\'').trim();
             return (!text.is_empty()).then(|| cut(text, DOC_CHARS));
         }
-        let first_line = outer.start_position().row as u32 + 1;
-        if start >= first_line {
-            return None;
-        }
-        let lines: Vec<&str> = self.src.lines().skip(start as usize - 1).take((first_line - start) as usize).collect();
-        let text = lines
-            .iter()
+        let comments = self.src.get(attached?..outer.start_byte())?;
+        let text = comments
+            .lines()
             .map(|l| l.trim().trim_start_matches(['/', '*', '#', '!']).trim_end_matches("*/").trim())
             .filter(|l| !l.is_empty() && !l.starts_with('['))
             .collect::<Vec<_>>()
@@ -271,20 +279,26 @@ impl<'s> Walk<'s> {
             }
         };
         let mut names: Vec<String> = Vec::new();
+        let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut add = |name: &str| {
+            if names.len() < MAX_BASES && !BASE_KEYWORDS.contains(&name) && seen.insert(name.to_owned()) {
+                names.push(name.to_owned());
+            }
+        };
         for clause in clauses {
             if clause.kind() == "argument_list" {
                 let mut cursor = clause.walk();
                 for argument in clause.named_children(&mut cursor) {
                     if matches!(argument.kind(), "identifier" | "attribute") {
-                        names.extend(last_identifier(self.text(argument)));
+                        if let Some(name) = last_identifier(self.text(argument)) {
+                            add(&name);
+                        }
                     }
                 }
                 continue;
             }
             for word in identifiers(strip_generics(self.text(clause))) {
-                if !BASE_KEYWORDS.contains(&word) && !names.iter().any(|n| n == word) {
-                    names.push(word.to_owned());
-                }
+                add(word);
             }
         }
         names
@@ -328,23 +342,30 @@ impl<'s> Walk<'s> {
             Language::Go => {
                 let Some(path) = self.field_text(node, "path") else { return };
                 let module = path.trim_matches(['"', '`']).to_owned();
-                let alias = self.field_text(node, "name").map(str::to_owned);
-                let alias = alias.or_else(|| module.rsplit('/').next().map(str::to_owned));
-                self.imports.push(Import { module, names: Vec::new(), alias });
+                // `import . "x"` brings every name in; `import _ "x"` none.
+                let name = self.field_text(node, "name");
+                let star = name == Some(".");
+                let alias = match name {
+                    Some("." | "_") => None,
+                    Some(name) => Some(name.to_owned()),
+                    None => module.rsplit('/').next().map(str::to_owned),
+                };
+                self.imports.push(Import { module, names: Vec::new(), alias, star });
             }
             Language::Java => {
                 let text = self.text(node).trim_start_matches("import").trim().trim_end_matches(';').trim();
                 let path = text.strip_prefix("static ").unwrap_or(text).trim();
                 let (module, name) = path.rsplit_once('.').unwrap_or(("", path));
-                let names = if name == "*" { Vec::new() } else { vec![(name.to_owned(), name.to_owned())] };
-                self.imports.push(Import { module: module.to_owned(), names, alias: None });
+                let star = name == "*";
+                let names = if star { Vec::new() } else { vec![(name.to_owned(), name.to_owned())] };
+                self.imports.push(Import { module: module.to_owned(), names, alias: None, star });
             }
             Language::C | Language::Cpp => {
                 let Some(path) = node.child_by_field_name("path").filter(|p| p.kind() == "string_literal") else {
                     return;
                 };
                 let module = self.text(path).trim_matches('"').to_owned();
-                self.imports.push(Import { module, names: Vec::new(), alias: None });
+                self.imports.push(Import { module, names: Vec::new(), alias: None, star: true });
             }
         }
     }
@@ -365,15 +386,19 @@ impl<'s> Walk<'s> {
             let imports: Vec<Import> = names
                 .into_iter()
                 .map(|name| {
+                    // `import a.b` binds `a`, the package, not `a.b`: only
+                    // an alias binds the module named.
                     let (module, alias) = aliased(name);
-                    let alias = alias.or_else(|| module.split('.').next().map(str::to_owned));
-                    Import { module, names: Vec::new(), alias }
+                    let alias = alias.or_else(|| (!module.contains('.')).then(|| module.clone()));
+                    Import { module, names: Vec::new(), alias, star: false }
                 })
                 .collect();
             self.imports.extend(imports);
             return;
         }
         let module = self.field_text(node, "module_name").unwrap_or("").to_owned();
+        let mut cursor = node.walk();
+        let star = node.children(&mut cursor).any(|c| c.kind() == "wildcard_import");
         let names: Vec<(String, String)> = names
             .into_iter()
             .map(|n| {
@@ -381,13 +406,13 @@ impl<'s> Walk<'s> {
                 (alias.unwrap_or_else(|| remote.clone()), remote)
             })
             .collect();
-        self.imports.push(Import { module, names, alias: None });
+        self.imports.push(Import { module, names, alias: None, star });
     }
 
     fn js_import(&mut self, node: Node<'_>) {
         let Some(source) = self.field_text(node, "source") else { return };
         let module = source.trim_matches(['"', '\'', '`']).to_owned();
-        let mut import = Import { module, names: Vec::new(), alias: None };
+        let mut import = Import { module, names: Vec::new(), alias: None, star: false };
         let mut stack: Vec<Node<'_>> = Vec::new();
         let mut cursor = node.walk();
         stack.extend(node.named_children(&mut cursor).filter(|c| c.kind() == "import_clause"));
@@ -415,29 +440,44 @@ const BASE_KEYWORDS: &[&str] =
     &["extends", "implements", "public", "private", "protected", "virtual", "override", "final", "class", "struct"];
 
 /// A Rust `use` argument as imports: `a::b::{C, d::E as F}` brings `C` and
-/// `F` from `a::b`.
+/// `F` from `a::b`; `a::b::*` every name of `a::b`.
 fn rust_use(argument: &str) -> Vec<Import> {
-    let compact: String = argument.chars().filter(|c| !c.is_whitespace()).collect();
-    let (prefix, items) = match compact.split_once("::{") {
-        Some((prefix, rest)) => (prefix.to_owned(), rest.trim_end_matches('}').to_owned()),
-        None => match compact.rsplit_once("::") {
-            Some((prefix, item)) => (prefix.to_owned(), item.to_owned()),
-            None => (String::new(), compact.clone()),
-        },
+    let text = argument.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = text.replace(" ::", "::").replace(":: ", "::");
+    let (prefix, items): (String, Vec<String>) = match text.split_once("::{") {
+        Some((prefix, rest)) => {
+            let rest = rest.strip_suffix('}').unwrap_or(rest);
+            (prefix.to_owned(), rest.split(',').map(|i| i.trim().to_owned()).collect())
+        }
+        None => {
+            // `a::B as C`: the alias goes with the last segment.
+            let (path, alias) = match text.split_once(" as ") {
+                Some((path, alias)) => (path.trim(), Some(alias.trim())),
+                None => (text.as_str(), None),
+            };
+            let (prefix, item) = path.rsplit_once("::").unwrap_or(("", path));
+            let item = match alias {
+                Some(alias) => format!("{item} as {alias}"),
+                None => item.to_owned(),
+            };
+            (prefix.to_owned(), vec![item])
+        }
     };
     let mut names = Vec::new();
-    for item in items.split(',').filter(|i| !i.is_empty() && !i.contains('{') && !i.contains('}')) {
-        let (path, alias) = match item.split_once("as") {
-            Some((path, alias)) if item.contains("::") || !alias.is_empty() => (path, Some(alias)),
-            _ => (item, None),
+    let mut star = false;
+    for item in items.iter().filter(|i| !i.is_empty() && !i.contains('{') && !i.contains('}')) {
+        let (path, alias) = match item.split_once(" as ") {
+            Some((path, alias)) => (path.trim(), Some(alias.trim())),
+            None => (item.as_str(), None),
         };
         let remote = path.rsplit("::").next().unwrap_or(path);
-        if remote == "*" || remote == "self" {
-            continue;
+        match remote {
+            "*" => star = true,
+            "self" => {}
+            _ => names.push((alias.unwrap_or(remote).to_owned(), remote.to_owned())),
         }
-        names.push((alias.unwrap_or(remote).to_owned(), remote.to_owned()));
     }
-    vec![Import { module: prefix, names, alias: None }]
+    vec![Import { module: prefix, names, alias: None, star }]
 }
 
 /// Symbols as nested line ranges: a member starts below its container's

@@ -10,7 +10,7 @@
 
 use std::hash::Hash;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 use crate::{Import, Language, SymbolKind};
@@ -125,23 +125,24 @@ pub fn resolve<Id: Copy + Eq + Hash>(files: &[(&str, Id, &FileCode<Id>)]) -> Res
         imports_resolved: 0,
         imports_unresolved: 0,
     };
-    let mut seen = rustc_hash::FxHashSet::default();
+    let mut seen = FxHashSet::default();
     let mut scopes: Vec<FileScope<'_>> = Vec::with_capacity(files.len());
     for (index, (path, file_id, code)) in files.iter().enumerate() {
         let mut scope = FileScope::default();
         for import in &code.imports {
             let targets = modules.of_import(path, code.language, import);
-            if targets.is_empty() {
+            // `from pkg import a, b` imports the modules a and b.
+            let submodules = scope.bind(&modules, path, code.language, import, targets.clone());
+            if targets.is_empty() && submodules.is_empty() {
                 resolution.imports_unresolved += 1;
             } else {
                 resolution.imports_resolved += 1;
             }
-            for &target in &targets {
+            for &target in targets.iter().chain(&submodules) {
                 if target != index && seen.insert((*file_id, LinkKind::Imports, files[target].1)) {
                     resolution.links.push((*file_id, LinkKind::Imports, files[target].1));
                 }
             }
-            scope.bind(&modules, path, code.language, import, targets);
         }
         scopes.push(scope);
     }
@@ -181,24 +182,37 @@ struct FileScope<'a> {
 }
 
 impl<'a> FileScope<'a> {
-    fn bind(&mut self, modules: &Modules, path: &str, language: Language, import: &'a Import, targets: Vec<usize>) {
+    /// Binds the names `import` brings in; returns the files of the names
+    /// that are modules themselves.
+    fn bind(
+        &mut self,
+        modules: &Modules,
+        path: &str,
+        language: Language,
+        import: &'a Import,
+        targets: Vec<usize>,
+    ) -> Vec<usize> {
+        let mut submodules = Vec::new();
         if let Some(alias) = &import.alias {
             self.bindings.insert(alias, Binding::Module(targets.clone()));
-        } else if import.names.is_empty() {
+        }
+        if import.star {
             self.stars.extend(&targets);
         }
         for (local, remote) in &import.names {
-            let submodule =
-                Import { module: join_module(language, &import.module, remote), names: Vec::new(), alias: None };
+            let module = join_module(language, &import.module, remote);
+            let submodule = Import { module, names: Vec::new(), alias: None, star: false };
             let files = modules.of_import(path, language, &submodule);
             let binding = if files.is_empty() {
                 let remote = if remote == "default" { local } else { remote };
                 Binding::Symbol(targets.clone(), remote)
             } else {
+                submodules.extend(&files);
                 Binding::Module(files)
             };
             self.bindings.insert(local, binding);
         }
+        submodules
     }
 }
 
@@ -223,6 +237,10 @@ fn join_module(language: Language, module: &str, name: &str) -> String {
 /// package file by its folder), under each of that path's suffixes.
 struct Modules {
     by_suffix: FxHashMap<String, Vec<usize>>,
+    /// Go files by folder.
+    go_packages: FxHashMap<String, Vec<usize>>,
+    /// Folders holding an `__init__.py`.
+    python_packages: FxHashSet<String>,
     by_dir: FxHashMap<String, Vec<usize>>,
     dir_of: Vec<String>,
     paths: Vec<String>,
@@ -231,13 +249,27 @@ struct Modules {
 impl Modules {
     fn new<Id>(files: &[(&str, Id, &FileCode<Id>)]) -> Modules {
         let mut by_suffix: FxHashMap<String, Vec<usize>> = FxHashMap::default();
+        let mut go_packages: FxHashMap<String, Vec<usize>> = FxHashMap::default();
+        let mut python_packages: FxHashSet<String> = FxHashSet::default();
         for (index, (path, _, code)) in files.iter().enumerate() {
             let stem = strip_extension(path);
-            let mut keys = vec![stem.to_owned()];
             let (dir, name) = stem.rsplit_once('/').unwrap_or(("", stem));
-            if code.language.package_files().contains(&name) || code.language == Language::Go {
-                keys.push(dir.to_owned());
-            }
+            let keys = match code.language {
+                // A Go import names a package: a folder.
+                Language::Go => {
+                    go_packages.entry(dir.to_owned()).or_default().push(index);
+                    continue;
+                }
+                // An include names a file, extension and all.
+                Language::C | Language::Cpp => vec![(*path).to_owned()],
+                language if language.package_files().contains(&name) => {
+                    if language == Language::Python {
+                        python_packages.insert(dir.to_owned());
+                    }
+                    vec![stem.to_owned(), dir.to_owned()]
+                }
+                _ => vec![stem.to_owned()],
+            };
             for key in keys.into_iter().filter(|k| !k.is_empty()) {
                 let mut suffix = key.as_str();
                 loop {
@@ -259,7 +291,34 @@ impl Modules {
             by_dir.entry(dir.clone()).or_default().push(index);
             dir_of.push(dir);
         }
-        Modules { by_suffix, by_dir, dir_of, paths: files.iter().map(|(p, _, _)| (*p).to_owned()).collect() }
+        let paths = files.iter().map(|(p, _, _)| (*p).to_owned()).collect();
+        Modules { by_suffix, by_dir, dir_of, go_packages, python_packages, paths }
+    }
+
+    /// The files of the Go package an import path names: the repository
+    /// folder that ends the path (`github.com/org/repo/internal/x` is
+    /// `internal/x`). A path whose first part is no domain is the
+    /// standard library's.
+    fn go_package(&self, module: &str) -> Vec<usize> {
+        let parts: Vec<&str> = module.split('/').collect();
+        if !parts.first().is_some_and(|p| p.contains('.')) {
+            return Vec::new();
+        }
+        (1..parts.len())
+            .find_map(|i| self.go_packages.get(&parts[i..].join("/")))
+            .map(|files| files.iter().copied().take(PACKAGE_FILES).collect())
+            .unwrap_or_default()
+    }
+
+    /// Whether file `index` is module `module` as an absolute Python import
+    /// sees it: its path is the module's, or sits in a folder that is no
+    /// package (a source root such as `src/`); `compat/json.py` in package
+    /// `compat` is `compat.json`, not `json`.
+    fn is_python_root(&self, index: usize, module: &str) -> bool {
+        let stem = strip_extension(&self.paths[index]);
+        let key = stem.strip_suffix("/__init__").unwrap_or(stem);
+        let prefix = key.strip_suffix(module).map(|p| p.trim_end_matches('/')).unwrap_or("");
+        prefix.is_empty() || !self.python_packages.contains(prefix)
     }
 
     /// The files in the same folder as `file` (itself included).
@@ -269,16 +328,20 @@ impl Modules {
 
     /// The files an import names (several for a Go package).
     fn of_import(&self, from: &str, language: Language, import: &Import) -> Vec<usize> {
+        if language == Language::Go {
+            return self.go_package(&import.module);
+        }
         let Some(path) = module_path(from, language, &import.module) else {
             return Vec::new();
         };
         let exact = self.by_suffix.get(&path).map(Vec::as_slice).unwrap_or_default();
-        if language == Language::Go {
-            return exact.iter().copied().take(PACKAGE_FILES).collect();
-        }
+        let absolute_python = language == Language::Python && !import.module.starts_with('.');
+        let exact: Vec<usize> =
+            exact.iter().copied().filter(|i| !absolute_python || self.is_python_root(*i, &path)).collect();
         // The candidates closest to the importing file: most leading path
         // components in common, and alone at that.
         let common = |i: &usize| common_prefix(&self.paths[*i], from);
+        let exact = exact.as_slice();
         let best = exact.iter().map(common).max();
         let closest: Vec<usize> = exact.iter().copied().filter(|i| Some(common(i)) == best).collect();
         if closest.len() == 1 {
@@ -306,29 +369,46 @@ fn module_path(from: &str, language: Language, module: &str) -> Option<String> {
         Language::Java => module.replace('.', "/"),
         Language::Rust => {
             let mut parts: Vec<&str> = module.split("::").filter(|p| !p.is_empty()).collect();
-            let mut base = "";
-            if parts.first() == Some(&"self") || parts.first() == Some(&"super") {
-                base = dir;
-                while parts.first() == Some(&"super") {
-                    base = up(base, 1)?;
+            // The module a file is: its folder for mod.rs, lib.rs and
+            // main.rs, else the folder named after it.
+            let stem = strip_extension(from);
+            let own = match stem.rsplit_once('/').map_or(stem, |(_, name)| name) {
+                "mod" | "lib" | "main" => dir.to_owned(),
+                _ => stem.to_owned(),
+            };
+            let mut base = String::new();
+            match parts.first().copied() {
+                Some("self" | "super") => {
+                    base = own;
+                    while parts.first() == Some(&"super") {
+                        base = up(&base, 1)?.to_owned();
+                        parts.remove(0);
+                    }
+                    if parts.first() == Some(&"self") {
+                        parts.remove(0);
+                    }
+                }
+                Some("crate") => {
                     parts.remove(0);
                 }
-                if parts.first() == Some(&"self") {
-                    parts.remove(0);
-                }
-            } else if parts.first() == Some(&"crate") {
-                parts.remove(0);
+                // Another crate's path.
+                _ => return None,
             }
-            join(base, &parts.join("/"))
+            join(&base, &parts.join("/"))
         }
         Language::JavaScript | Language::TypeScript | Language::Tsx => {
             if !module.starts_with('.') {
                 return None;
             }
-            strip_extension(&normalize(&join(dir, module))).to_owned()
+            let path = normalize(&join(dir, module));
+            let script = [".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"];
+            match script.iter().find_map(|ext| path.strip_suffix(ext)) {
+                Some(stem) => stem.to_owned(),
+                None => path,
+            }
         }
-        Language::C | Language::Cpp => strip_extension(&normalize(&join(dir, module))).to_owned(),
-        Language::Go => module.to_owned(),
+        Language::C | Language::Cpp => normalize(&join(dir, module)),
+        Language::Go => return None,
     };
     let path = normalize(&path);
     (!path.is_empty()).then_some(path)
@@ -417,8 +497,8 @@ impl<Id: Copy + Eq + Hash> Symbols<Id> {
     }
 }
 
-/// How far up base classes a method is looked for.
-const BASE_DEPTH: usize = 6;
+/// Most types a method is looked for in, its class and bases together.
+const BASE_TYPES: usize = 64;
 
 /// Looks names up in the scopes a language gives them.
 struct Lookup<'a, Id> {
@@ -456,7 +536,7 @@ impl<Id: Copy + Eq + Hash> Lookup<'_, Id> {
         match reference.receiver.as_deref() {
             Some("self" | "this" | "cls" | "Self") => {
                 let class = reference.class.as_deref()?;
-                self.method(file, class, name, 0)
+                self.method(file, class, name, &mut FxHashSet::default())
             }
             // An expression: what it stands for is not known here.
             Some("") => None,
@@ -464,11 +544,11 @@ impl<Id: Copy + Eq + Hash> Lookup<'_, Id> {
                 Some(Binding::Module(files)) => self.in_files(files, name, callable).map(|(_, id, k)| (id, k)),
                 Some(Binding::Symbol(files, remote)) => {
                     let (owner, _, _) = self.in_files(files, remote, SymbolKind::is_type)?;
-                    self.method(owner, remote, name, 0)
+                    self.method(owner, remote, name, &mut FxHashSet::default())
                 }
                 None => {
                     let (owner, qname, _, _) = self.bare(file, receiver, SymbolKind::is_type, false)?;
-                    self.method(owner, &qname, name, 0)
+                    self.method(owner, &qname, name, &mut FxHashSet::default())
                 }
             },
             None => self.bare(file, name, callable, false).map(|(_, _, id, kind)| (id, kind)),
@@ -522,18 +602,24 @@ impl<Id: Copy + Eq + Hash> Lookup<'_, Id> {
     }
 
     /// Method `name` of type `class` (defined in `file`), or of a base it
-    /// extends.
-    fn method(&self, file: usize, class: &str, name: &str, depth: usize) -> Option<(Id, SymbolKind)> {
+    /// extends (each type looked at once, at most [`BASE_TYPES`] of them).
+    fn method(
+        &self,
+        file: usize,
+        class: &str,
+        name: &str,
+        visited: &mut FxHashSet<(usize, String)>,
+    ) -> Option<(Id, SymbolKind)> {
+        if visited.len() >= BASE_TYPES || !visited.insert((file, class.to_owned())) {
+            return None;
+        }
         if let Some(found) = self.in_file(file, &format!("{class}.{name}"), |k| k != SymbolKind::Impl) {
             return Some(found);
-        }
-        if depth >= BASE_DEPTH {
-            return None;
         }
         let bases = self.symbols.bases[file].get(class)?;
         bases.iter().find_map(|base| {
             let (owner, qname, _, _) = self.bare(file, base, SymbolKind::is_type, true)?;
-            self.method(owner, &qname, name, depth + 1)
+            self.method(owner, &qname, name, visited)
         })
     }
 }

@@ -36,7 +36,11 @@ pub(crate) fn parse_code(language: Language, text: &str, builder: &mut SectionBu
     };
     out.region(None, (1, lines.count()), &parsed.symbols, "", None);
     for (line, call) in parsed.module_calls {
-        if let Some((_, index)) = out.chunks.iter().find(|((a, b), _)| (*a..=*b).contains(&line)) {
+        // The chunks are in line order: the one starting last at or before
+        // the line holds it, if any does.
+        let after = out.chunks.partition_point(|((start, _), _)| *start <= line);
+        let holder = after.checked_sub(1).map(|i| &out.chunks[i]).filter(|((_, end), _)| line <= *end);
+        if let Some((_, index)) = holder {
             let reference =
                 Reference { from: *index, class: None, name: call.name, receiver: call.receiver, base: false };
             out.code.refs.push(reference);

@@ -30,8 +30,9 @@ use ucp_code::resolve::FileCode;
 /// parser, a new block layout): a document made by another format is
 /// ingested whole again, not updated file by file.
 /// 2: source files as symbol blocks, code edges; 3: source file blocks
-/// name their language.
-pub const INGEST_FORMAT: u32 = 3;
+/// name their language; 4: trailing comments stay with their code, imports
+/// resolve by package.
+pub const INGEST_FORMAT: u32 = 4;
 
 /// What an ingest read of each file, kept with the document it made so the
 /// next run can tell which files changed.

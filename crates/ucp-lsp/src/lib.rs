@@ -31,6 +31,10 @@ use uri::{file_uri, uri_path};
 /// Seconds a request may take by default (a server still indexing a
 /// large project answers its first request late).
 const DEFAULT_TIMEOUT_SECS: u64 = 30;
+/// The longest a request may be given.
+const MAX_TIMEOUT_SECS: u64 = 3600;
+/// Largest file a result's line of code is read from.
+const MAX_CODE_FILE: u64 = 16 << 20;
 /// Most places or symbols returned from one request.
 const MAX_RESULTS: usize = 500;
 /// Longest code line kept in a result, in characters.
@@ -145,7 +149,8 @@ impl Lsp {
     /// A client for the files under `root`.
     pub fn new(root: &Path, config: LspConfig) -> Result<Lsp, LspError> {
         let root = root.canonicalize().map_err(|e| LspError::Input(format!("{}: {e}", root.display())))?;
-        let timeout = Duration::from_secs(config.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS));
+        let timeout =
+            Duration::from_secs(config.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS).clamp(1, MAX_TIMEOUT_SECS));
         Ok(Lsp { root, config, timeout, servers: Mutex::default() })
     }
 
@@ -202,11 +207,12 @@ impl Lsp {
         let response: Option<DocumentSymbolResponse> =
             serde_json::from_value(value).map_err(|e| LspError::Protocol(format!("documentSymbol: {e}")))?;
         let mut out = Vec::new();
+        let texts = &mut HashMap::new();
         match response {
             None => {}
             Some(DocumentSymbolResponse::Flat(list)) => {
-                for s in list {
-                    out.push(self.symbol(s.name, s.kind, s.container_name, 0, &s.location));
+                for s in list.into_iter().take(MAX_RESULTS) {
+                    out.push(self.symbol(s.name, s.kind, s.container_name, 0, &s.location, texts));
                 }
             }
             Some(DocumentSymbolResponse::Nested(list)) => {
@@ -215,11 +221,14 @@ impl Lsp {
                 let mut stack: Vec<(lsp_types::DocumentSymbol, usize, Option<String>)> =
                     list.into_iter().rev().map(|s| (s, 0, None)).collect();
                 while let Some((symbol, depth, container)) = stack.pop() {
+                    if out.len() == MAX_RESULTS {
+                        break;
+                    }
                     let location = Location { uri: uri.clone(), range: symbol.selection_range };
                     let children = symbol.children.unwrap_or_default();
                     let name = symbol.name;
                     stack.extend(children.into_iter().rev().map(|c| (c, depth + 1, Some(name.clone()))));
-                    out.push(self.symbol(name, symbol.kind, container, depth, &location));
+                    out.push(self.symbol(name, symbol.kind, container, depth, &location, texts));
                 }
             }
         }
@@ -245,12 +254,13 @@ impl Lsp {
             }
         };
         let mut out = Vec::new();
+        let texts = &mut HashMap::new();
         for server in servers {
             let value = server.request("workspace/symbol", json!({ "query": query }), self.timeout)?;
             let list: Vec<Value> = serde_json::from_value(value).unwrap_or_default();
-            for item in list {
+            for item in list.into_iter().take(MAX_RESULTS.saturating_sub(out.len())) {
                 let Ok(symbol) = serde_json::from_value::<lsp_types::SymbolInformation>(item) else { continue };
-                out.push(self.symbol(symbol.name, symbol.kind, symbol.container_name, 0, &symbol.location));
+                out.push(self.symbol(symbol.name, symbol.kind, symbol.container_name, 0, &symbol.location, texts));
             }
         }
         out.truncate(MAX_RESULTS);
@@ -349,7 +359,7 @@ impl Lsp {
     fn place(&self, location: &Location, texts: &mut HashMap<PathBuf, Option<String>>) -> Place {
         let uri = location.uri.as_str();
         let path = uri_path(uri).unwrap_or_else(|| PathBuf::from(uri));
-        let text = texts.entry(path.clone()).or_insert_with(|| std::fs::read_to_string(&path).ok());
+        let text = texts.entry(path.clone()).or_insert_with(|| self.read_code(&path));
         let (start, end) = (location.range.start, location.range.end);
         let (line, column) = char_position(text.as_deref(), start.line, start.character);
         let (end_line, end_column) = char_position(text.as_deref(), end.line, end.character);
@@ -362,6 +372,18 @@ impl Lsp {
         Place { path: shown, line, column, end_line, end_column, code }
     }
 
+    /// The text of a file a result names, when it is a regular file under
+    /// the root and not huge: nothing outside the root is read (a server
+    /// may name any path), and no device or pipe.
+    fn read_code(&self, path: &Path) -> Option<String> {
+        let real = path.canonicalize().ok()?;
+        let meta = std::fs::metadata(&real).ok()?;
+        if !real.starts_with(&self.root) || !meta.is_file() || meta.len() > MAX_CODE_FILE {
+            return None;
+        }
+        std::fs::read_to_string(real).ok()
+    }
+
     fn symbol(
         &self,
         name: String,
@@ -369,9 +391,10 @@ impl Lsp {
         container: Option<String>,
         depth: usize,
         location: &Location,
+        texts: &mut HashMap<PathBuf, Option<String>>,
     ) -> LspSymbol {
         let kind = format!("{kind:?}").to_ascii_lowercase();
-        let place = self.place(location, &mut HashMap::new());
+        let place = self.place(location, texts);
         LspSymbol { name, kind, container, depth, place }
     }
 }
@@ -403,7 +426,7 @@ fn utf16_position(text: &str, line: u32, column: u32) -> Option<Value> {
 /// A 1-based line and character column from an LSP position.
 fn char_position(text: Option<&str>, line: u32, character: u32) -> (u32, u32) {
     let Some(line_text) = text.and_then(|t| t.split('\n').nth(line as usize)) else {
-        return (line + 1, character + 1);
+        return (line.saturating_add(1), character.saturating_add(1));
     };
     let mut units = 0u32;
     let mut chars = 0u32;
@@ -414,7 +437,7 @@ fn char_position(text: Option<&str>, line: u32, character: u32) -> (u32, u32) {
         units += c.len_utf16() as u32;
         chars += 1;
     }
-    (line + 1, chars + 1)
+    (line.saturating_add(1), chars + 1)
 }
 
 /// Places as lines: `path:line:column: code`.
@@ -436,6 +459,12 @@ pub fn format_symbols(symbols: &[LspSymbol]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn positions_from_a_server_never_overflow() {
+        assert_eq!(char_position(None, u32::MAX, u32::MAX), (u32::MAX, u32::MAX));
+        assert_eq!(char_position(Some("ab\n"), u32::MAX, 0), (u32::MAX, 1));
+    }
 
     #[test]
     fn columns_convert_between_characters_and_utf16() {

@@ -19,6 +19,8 @@ use crate::LspError;
 
 /// Lines of the server's stderr kept for error messages.
 const STDERR_LINES: usize = 20;
+/// Bytes kept of one stderr line.
+const STDERR_LINE_BYTES: usize = 1024;
 /// How long a server gets to shut down before it is killed.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
 
@@ -33,7 +35,9 @@ pub(crate) struct Server {
     /// Its name in the configuration.
     pub(crate) name: String,
     child: Mutex<Child>,
-    stdin: Arc<Mutex<ChildStdin>>,
+    /// Messages to the server, written by a thread of their own: a server
+    /// that stops reading never blocks a caller, nor the reader thread.
+    outbox: Mutex<Option<Sender<Value>>>,
     pending: Pending,
     next_id: AtomicI64,
     alive: Arc<AtomicBool>,
@@ -60,13 +64,15 @@ impl Server {
             let _ = child.kill();
             return Err(LspError::Protocol(format!("{name}: no pipes to the server")));
         };
+        let alive = Arc::new(AtomicBool::new(true));
+        let outbox = write_stdin(stdin, Arc::clone(&alive));
         let server = Server {
             name: name.to_owned(),
             child: Mutex::new(child),
-            stdin: Arc::new(Mutex::new(stdin)),
+            outbox: Mutex::new(Some(outbox)),
             pending: Arc::default(),
             next_id: AtomicI64::new(1),
-            alive: Arc::new(AtomicBool::new(true)),
+            alive,
             stderr: Arc::default(),
             opened: Mutex::default(),
         };
@@ -95,22 +101,42 @@ impl Server {
         Ok(server)
     }
 
+    /// Drains the server's stderr to its end (so the server never blocks
+    /// on it), keeping the last lines, each cut at [`STDERR_LINE_BYTES`].
     fn read_stderr(&self, stderr: impl Read + Send + 'static) {
         let tail = Arc::clone(&self.stderr);
         std::thread::spawn(move || {
             use std::io::BufRead;
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let mut input = BufReader::new(stderr);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                // A line is read whole but only its head is kept.
+                match (&mut input).take(STDERR_LINE_BYTES as u64).read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                if !line.ends_with(b"\n") && line.len() == STDERR_LINE_BYTES {
+                    let mut rest = Vec::new();
+                    while matches!((&mut input).take(64 * 1024).read_until(b'\n', &mut rest), Ok(n) if n > 0)
+                        && !rest.ends_with(b"\n")
+                    {
+                        rest.clear();
+                    }
+                }
+                let text = String::from_utf8_lossy(&line).trim_end().to_owned();
                 let mut tail = lock(&tail);
                 if tail.len() == STDERR_LINES {
                     tail.pop_front();
                 }
-                tail.push_back(line);
+                tail.push_back(text);
             }
         });
     }
 
     fn read_stdout(&self, stdout: impl Read + Send + 'static) {
-        let (pending, stdin, alive) = (Arc::clone(&self.pending), Arc::clone(&self.stdin), Arc::clone(&self.alive));
+        let (pending, alive) = (Arc::clone(&self.pending), Arc::clone(&self.alive));
+        let outbox = lock(&self.outbox).clone();
         std::thread::spawn(move || {
             let mut input = BufReader::new(stdout);
             while let Ok(Some(message)) = read_message(&mut input) {
@@ -125,8 +151,9 @@ impl Server {
                             }
                             _ => Value::Null,
                         };
-                        let _ =
-                            write_message(&mut *lock(&stdin), &json!({"jsonrpc": "2.0", "id": id, "result": result}));
+                        if let Some(outbox) = &outbox {
+                            let _ = outbox.send(json!({"jsonrpc": "2.0", "id": id, "result": result}));
+                        }
                     }
                     // A notification (diagnostics, progress, logs).
                     (Some(_), None) => {}
@@ -157,8 +184,14 @@ impl Server {
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let (sender, receiver) = mpsc::channel();
         lock(&self.pending).insert(id, sender);
+        // The reader clears the waiting requests when the server goes; one
+        // registered after that would wait for nothing.
+        if !self.alive.load(Ordering::SeqCst) {
+            lock(&self.pending).remove(&id);
+            return Err(self.exited());
+        }
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        if write_message(&mut *lock(&self.stdin), &message).is_err() {
+        if self.send(message).is_err() {
             lock(&self.pending).remove(&id);
             return Err(self.exited());
         }
@@ -177,7 +210,15 @@ impl Server {
     /// Sends a notification.
     pub(crate) fn notify(&self, method: &str, params: Value) -> Result<(), LspError> {
         let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        write_message(&mut *lock(&self.stdin), &message).map_err(|_| self.exited())
+        self.send(message).map_err(|_| self.exited())
+    }
+
+    /// Queues a message for the writer thread.
+    fn send(&self, message: Value) -> Result<(), ()> {
+        match lock(&self.outbox).as_ref() {
+            Some(outbox) if self.alive.load(Ordering::SeqCst) => outbox.send(message).map_err(|_| ()),
+            _ => Err(()),
+        }
     }
 
     fn exited(&self) -> LspError {
@@ -214,6 +255,8 @@ impl Server {
             let _ = self.request("shutdown", Value::Null, SHUTDOWN_WAIT);
             let _ = self.notify("exit", Value::Null);
         }
+        // Closing the queue ends the writer thread, which closes stdin.
+        lock(&self.outbox).take();
         let mut child = lock(&self.child);
         let deadline = std::time::Instant::now() + SHUTDOWN_WAIT;
         while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < deadline {
@@ -222,6 +265,21 @@ impl Server {
         let _ = child.kill();
         let _ = child.wait();
     }
+}
+
+/// The thread that writes queued messages to the server's stdin, until
+/// the queue closes or a write fails (the server is then taken for gone).
+fn write_stdin(mut stdin: ChildStdin, alive: Arc<AtomicBool>) -> Sender<Value> {
+    let (sender, receiver) = mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for message in receiver {
+            if write_message(&mut stdin, &message).is_err() {
+                alive.store(false, Ordering::SeqCst);
+                break;
+            }
+        }
+    });
+    sender
 }
 
 impl Drop for Server {

@@ -1,12 +1,14 @@
 //! JSON-RPC messages over a byte stream, framed as LSP frames them: a
 //! `Content-Length` header, a blank line, then that many bytes of JSON.
 
-use std::io::{BufRead, Write};
+use std::io::{BufRead, Read, Write};
 
 use serde_json::Value;
 
 /// Largest message read (a server answering with more is broken).
 pub(crate) const MAX_MESSAGE: usize = 64 << 20;
+/// Longest header line read.
+const MAX_HEADER_LINE: usize = 8192;
 
 /// Writes one message.
 pub(crate) fn write_message(out: &mut impl Write, message: &Value) -> std::io::Result<()> {
@@ -19,12 +21,18 @@ pub(crate) fn write_message(out: &mut impl Write, message: &Value) -> std::io::R
 /// Reads one message; `Ok(None)` at the end of the stream.
 pub(crate) fn read_message(input: &mut impl BufRead) -> std::io::Result<Option<Value>> {
     let mut length: Option<usize> = None;
-    let mut line = String::new();
+    let mut line = Vec::new();
     loop {
         line.clear();
-        if input.read_line(&mut line)? == 0 {
+        // A header line is read with a bound: a stream without line ends
+        // cannot grow it without limit.
+        if input.by_ref().take(MAX_HEADER_LINE as u64 + 1).read_until(b'\n', &mut line)? == 0 {
             return Ok(None);
         }
+        if line.len() > MAX_HEADER_LINE {
+            return Err(invalid("header line too long"));
+        }
+        let line = String::from_utf8_lossy(&line);
         let header = line.trim_end_matches(['\r', '\n']);
         if header.is_empty() {
             if length.is_some() {
@@ -36,9 +44,6 @@ pub(crate) fn read_message(input: &mut impl BufRead) -> std::io::Result<Option<V
             if name.trim().eq_ignore_ascii_case("content-length") {
                 length = value.trim().parse().ok();
             }
-        }
-        if line.len() > 8192 {
-            return Err(invalid("header line too long"));
         }
     }
     let length = length.filter(|n| *n <= MAX_MESSAGE).ok_or_else(|| invalid("bad Content-Length"))?;
@@ -73,6 +78,8 @@ mod tests {
         assert_eq!(read_message(&mut std::io::Cursor::new(text)).unwrap(), Some(json!({})));
         let huge = format!("Content-Length: {}\r\n\r\n", MAX_MESSAGE + 1);
         assert!(read_message(&mut std::io::Cursor::new(huge)).is_err());
+        let endless = "x".repeat(MAX_HEADER_LINE * 4);
+        assert!(read_message(&mut std::io::Cursor::new(endless)).is_err());
     }
 
     proptest::proptest! {

@@ -25,7 +25,8 @@ pub(crate) fn uri_path(uri: &str) -> Option<PathBuf> {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(value) = u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).ok()?, 16) {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+            if let Some(value) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
                 out.push(value);
                 i += 3;
                 continue;
@@ -51,5 +52,6 @@ mod tests {
         }
         assert_eq!(uri_path("https://x/y"), None);
         assert_eq!(uri_path("file:///bad%zz"), Some(PathBuf::from("/bad%zz")));
+        assert_eq!(uri_path("file:///a%€"), Some(PathBuf::from("/a%€")));
     }
 }

@@ -52,7 +52,11 @@ impl ToolOffer {
         if coding && (self.root.is_none() || (self.read_only && WRITING_TOOLS.contains(&name))) {
             return false;
         }
-        if crate::lsp_tools::LSP_TOOLS.contains(&name) && self.lsp.is_none() {
+        // Language servers run the project's code (build scripts, macros,
+        // plugins) unsandboxed: a read-only or sandboxed server offers none.
+        if crate::lsp_tools::LSP_TOOLS.contains(&name)
+            && (self.lsp.is_none() || self.read_only || self.sandbox.is_some())
+        {
             return false;
         }
         self.only.as_ref().is_none_or(|only| only.iter().any(|o| o == name))

@@ -282,6 +282,19 @@ impl Connection {
         Ok(self.bounded(&mut state, text, false))
     }
 
+    /// Runs LSP tool `name` over the server's shared language servers; the
+    /// answer is bounded like every result.
+    pub(crate) fn lsp(&self, name: &str, args: &crate::tools::Arguments<'_>) -> Result<ToolOutput, McpError> {
+        let Some(shared) = &self.offer().lsp else {
+            return Err(McpError::UnknownTool(name.to_owned()));
+        };
+        match crate::lsp_tools::call(&shared.0, name, args) {
+            Some(Ok(text)) => Ok(self.bounded(&mut self.state(), text, false)),
+            Some(Err(e)) => Err(e),
+            None => Err(McpError::UnknownTool(name.to_owned())),
+        }
+    }
+
     /// Lists the documents; or moves the client to the stored `document`;
     /// or indexes `path` (under an allowed root) as `name` and moves there.
     pub fn open(

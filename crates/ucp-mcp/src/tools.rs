@@ -224,14 +224,7 @@ pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Resu
             args.check(&["document", "path", "name"])?;
             connection.open(args.string("document")?, args.string("path")?.map(Path::new), args.string("name")?)
         }
-        lsp if crate::lsp_tools::LSP_TOOLS.contains(&lsp) => match &connection.offer().lsp {
-            Some(shared) => match crate::lsp_tools::call(&shared.0, lsp, &args) {
-                Some(Ok(text)) => Ok(ToolOutput { text, is_error: false }),
-                Some(Err(e)) => Err(e),
-                None => Err(McpError::UnknownTool(lsp.to_owned())),
-            },
-            None => Err(McpError::UnknownTool(lsp.to_owned())),
-        },
+        lsp if crate::lsp_tools::LSP_TOOLS.contains(&lsp) => connection.lsp(lsp, &args),
         other => match connection.coding_tools()? {
             Some(tools) => match coding::call(tools, other, &args) {
                 Some(Ok(text)) => Ok(ToolOutput { text, is_error: false }),
@@ -296,24 +289,7 @@ mod tests {
         // Read-only: the writing tools are neither listed nor served; `only` narrows the list.
         let read_only = ToolOffer { read_only: true, ..everything.clone() };
         let names: Vec<_> = list(&read_only).into_iter().map(|t| t.name.to_string()).collect();
-        assert_eq!(
-            names,
-            [
-                "ucl",
-                "context",
-                "search",
-                "repo_map",
-                "open",
-                "grep",
-                "glob",
-                "read",
-                "ast_search",
-                "lsp_definition",
-                "lsp_references",
-                "lsp_hover",
-                "lsp_symbols"
-            ]
-        );
+        assert_eq!(names, ["ucl", "context", "search", "repo_map", "open", "grep", "glob", "read", "ast_search"]);
         let connection = crate::Connection::new(library.clone(), std::sync::Arc::new(read_only));
         let args = json!({"path": "a.txt", "content": "x"}).as_object().unwrap().clone();
         assert!(matches!(call(&connection, "write", &args), Err(McpError::UnknownTool(_))));

@@ -43,7 +43,7 @@ main()
     assert_eq!(called, vec![("count", Some("self")), ("helper", None)]);
     assert_eq!(parsed.symbols[1].calls[0], Call { name: "join".into(), receiver: Some(String::new()) });
     assert_eq!(parsed.module_calls, vec![(19, Call { name: "main".into(), receiver: None })]);
-    assert_eq!(parsed.imports[0], Import { module: "os.path".into(), names: vec![], alias: Some("os".into()) });
+    assert_eq!(parsed.imports[0], Import { module: "os.path".into(), names: vec![], alias: None, star: false });
     assert_eq!(parsed.imports[1].module, ".base");
     assert_eq!(parsed.imports[1].names, vec![("B".into(), "Base".into()), ("helper".into(), "helper".into())]);
 }
@@ -114,7 +114,8 @@ fn go_java_and_c_definitions() {
         names(&parsed.symbols[0].children),
         vec![("K".into(), SymbolKind::Method, (3, 3)), ("m".into(), SymbolKind::Method, (4, 4)),]
     );
-    assert_eq!(parsed.imports[0], Import { module: "a.b".into(), names: vec![("C".into(), "C".into())], alias: None });
+    let c = Import { module: "a.b".into(), names: vec![("C".into(), "C".into())], alias: None, star: false };
+    assert_eq!(parsed.imports[0], c);
 
     let c =
         "#include \"util.h\"\n#include <stdio.h>\nstruct s { int a; };\nstatic int *f(int x) {\n  return g(x);\n}\n";
@@ -124,6 +125,38 @@ fn go_java_and_c_definitions() {
         vec![("s".into(), SymbolKind::Struct, (3, 3)), ("f".into(), SymbolKind::Function, (4, 6)),]
     );
     assert_eq!(parsed.imports.len(), 1);
+}
+
+#[test]
+fn a_comment_ending_a_line_of_code_stays_with_that_code() {
+    let parsed = parse(Language::Rust, "impl Foo { // c\n    fn new() {}\n}\nfn a() {\n} // end a\nfn b() {}\n");
+    assert_eq!(names(&parsed.symbols[0].children), vec![("new".into(), SymbolKind::Method, (2, 2))]);
+    assert_eq!(
+        names(&parsed.symbols[1..]),
+        vec![("a".into(), SymbolKind::Function, (4, 5)), ("b".into(), SymbolKind::Function, (6, 6)),]
+    );
+    let parsed = parse(Language::C, "int x = 5; // n\nint f(void) { return 1; }\n");
+    assert_eq!(parsed.symbols[0].lines, (2, 2));
+    assert_eq!(parsed.symbols[0].doc, None);
+}
+
+#[test]
+fn repeated_bases_are_read_once() {
+    let bases = (0..200).map(|_| "A").collect::<Vec<_>>().join(", ");
+    let parsed = parse(Language::Python, &format!("class A({bases}):\n    def f(self):\n        self.x()\n"));
+    assert_eq!(parsed.symbols[0].bases, vec!["A"]);
+}
+
+#[test]
+fn rust_uses_keep_names_holding_as_and_globs() {
+    let parsed =
+        parse(Language::Rust, "use std::collections::HashMap;\nuse crate::db::{Database, Class as K};\nuse a::b::*;\n");
+    assert_eq!(parsed.imports[0].names, vec![("HashMap".into(), "HashMap".into())]);
+    assert_eq!(parsed.imports[1].names, vec![("Database".into(), "Database".into()), ("K".into(), "Class".into())]);
+    assert!(parsed.imports[2].star && parsed.imports[2].module == "a::b");
+    let parsed = parse(Language::Python, "from m import *\nimport pkg\n");
+    assert!(parsed.imports[0].star);
+    assert_eq!(parsed.imports[1].alias.as_deref(), Some("pkg"));
 }
 
 #[test]

@@ -108,7 +108,12 @@ fn module_paths_follow_each_language() {
     assert_eq!(module_path("src/lib.rs", Language::Rust, "crate::x::y").as_deref(), Some("x/y"));
     assert_eq!(module_path("web/app.ts", Language::TypeScript, "../lib/util.js").as_deref(), Some("lib/util"));
     assert_eq!(module_path("web/app.ts", Language::TypeScript, "react"), None);
-    assert_eq!(module_path("src/a.c", Language::C, "inc/b.h").as_deref(), Some("src/inc/b"));
+    assert_eq!(module_path("src/a.c", Language::C, "inc/b.h").as_deref(), Some("src/inc/b.h"));
+    // Outside mod.rs, lib.rs and main.rs a file is a module of its own name.
+    assert_eq!(module_path("src/net/tcp.rs", Language::Rust, "super::addr").as_deref(), Some("src/net/addr"));
+    assert_eq!(module_path("src/net/tcp.rs", Language::Rust, "self::x").as_deref(), Some("src/net/tcp/x"));
+    assert_eq!(module_path("src/lib.rs", Language::Rust, "log::info"), None, "another crate");
+    assert_eq!(module_path("web/a.ts", Language::TypeScript, "./app.component").as_deref(), Some("web/app.component"));
 }
 
 #[test]
@@ -126,4 +131,46 @@ fn rust_and_javascript_imports_find_their_files() {
         20 + util_names.iter().position(|n| n == "go").unwrap() as u32
     )));
     assert!(resolution.links.contains(&(3, LinkKind::Imports, 4)));
+}
+
+#[test]
+fn absolute_imports_respect_packages_and_go_modules() {
+    let (json, _) = code_of(Language::Python, "def dumps():\n    pass\n", 10);
+    let (init, _) = code_of(Language::Python, "", 20);
+    let (main, _) = code_of(Language::Python, "import json\nfrom src_pkg import x\n", 30);
+    let (x, _) = code_of(Language::Python, "", 40);
+    let files = [
+        ("compat/json.py", 1, &json),
+        ("compat/__init__.py", 2, &init),
+        ("app.py", 3, &main),
+        ("src/src_pkg/x.py", 4, &x),
+    ];
+    let resolution = resolve(&files);
+    // `compat` is a package: its json.py is compat.json, not the stdlib json.
+    assert!(!resolution.links.contains(&(3, LinkKind::Imports, 1)), "{:?}", resolution.links);
+    // `src` is no package: a source root.
+    assert!(resolution.links.contains(&(3, LinkKind::Imports, 4)), "{:?}", resolution.links);
+
+    let (server, _) = code_of(Language::Go, "package main\nimport (\n\t\"log\"\n\t\"github.com/acme/tool/internal/store\"\n)\nfunc main() { store.Open(); log.Printf() }\n", 50);
+    let (store, store_names) = code_of(Language::Go, "package store\nfunc Open() {}\n", 60);
+    let (logger, _) = code_of(Language::Go, "package log\nfunc Printf() {}\n", 70);
+    let files = [("cmd/main.go", 5, &server), ("internal/store/store.go", 6, &store), ("pkg/log/log.go", 7, &logger)];
+    let resolution = resolve(&files);
+    assert!(resolution.links.contains(&(5, LinkKind::Imports, 6)));
+    assert!(!resolution.links.contains(&(5, LinkKind::Imports, 7)), "the standard library's log");
+    let open = 60 + store_names.iter().position(|n| n == "Open").unwrap() as u32;
+    assert!(resolution.links.iter().any(|(_, kind, to)| *kind == LinkKind::Calls && *to == open));
+    assert!(!resolution.links.iter().any(|(_, kind, to)| *kind == LinkKind::Calls && *to >= 70));
+}
+
+#[test]
+fn recursive_bases_end() {
+    let bases = (0..40).map(|i| format!("B{i}")).collect::<Vec<_>>().join(", ");
+    let mut text = format!("class A({bases}):\n    def f(self):\n        self.missing()\n");
+    for i in 0..40 {
+        text.push_str(&format!("class B{i}({bases}):\n    pass\n"));
+    }
+    let (code, _) = code_of(Language::Python, &text, 1);
+    let resolution = resolve(&[("a.py", 0, &code)]);
+    assert_eq!(resolution.calls_unresolved, 1);
 }
