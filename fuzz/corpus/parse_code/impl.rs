@@ -1,0 +1,4 @@
+impl Foo { // c
+    fn new() -> Self { Self::make() }
+}
+use a::{B as C, d::*};
