@@ -143,6 +143,8 @@ pub struct Lsp {
     config: LspConfig,
     timeout: Duration,
     servers: Mutex<HashMap<String, Arc<Server>>>,
+    /// One gate per server name, held while that server starts.
+    starting: Mutex<HashMap<String, Arc<Mutex<()>>>>,
 }
 
 impl Lsp {
@@ -151,7 +153,7 @@ impl Lsp {
         let root = root.canonicalize().map_err(|e| LspError::Input(format!("{}: {e}", root.display())))?;
         let timeout =
             Duration::from_secs(config.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS).clamp(1, MAX_TIMEOUT_SECS));
-        Ok(Lsp { root, config, timeout, servers: Mutex::default() })
+        Ok(Lsp { root, config, timeout, servers: Mutex::default(), starting: Mutex::default() })
     }
 
     /// Where `file` (1-based `line` and `column`) is defined.
@@ -297,14 +299,23 @@ impl Lsp {
     }
 
     /// The running server `name`, started (again, when it crashed).
+    /// Starting one server holds back only those asking for the same one
+    /// (they find it running when it is up), never calls to other servers.
     fn server(&self, name: &str) -> Result<Arc<Server>, LspError> {
-        let mut servers = lock(&self.servers);
-        if let Some(server) = servers.get(name).filter(|s| s.is_alive()) {
-            return Ok(Arc::clone(server));
+        let running = |servers: &HashMap<String, Arc<Server>>| servers.get(name).filter(|s| s.is_alive()).cloned();
+        if let Some(server) = running(&lock(&self.servers)) {
+            return Ok(server);
+        }
+        let gate = Arc::clone(lock(&self.starting).entry(name.to_owned()).or_default());
+        let _starting = lock(&gate);
+        if let Some(server) = running(&lock(&self.servers)) {
+            return Ok(server);
         }
         let config = self.config.servers.get(name).ok_or_else(|| LspError::NoServer(name.to_owned()))?;
         let server = Arc::new(Server::start(name, &config.command, &self.root, self.timeout)?);
-        servers.insert(name.to_owned(), Arc::clone(&server));
+        // The one it replaces (gone) is shut down outside the lock.
+        let gone = lock(&self.servers).insert(name.to_owned(), Arc::clone(&server));
+        drop(gone);
         Ok(server)
     }
 

@@ -24,7 +24,18 @@ const STDERR_LINE_BYTES: usize = 1024;
 /// How long a server gets to shut down before it is killed.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
 
-type Pending = Arc<Mutex<HashMap<i64, Sender<Result<Value, String>>>>>;
+/// A server's error answer: its code and message.
+type Refusal = (i64, String);
+
+type Pending = Arc<Mutex<HashMap<i64, Sender<Result<Value, Refusal>>>>>;
+
+/// LSP's "content modified" and "server cancelled": the server was busy
+/// (still loading the project); asking again is what the protocol wants.
+const RETRIED_CODES: [i64; 2] = [-32801, -32802];
+/// Times a request is asked again after such an answer.
+const RETRIES: usize = 5;
+/// Pause before asking again.
+const RETRY_PAUSE: Duration = Duration::from_millis(200);
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
@@ -160,7 +171,10 @@ impl Server {
                     (None, Some(id)) => {
                         let Some(sender) = id.as_i64().and_then(|id| lock(&pending).remove(&id)) else { continue };
                         let answer = match message.get("error") {
-                            Some(error) => Err(error["message"].as_str().unwrap_or("error").to_owned()),
+                            Some(error) => Err((
+                                error["code"].as_i64().unwrap_or(0),
+                                error["message"].as_str().unwrap_or("error").to_owned(),
+                            )),
                             None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
                         };
                         let _ = sender.send(answer);
@@ -179,8 +193,27 @@ impl Server {
         self.alive.load(Ordering::SeqCst) && matches!(lock(&self.child).try_wait(), Ok(None))
     }
 
-    /// Sends a request and waits for its answer.
+    /// Sends a request and waits for its answer, asking again a few times
+    /// while the server answers that it was busy.
     pub(crate) fn request(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, LspError> {
+        let mut tries = 0;
+        loop {
+            match self.request_once(method, params.clone(), timeout) {
+                Err(Ok((code, _))) if RETRIED_CODES.contains(&code) && tries < RETRIES => {
+                    tries += 1;
+                    std::thread::sleep(RETRY_PAUSE);
+                }
+                Err(Ok((_, message))) => {
+                    return Err(LspError::Server { server: self.name.clone(), method: method.to_owned(), message })
+                }
+                Err(Err(error)) => return Err(error),
+                Ok(value) => return Ok(value),
+            }
+        }
+    }
+
+    /// One request: its answer, the server's refusal, or why none came.
+    fn request_once(&self, method: &str, params: Value, timeout: Duration) -> Result<Value, Result<Refusal, LspError>> {
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let (sender, receiver) = mpsc::channel();
         lock(&self.pending).insert(id, sender);
@@ -188,22 +221,22 @@ impl Server {
         // registered after that would wait for nothing.
         if !self.alive.load(Ordering::SeqCst) {
             lock(&self.pending).remove(&id);
-            return Err(self.exited());
+            return Err(Err(self.exited()));
         }
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         if self.send(message).is_err() {
             lock(&self.pending).remove(&id);
-            return Err(self.exited());
+            return Err(Err(self.exited()));
         }
         match receiver.recv_timeout(timeout) {
             Ok(Ok(result)) => Ok(result),
-            Ok(Err(message)) => Err(LspError::Server { server: self.name.clone(), method: method.to_owned(), message }),
+            Ok(Err(refusal)) => Err(Ok(refusal)),
             Err(RecvTimeoutError::Timeout) => {
                 lock(&self.pending).remove(&id);
                 let _ = self.notify("$/cancelRequest", json!({"id": id}));
-                Err(LspError::Timeout { server: self.name.clone(), method: method.to_owned(), after: timeout })
+                Err(Err(LspError::Timeout { server: self.name.clone(), method: method.to_owned(), after: timeout }))
             }
-            Err(RecvTimeoutError::Disconnected) => Err(self.exited()),
+            Err(RecvTimeoutError::Disconnected) => Err(Err(self.exited())),
         }
     }
 
