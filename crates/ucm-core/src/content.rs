@@ -129,6 +129,21 @@ pub enum MediaKind {
 }
 
 impl Content {
+    /// The role a block of this content has when nothing names one: text
+    /// is a paragraph, code is code, a table a table, a formula an
+    /// equation, an image an image; other content has none.
+    pub fn default_role(&self) -> Option<crate::Role> {
+        use crate::Role;
+        match self {
+            Content::Text { .. } => Some(Role::Paragraph),
+            Content::Code { .. } => Some(Role::Code),
+            Content::Table { .. } => Some(Role::Table),
+            Content::Math { .. } => Some(Role::Equation),
+            Content::Media { kind: MediaKind::Image, .. } => Some(Role::Image),
+            _ => None,
+        }
+    }
+
     /// Markdown text content.
     pub fn markdown(text: impl Into<String>) -> Self {
         Content::Text { text: text.into(), format: TextFormat::Markdown }

@@ -212,6 +212,10 @@ impl Engine {
     fn append(&mut self, append: &Append) -> Result<Outcome, EngineError> {
         let parent = self.resolve(&append.parent)?;
         let (content, mut metadata) = build::build(append.content_type, &append.properties, append.content.as_ref())?;
+        // An appended paragraph is a paragraph, as an ingested one is.
+        if metadata.role.is_none() {
+            metadata.role = content.default_role();
+        }
         let now = (self.clock)();
         if metadata.timestamps.created_ms == 0 {
             metadata.timestamps.created_ms = now;
