@@ -154,8 +154,19 @@ fn tree_json(doc: &Document, id: BlockId, depth: usize) -> Value {
     node
 }
 
+/// Most tokens of a section view.
+const SECTION_TOKENS: usize = 8000;
+
 pub(crate) fn view(cli: &Cli, reference: &str, mode: ViewMode) -> anyhow::Result<()> {
-    let view = cli.library(false)?.view(None, reference)?;
+    let library = cli.library(false)?;
+    let section = match mode {
+        ViewMode::Section => Some(library.view_section(None, reference, SECTION_TOKENS)?),
+        _ => None,
+    };
+    let view = match &section {
+        Some(section) => section.view.clone(),
+        None => library.view(None, reference)?,
+    };
     let block = &view.block;
     let id = block.id;
     let mut value = json!({ "id": id, "role": role_name(block) });
@@ -177,6 +188,13 @@ pub(crate) fn view(cli: &Cli, reference: &str, mode: ViewMode) -> anyhow::Result
     match mode {
         ViewMode::Preview => value["preview"] = json!(preview(block, PREVIEW_CHARS)),
         ViewMode::Full => value["content"] = json!(block.to_markdown()),
+        ViewMode::Section => {
+            if let Some(section) = &section {
+                value["section"] = json!(section.text);
+                value["section_blocks"] = json!(section.blocks);
+                value["section_complete"] = json!(section.complete);
+            }
+        }
         ViewMode::Ids | ViewMode::Metadata => {}
     }
     if cli.json {
@@ -206,6 +224,15 @@ pub(crate) fn view(cli: &Cli, reference: &str, mode: ViewMode) -> anyhow::Result
         }
         ViewMode::Full => {
             let _ = writeln!(out, "\n{}", block.to_markdown());
+        }
+        ViewMode::Section => {
+            if let Some(section) = &section {
+                let _ = writeln!(out, "\n{}", section.text);
+                if !section.complete {
+                    let _ =
+                        writeln!(out, "\n[{} blocks shown; the rest is over {SECTION_TOKENS} tokens]", section.blocks);
+                }
+            }
         }
         ViewMode::Ids | ViewMode::Metadata => {}
     }

@@ -264,6 +264,9 @@ pub(crate) enum ViewMode {
     Preview,
     /// Metadata and the whole content.
     Full,
+    /// Metadata, then the block and everything below it, in order (up to
+    /// 8,000 tokens, whole blocks).
+    Section,
 }
 
 /// Formats of `ucp export`.

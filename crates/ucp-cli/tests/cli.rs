@@ -546,3 +546,28 @@ fn concurrent_increments_all_count() {
     let block = doc["blocks"].as_array().unwrap().iter().find(|b| b["id"] == id).unwrap().clone();
     assert_eq!(block["metadata"]["custom"]["counter"], 30, "{block}");
 }
+
+#[test]
+fn view_section_shows_a_heading_with_what_is_under_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("guide.md");
+    std::fs::write(&file, "# Top\n\nIntro text.\n\n## Sub\n\nSub text.\n\n# Other\n\nElsewhere.\n").unwrap();
+    let store = dir.path().join(".ucp");
+    assert!(common::ucp(&store, &["index", file.to_str().unwrap()]).status.success());
+    let exported = common::stdout_json(&common::ucp(&store, &["export", "--format", "json"]));
+    let top = exported["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["content"]["text"] == "Top")
+        .map(|b| b["id"].as_str().unwrap().to_owned())
+        .expect("the heading block");
+    let out = common::ucp(&store, &["view", &top, "--mode", "section"]);
+    assert!(out.status.success(), "{}", common::stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.ends_with("# Top\n\nIntro text.\n\n## Sub\n\nSub text.\n"), "{text}");
+    assert!(!text.contains("Elsewhere"), "{text}");
+    let json = common::stdout_json(&common::ucp(&store, &["view", &top, "--mode", "section", "--json"]));
+    assert_eq!(json["section_blocks"], 4);
+    assert_eq!(json["section_complete"], true);
+}

@@ -17,6 +17,24 @@ impl Store {
     /// not hold; no edges), with that revision. Ids the document does not
     /// hold are left out.
     pub fn read_excerpt(&self, name: &str, ids: &[BlockId]) -> Result<(Document, u64), StoreError> {
+        self.read_blocks(name, ids, None)
+    }
+
+    /// Block `id` of document `name`, its ancestors, and the blocks below
+    /// it (breadth first, at most `below` of them), read at one revision
+    /// like [`Store::read_excerpt`]: what showing one section costs.
+    pub fn read_section(&self, name: &str, id: BlockId, below: usize) -> Result<(Document, u64), StoreError> {
+        self.read_blocks(name, &[id], Some((id, below)))
+    }
+
+    /// The blocks `ids` and their ancestors, and with `section` the
+    /// descendants of its block, up to its count.
+    fn read_blocks(
+        &self,
+        name: &str,
+        ids: &[BlockId],
+        section: Option<(BlockId, usize)>,
+    ) -> Result<(Document, u64), StoreError> {
         let tx = self.conn.unchecked_transaction().map_err(db("starting a read"))?;
         let revision = revision_in(&tx, name)?;
         let doc = self.document_number(&tx, name)?;
@@ -42,6 +60,33 @@ impl Store {
             if let Some((block, parent)) = read {
                 rows.push(block?);
                 next.extend(parent);
+            }
+        }
+        if let Some((top, most)) = section {
+            // Breadth first below the section's block, children as stored.
+            let mut queue: std::collections::VecDeque<BlockId> = rows
+                .iter()
+                .find(|(block, _)| block.id == top)
+                .map(|(_, children)| children.iter().copied().collect())
+                .unwrap_or_default();
+            let mut taken = 0;
+            while let Some(id) = queue.pop_front() {
+                if taken == most {
+                    break;
+                }
+                if !seen.insert(id) {
+                    continue;
+                }
+                let read = stmt
+                    .query_row(params![doc, &id.as_bytes()[..]], |row| Ok(decode_block(row, name, &mut files)))
+                    .optional()
+                    .map_err(db("reading blocks"))?;
+                if let Some(block) = read {
+                    let (block, children) = block?;
+                    queue.extend(children.iter().copied());
+                    rows.push((block, children));
+                    taken += 1;
+                }
             }
         }
         drop(stmt);

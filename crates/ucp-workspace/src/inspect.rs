@@ -110,6 +110,68 @@ impl Library {
     }
 }
 
+/// A block with the blocks below it, as `ucp view --mode section` shows it.
+#[derive(Debug, Clone)]
+pub struct SectionView {
+    /// The block itself.
+    pub view: BlockView,
+    /// The block's text and the text of the blocks below it, in document
+    /// order, each as written, separated by blank lines.
+    pub text: String,
+    /// Blocks in `text`.
+    pub blocks: usize,
+    /// Whether every block below it fit (else `text` stops at a block
+    /// boundary).
+    pub complete: bool,
+}
+
+/// Most blocks read below a section's block.
+const SECTION_BLOCKS: usize = 5000;
+
+impl Library {
+    /// Block `reference` of stored document `name` with its section: the
+    /// text of the blocks below it in document order, within `max_tokens`
+    /// (whole blocks only), read from the store alone.
+    pub fn view_section(
+        &self,
+        name: Option<&str>,
+        reference: &str,
+        max_tokens: usize,
+    ) -> Result<SectionView, WorkspaceError> {
+        let view = self.view(name, reference)?;
+        let id = view.block.id;
+        let (excerpt, _) = {
+            let store = lock(&self.store);
+            let name = store.resolve_name(name.or(self.config.document.as_deref()))?;
+            store.read_section(&name, id, SECTION_BLOCKS)?
+        };
+        let tokenizer = self.tokenizer();
+        let mut text = String::new();
+        let (mut tokens, mut blocks, mut complete) = (0, 0, true);
+        let mut stack = vec![id];
+        while let Some(at) = stack.pop() {
+            let Some(block) = excerpt.get(at) else {
+                complete = false;
+                continue;
+            };
+            let body = ucm_core::outline::full_body(block);
+            let cost = ucm_core::outline::block_tokens(block, tokenizer).max(1);
+            if tokens + cost > max_tokens {
+                complete = false;
+                break;
+            }
+            if !text.is_empty() {
+                text.push_str("\n\n");
+            }
+            text.push_str(&body);
+            tokens += cost;
+            blocks += 1;
+            stack.extend(excerpt.children(at).iter().rev());
+        }
+        Ok(SectionView { view, text, blocks, complete })
+    }
+}
+
 /// The one block of `matches`, or why there is not one.
 fn one_labelled(label: &str, mut matches: impl Iterator<Item = BlockId>) -> Result<BlockId, WorkspaceError> {
     match (matches.next(), matches.count()) {

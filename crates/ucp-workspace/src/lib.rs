@@ -39,7 +39,7 @@ mod search;
 mod sessions;
 
 pub use context::{ContextOptions, DEFAULT_BUDGET, MIN_BUDGET};
-pub use inspect::{find_block, stats, BlockView, DocumentStats};
+pub use inspect::{find_block, stats, BlockView, DocumentStats, SectionView};
 pub use library::{IndexOptions, IndexProgress, Indexed, Library, LibraryConfig, Workspace, EVICT_IDLE_AFTER};
 pub use map::{MapRequest, DEFAULT_MAP_BUDGET};
 pub use script::ScriptRun;
