@@ -187,7 +187,7 @@ mod tests {
         ] {
             assert!(is_test_path(path), "{path}");
         }
-        for path in ["src/lib.rs", "django/test_utils_extra/x.py", "pkg/contest.py", "attestation.py", "latest/x.py"] {
+        for path in ["src/lib.rs", "app/test_utils_extra/x.py", "pkg/contest.py", "attestation.py", "latest/x.py"] {
             assert!(!is_test_path(path), "{path}");
         }
     }

@@ -329,33 +329,19 @@ impl Lsp {
         Ok(path)
     }
 
-    /// Servers whose files the root holds (a shallow look: four levels,
-    /// hidden folders and dependency folders skipped).
+    /// Servers whose files the root holds (a shallow look: the `ignore`
+    /// walker four levels deep, gitignored and hidden files and dependency
+    /// folders left out, at most 20,000 entries).
     fn languages_present(&self) -> Vec<String> {
         let mut found: Vec<String> = Vec::new();
-        let mut stack = vec![(self.root.clone(), 0)];
-        let mut seen = 0;
-        while let Some((dir, depth)) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-            for entry in entries.flatten() {
-                seen += 1;
-                if seen > 20_000 {
-                    return found;
-                }
-                let path = entry.path();
-                let name = entry.file_name();
-                let name = name.to_string_lossy();
-                if name.starts_with('.') || name == "node_modules" || name == "target" {
-                    continue;
-                }
-                if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    if depth < 4 {
-                        stack.push((path, depth + 1));
-                    }
-                } else if let Some((server, _)) = self.config.server_for(&path) {
-                    if !found.iter().any(|f| f == server) {
-                        found.push(server.to_owned());
-                    }
+        let walk = ignore::WalkBuilder::new(&self.root)
+            .max_depth(Some(5))
+            .filter_entry(|e| !matches!(e.file_name().to_str(), Some("node_modules" | "target")))
+            .build();
+        for entry in walk.flatten().take(20_000) {
+            if let Some((server, _)) = self.config.server_for(entry.path()) {
+                if !found.iter().any(|f| f == server) {
+                    found.push(server.to_owned());
                 }
             }
         }

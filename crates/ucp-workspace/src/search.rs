@@ -204,14 +204,17 @@ impl SearchResults {
     /// answers in several places beats one that matches once).
     pub fn files(&self) -> Vec<FileHit> {
         let mut files: Vec<(FileHit, Vec<f64>)> = Vec::new();
+        let mut slot: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for hit in &self.results {
             let Some(file) = &hit.file else { continue };
-            match files.iter_mut().find(|(f, _)| &f.file == file) {
-                Some((f, scores)) => {
+            match slot.get(file.as_str()) {
+                Some(&at) => {
+                    let (f, scores) = &mut files[at];
                     f.hits += 1;
                     scores.push(hit.score);
                 }
                 None => {
+                    slot.insert(file, files.len());
                     let best = FileHit { file: file.clone(), score: hit.score, hits: 1, best: hit.clone() };
                     files.push((best, Vec::new()));
                 }

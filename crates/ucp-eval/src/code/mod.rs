@@ -36,9 +36,9 @@ use crate::EvalError;
 /// One localization task.
 #[derive(Debug, Clone, Deserialize)]
 pub struct CodeTask {
-    /// Its id (`django__django-11099`).
+    /// Its id (`owner__repo-1234`).
     pub id: String,
-    /// The repository (`django/django`).
+    /// The repository (`owner/repo`).
     pub repo: String,
     /// The snapshot's package name.
     pub package: String,
