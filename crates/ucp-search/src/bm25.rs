@@ -64,11 +64,23 @@ fn schema() -> Schema {
     builder.build()
 }
 
-/// How often each analyzed term occurs in `text`.
+/// How many distinct terms make a query long enough for its repeats to
+/// count: a report of a paragraph or more, not a one- or two-sentence
+/// question. A question names what it asks about once or twice, and what
+/// it repeats is mostly an example's name (`price`, `SomeClass`); a long
+/// report keeps coming back to what it is about.
+const LONG_QUERY_TERMS: usize = 32;
+
+/// How often each analyzed term occurs in `text`, as far as it counts in
+/// a ranking: every term once in a query of fewer than
+/// [`LONG_QUERY_TERMS`] distinct terms.
 fn repeats(text: &str) -> std::collections::HashMap<String, u32> {
     let mut counts = std::collections::HashMap::new();
     for term in ucp_analyzer::terms(text) {
         *counts.entry(term).or_default() += 1;
+    }
+    if counts.len() < LONG_QUERY_TERMS {
+        counts.values_mut().for_each(|count| *count = 1);
     }
     counts
 }
@@ -356,5 +368,18 @@ mod tests {
         let id = BlockId::from_bytes([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 255]);
         let (hi, lo) = split_id(id);
         assert_eq!(join_id(hi, lo), id);
+    }
+
+    #[test]
+    fn repeats_count_only_in_long_queries() {
+        let question = "why does price show quotes in f'{price=}' but not f'{price=:.2f}'";
+        assert!(repeats(question).values().all(|&count| count == 1));
+
+        let words: Vec<String> = (0..LONG_QUERY_TERMS).map(|i| format!("word{i}")).collect();
+        let report = format!("{} serializer serializer serializer", words.join(" "));
+        let counts = repeats(&report);
+        let term = |word: &str| ucp_analyzer::terms(word).remove(0);
+        assert_eq!(counts[&term("serializer")], 3);
+        assert_eq!(counts[&term("word0")], 1);
     }
 }

@@ -56,8 +56,8 @@ pub struct TermPostings {
 
 impl TermPostings {
     /// What the term weighs in a ranking: its idf, times the square root
-    /// of how often the query repeats it (a long question's recurring
-    /// words are what it is about).
+    /// of how often a long query repeats it (a report's recurring words
+    /// are what it is about; a short question's repeats are counted once).
     pub fn weight(&self) -> f64 {
         self.idf * f64::from(self.repeats.max(1)).sqrt()
     }
