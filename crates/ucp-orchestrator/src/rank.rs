@@ -126,14 +126,20 @@ impl Layout {
             mean_section: 1.0,
         };
         let mut section_slot: IdMap<u32> = IdMap::default();
-        for id in doc.document_order() {
-            let Some(block) = doc.get(id).filter(|b| is_content(b)) else { continue };
+        // Depth first in document order, each block with its parent and the
+        // nearest heading or file above it (what `section_of` would find).
+        let mut stack: Vec<(BlockId, BlockId, Option<BlockId>)> = vec![(BlockId::ROOT, BlockId::ROOT, None)];
+        while let Some((id, parent, above)) = stack.pop() {
+            let Some(block) = doc.get(id) else { continue };
+            let opens = !id.is_root() && is_section_root(block);
+            let below = if opens { Some(id) } else { above };
+            stack.extend(doc.children(id).iter().rev().map(|&child| (child, id, below)));
+            if !is_content(block) {
+                continue;
+            }
             // Blocks under no heading or file (a single file's preamble, a
             // file without headings) share their parent as a section.
-            let root = match crate::section_of(doc, id) {
-                own if own == id => doc.parent(id).unwrap_or(BlockId::ROOT),
-                section => section,
-            };
+            let root = above.unwrap_or(parent);
             let at = *section_slot.entry(root).or_insert_with(|| {
                 layout.sections.push(Section { blocks: Vec::new(), tokens: 0 });
                 (layout.sections.len() - 1) as u32
