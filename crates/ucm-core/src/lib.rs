@@ -29,7 +29,6 @@ mod nodes;
 pub mod outline;
 mod printable;
 mod render;
-mod tokens;
 mod undo;
 mod validate;
 
@@ -44,7 +43,7 @@ pub use journal::UnsavedChanges;
 pub use json::{JsonError, JSON_FORMAT};
 pub use metadata::{Metadata, Role, SourceLocation, Timestamps};
 pub use printable::{escape_char, printable};
-pub use tokens::{BpeTokenizer, Encoding, Tokenizer};
+pub use ucm_tokens::{BpeTokenizer, Encoding, Tokenizer};
 pub use undo::Mark;
 pub use validate::{Issue, ValidationReport};
 

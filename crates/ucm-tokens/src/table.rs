@@ -1,0 +1,181 @@
+//! The o200k_base tables, built from the vocabulary the crate ships and
+//! kept in the user's cache.
+//!
+//! `bpe-openai` embeds its tables ready-built: 32 MB of the binary for
+//! o200k_base. The vocabulary they are built from is 1.7 MB gzip'd, but
+//! building them takes about a second. So the first process on a machine
+//! builds them and saves bpe's own serialization in the cache folder
+//! (checksummed, written to a temporary file and renamed into place); every
+//! later process reads that file, which costs about what deserializing the
+//! embedded tables did. A cache that cannot be read or written only costs
+//! the build.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use bpe::byte_pair_encoding::{read_tiktoken, BytePairEncoding};
+use bpe_openai::Tokenizer;
+
+/// o200k_base's vocabulary as OpenAI publishes it (`o200k_base.tiktoken`,
+/// gzip'd; the copy `bpe-openai` 0.3.2 builds from).
+const VOCABULARY: &[u8] = include_bytes!("../data/o200k_base.tiktoken.gz");
+
+/// The hash factor `bpe-openai` builds its tables with (no two o200k
+/// tokens collide under it).
+const HASH_FACTOR: u64 = 17_846_336_922_010_275_747;
+
+/// What the cached bytes are: `bpe`'s serialization, whose version is
+/// pinned in Cargo.toml. Upgrading `bpe` means changing this name, so old
+/// caches are never read by new code.
+const CACHE_FORMAT: &str = "bpe-0.2.3/rmp";
+
+/// The first bytes of a cache file.
+const MAGIC: &[u8; 8] = b"UCPBPE01";
+
+/// The cache file: magic, the key (what it was built from), the payload's
+/// checksum, then the payload.
+const HEADER: usize = MAGIC.len() + 32 + 32;
+
+/// The o200k_base tokenizer, built once per process.
+static O200K: LazyLock<Tokenizer> = LazyLock::new(|| tokenizer(tables(cache_dir().as_deref())));
+
+/// The o200k_base tokenizer (its tables read from the cache or built).
+pub(crate) fn o200k() -> &'static Tokenizer {
+    &O200K
+}
+
+/// o200k_base's pre-tokenizer (the patterns `bpe-openai` uses: tiktoken's,
+/// with the negative look-ahead rewritten as a look-ahead pattern).
+fn tokenizer(bpe: BytePairEncoding) -> Tokenizer {
+    let words = [
+        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        "\\p{N}{1,3}",
+        " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*",
+        "\\s*[\\r\\n]+",
+        "\\s+$",
+    ]
+    .join("|");
+    Tokenizer::new_lookahead(bpe, &[(&words, false), ("\\s+\\s", true), ("\\s+", false)], false)
+        .expect("o200k_base's patterns compile")
+}
+
+/// The folder the tables are cached in: `$UCP_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/ucp`, else `~/.cache/ucp`.
+fn cache_dir() -> Option<PathBuf> {
+    let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    env("UCP_CACHE_DIR")
+        .or_else(|| env("XDG_CACHE_HOME").map(|dir| dir.join("ucp")))
+        .or_else(|| env("HOME").map(|home| home.join(".cache").join("ucp")))
+}
+
+/// What a cache file must have been built from: this vocabulary, in this
+/// format.
+fn key() -> blake3::Hash {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(CACHE_FORMAT.as_bytes());
+    hasher.update(VOCABULARY);
+    hasher.finalize()
+}
+
+/// The tables from the cache in `dir`, else built (and saved there).
+fn tables(dir: Option<&Path>) -> BytePairEncoding {
+    let key = key();
+    let path = dir.map(|dir| dir.join(format!("o200k_base-{}.bpe", &key.to_hex()[..16])));
+    if let Some(bpe) = path.as_deref().and_then(|path| read_cached(path, &key)) {
+        return bpe;
+    }
+    let bpe = build();
+    if let Some(path) = &path {
+        // A cache that cannot be written costs the next process the build.
+        let _ = write_cached(path, &key, &bpe);
+    }
+    bpe
+}
+
+/// Builds the tables from the shipped vocabulary (about a second).
+fn build() -> BytePairEncoding {
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(VOCABULARY).read_to_string(&mut text).expect("the shipped vocabulary is gzip'd text");
+    let tokens = read_tiktoken(&text).expect("the shipped vocabulary is in tiktoken's format");
+    BytePairEncoding::from_dictionary(tokens, Some(HASH_FACTOR))
+}
+
+/// The tables cached at `path`, if the file is whole, was built from `key`
+/// and holds what its checksum says (the tables are deserialized without
+/// checks, so nothing else is ever read).
+fn read_cached(path: &Path, key: &blake3::Hash) -> Option<BytePairEncoding> {
+    let bytes = std::fs::read(path).ok()?;
+    let (header, payload) = bytes.split_at_checked(HEADER)?;
+    let (magic, rest) = header.split_at(MAGIC.len());
+    let (built_from, checksum) = rest.split_at(32);
+    if magic != MAGIC || built_from != key.as_bytes() || checksum != blake3::hash(payload).as_bytes() {
+        return None;
+    }
+    rmp_serde::from_slice(payload).ok()
+}
+
+/// Saves the tables at `path`: a temporary file in the same folder,
+/// renamed into place, so a reader sees the whole file or none.
+fn write_cached(path: &Path, key: &blake3::Hash, bpe: &BytePairEncoding) -> std::io::Result<()> {
+    let payload = rmp_serde::to_vec(bpe).map_err(std::io::Error::other)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    file.write_all(MAGIC)?;
+    file.write_all(key.as_bytes())?;
+    file.write_all(blake3::hash(&payload).as_bytes())?;
+    file.write_all(&payload)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cached_file(dir: &Path) -> PathBuf {
+        let entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        assert_eq!(entries.len(), 1, "one cache file: {entries:?}");
+        entries.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn tables_are_built_once_then_read_and_a_damaged_cache_is_rebuilt() {
+        let dir = tempfile::tempdir().unwrap();
+        let sample = "Budgets are enforced with exact counts: ünïcödé, 12345, \t tabs\r\n";
+        let expected = bpe_openai::o200k_base().count(sample);
+
+        let built = tokenizer(tables(Some(dir.path())));
+        assert_eq!(built.count(sample), expected);
+        let path = cached_file(dir.path());
+        let key = key();
+        assert!(read_cached(&path, &key).is_some());
+
+        let read = tokenizer(tables(Some(dir.path())));
+        assert_eq!(read.count(sample), expected);
+
+        // A flipped payload byte, a truncated file, another key: never read.
+        let whole = std::fs::read(&path).unwrap();
+        let mut flipped = whole.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        std::fs::write(&path, &flipped).unwrap();
+        assert!(read_cached(&path, &key).is_none());
+        std::fs::write(&path, &whole[..HEADER - 1]).unwrap();
+        assert!(read_cached(&path, &key).is_none());
+        std::fs::write(&path, &whole).unwrap();
+        assert!(read_cached(&path, &blake3::hash(b"another vocabulary")).is_none());
+
+        // A damaged file is built again and replaced.
+        std::fs::write(&path, &flipped).unwrap();
+        assert_eq!(tokenizer(tables(Some(dir.path()))).count(sample), expected);
+        assert_eq!(std::fs::read(&path).unwrap(), whole);
+    }
+
+    #[test]
+    fn without_a_cache_the_tables_are_built() {
+        assert_eq!(tokenizer(tables(None)).count("hello world"), 2);
+    }
+}
