@@ -73,7 +73,7 @@ enum Command {
     /// Module@10, Func@10 and whole gold functions in a context, next to a
     /// reference BM25 baseline.
     #[command(after_help = "Example:
-  ucp eval-code shared/eval/swe-lite/tasks.jsonl --repos ~/.cache/ucp-eval/swe-lite/repos")]
+  ucp eval-code eval/swe-lite/tasks.jsonl --repos ~/.cache/ucp-eval/swe-lite/repos")]
     EvalCode(code::EvalCodeArgs),
     /// A ranked outline of an indexed repository within a token budget:
     /// files by PageRank over the code graph (personalized to a question or

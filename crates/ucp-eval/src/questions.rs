@@ -1,5 +1,6 @@
-//! Question files: one JSON object per line (`../shared/eval/README.md`
-//! describes the format).
+//! Question files: one JSON object per line, each with an `id`, the
+//! `question`, the `answers` a context must quote, the `gold` files and
+//! sections they are in, and a `kind` (fact, deep, multi).
 
 use std::collections::HashSet;
 use std::path::Path;

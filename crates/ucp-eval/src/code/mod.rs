@@ -1,6 +1,6 @@
 //! Code localization: for a real issue's text, does the engine find the
 //! file and the functions the fix changed? A task file (JSON lines, the
-//! format of `shared/eval/swe-lite/tasks.jsonl`) names for each task a
+//! format of `eval/swe-lite/tasks.jsonl`) names for each task a
 //! repository snapshot, the issue text, the gold file and the gold
 //! functions. Each snapshot is indexed once into a store of its own (later
 //! runs find it indexed), then every task is run through
