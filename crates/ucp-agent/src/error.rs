@@ -93,8 +93,15 @@ pub enum AgentError {
     #[error("no results available: run SEARCH, FIND, EXPAND, FOLLOW or PATH first")]
     NoResults,
     /// UCL that does not parse.
-    #[error("{0}")]
-    Parse(String),
+    #[error("{rendered}")]
+    Parse {
+        /// Every error with its caret snippet.
+        rendered: String,
+        /// The first error's 1-based line.
+        line: usize,
+        /// The first error's 1-based column (characters).
+        column: usize,
+    },
     /// A request argument out of its range (a zero budget ...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
@@ -136,7 +143,7 @@ impl AgentError {
             AgentError::SearchFailed(_) => "search_failed",
             AgentError::NotPermitted(_) => "not_permitted",
             AgentError::NoResults => "no_results",
-            AgentError::Parse(_) => "parse",
+            AgentError::Parse { .. } => "parse",
             AgentError::InvalidPattern { .. } => "invalid_pattern",
             AgentError::InvalidArgument(_) => "invalid_argument",
             AgentError::Window(WindowError::NotInWindow(_)) => "not_in_window",

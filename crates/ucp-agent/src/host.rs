@@ -410,7 +410,10 @@ impl SessionHost {
     /// or to before it; the session's own changes (cursor, window, results)
     /// stand. A script that edits runs alone among writers.
     pub fn run_script(&self, id: SessionId, source: &str) -> Result<crate::ScriptReport, AgentError> {
-        let script = parse_script(source).map_err(|errors| AgentError::Parse(errors.render(source)))?;
+        let script = parse_script(source).map_err(|errors| {
+            let (line, column) = errors.0.first().map_or((1, 1), |first| (first.line, first.column));
+            AgentError::Parse { rendered: errors.render(source), line, column }
+        })?;
         let edits = script.document.commands.iter().any(Command::is_edit);
         let _writer = edits.then(|| lock(&self.writer));
         // Closes the script as failed if anything below panics, so a half-run

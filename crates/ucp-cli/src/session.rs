@@ -134,7 +134,7 @@ pub(crate) fn shell(cli: &Cli, args: &SessionArgs) -> anyhow::Result<()> {
             eprintln!("ucp: {} was changed by another writer; continuing with it as it is now", workspace.name());
         }
         match library.run_script(&workspace, session, &source) {
-            Err(WorkspaceError::Agent(AgentError::Parse(rendered))) => eprint!("{rendered}"),
+            Err(WorkspaceError::Agent(AgentError::Parse { rendered, .. })) => eprint!("{rendered}"),
             Err(e) => eprintln!("error: {e}"),
             Ok(run) => {
                 print(&run.transcript())?;

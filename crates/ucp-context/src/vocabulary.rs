@@ -64,6 +64,18 @@ pub enum RenderFormat {
     Markdown,
 }
 
+impl RenderFormat {
+    /// The format named `markdown`, `default` or `short_ids`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "markdown" => Some(RenderFormat::Markdown),
+            "default" => Some(RenderFormat::Default),
+            "short_ids" => Some(RenderFormat::ShortIds),
+            _ => None,
+        }
+    }
+}
+
 impl Reason {
     /// The reason's name as UCL and stats write it (`direct_reference` ...).
     pub fn as_str(self) -> &'static str {

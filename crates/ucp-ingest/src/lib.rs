@@ -110,6 +110,18 @@ pub enum IngestError {
     },
 }
 
+impl IngestError {
+    /// A stable code for programs.
+    pub fn code(&self) -> &'static str {
+        match self {
+            IngestError::NoInput => "no_input",
+            IngestError::Io { .. } => "ingest_io",
+            IngestError::Unusable { .. } => "unusable_input",
+            IngestError::NameClash { .. } => "name_clash",
+        }
+    }
+}
+
 /// Ingests files and folders into one document named `name`.
 ///
 /// One file gives a document whose blocks hang under the root; a folder (or

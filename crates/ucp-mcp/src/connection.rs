@@ -167,7 +167,7 @@ impl Connection {
         }
         let (workspace, session) = self.ensure(&mut state)?;
         let (text, failed) = match self.library.run_script(&workspace, session, commands) {
-            Err(WorkspaceError::Agent(AgentError::Parse(rendered))) => {
+            Err(WorkspaceError::Agent(AgentError::Parse { rendered, .. })) => {
                 (format!("nothing ran: {}", rendered.trim_end()), true)
             }
             Err(e) => return Err(e.into()),
@@ -207,12 +207,9 @@ impl Connection {
         format: Option<&str>,
         code: bool,
     ) -> Result<ToolOutput, McpError> {
-        let format = match format.unwrap_or("markdown") {
-            "markdown" => RenderFormat::Markdown,
-            "default" => RenderFormat::Default,
-            "short_ids" => RenderFormat::ShortIds,
-            other => return Err(McpError::Arguments(format!("format {other:?}: use markdown, default or short_ids"))),
-        };
+        let name = format.unwrap_or("markdown");
+        let format = RenderFormat::from_name(name)
+            .ok_or_else(|| McpError::Arguments(format!("format {name:?}: use markdown, default or short_ids")))?;
         let most = self.cap.saturating_sub(CONTEXT_FOOTER_TOKENS).max(1);
         let asked = budget.unwrap_or(DEFAULT_BUDGET);
         if asked == 0 {

@@ -138,6 +138,26 @@ pub enum StoreError {
     },
 }
 
+impl StoreError {
+    /// A stable code for programs.
+    pub fn code(&self) -> &'static str {
+        match self {
+            StoreError::Missing(_) => "no_store",
+            StoreError::Io { .. } => "store_io",
+            StoreError::Database { .. } => "store_database",
+            StoreError::NoSuchDocument { .. } => "no_document",
+            StoreError::NameMismatch { .. } => "name_mismatch",
+            StoreError::NameTaken(_) => "name_taken",
+            StoreError::DocumentNotChosen(_) => "document_not_chosen",
+            StoreError::Corrupt { .. } => "store_corrupt",
+            StoreError::Conflict { .. } => "conflict",
+            StoreError::SessionConflict { .. } => "session_conflict",
+            StoreError::InvalidName { .. } => "invalid_name",
+            StoreError::TooNew { .. } => "store_too_new",
+        }
+    }
+}
+
 pub(crate) fn db(context: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
     move |source| StoreError::Database { context, source }
 }

@@ -110,3 +110,25 @@ pub enum WorkspaceError {
         smallest: usize,
     },
 }
+
+impl WorkspaceError {
+    /// A stable, machine-readable code: the underlying error's own code
+    /// (`block_not_found`, `parse`, `conflict` ...) or this layer's.
+    pub fn code(&self) -> &'static str {
+        match self {
+            WorkspaceError::Store(e) => e.code(),
+            WorkspaceError::Ingest(e) => e.code(),
+            WorkspaceError::Search(e) => e.code(),
+            WorkspaceError::Agent(e) => e.code(),
+            WorkspaceError::NoDocument(_) => "no_document",
+            WorkspaceError::Path(_) => "path",
+            WorkspaceError::NotAllowed(_) => "not_allowed",
+            WorkspaceError::ReadOnly(_) => "read_only",
+            WorkspaceError::SessionInUse(_) => "session_in_use",
+            WorkspaceError::Damaged(_) => "damaged",
+            WorkspaceError::Invalid(_) => "invalid_argument",
+            WorkspaceError::Edited { .. } => "edited",
+            WorkspaceError::NothingFits { .. } => "nothing_fits",
+        }
+    }
+}

@@ -77,7 +77,7 @@ fn a_failed_script_keeps_no_edit_and_the_session_keeps_its_moves() {
     assert!(stored.contains("\"kept\"") && !stored.contains("\"lost\""), "only the committed edit is stored");
 
     let parse = library.run_script(&workspace, session, "GOTO\n");
-    assert!(matches!(parse, Err(WorkspaceError::Agent(ucp_agent::AgentError::Parse(_)))));
+    assert!(matches!(parse, Err(WorkspaceError::Agent(ucp_agent::AgentError::Parse { .. }))));
 }
 
 #[test]

@@ -1,0 +1,164 @@
+//! `ucp.Session`: an agent session that runs UCL.
+
+use std::sync::{Arc, Mutex};
+
+use pyo3::prelude::*;
+use ucp_agent::SessionId;
+use ucp_workspace::{Library, NewSession, Workspace, WorkspaceError};
+
+use crate::errors::{self, OrRaise};
+use crate::results::Reply;
+
+/// An agent session: a cursor, a context window under a token budget, and
+/// the UCL commands to move, look, search, curate and edit. A script's
+/// edits stand together: when a command fails, its edits are undone back
+/// to the script's last COMMIT (or to before it) and the error is raised.
+#[pyclass(module = "ucp", frozen)]
+pub struct Session {
+    library: Arc<Library>,
+    name: Option<String>,
+    options: NewSession,
+    /// The document copy and the session in it (both replaced when another
+    /// process changed the document).
+    held: Mutex<Option<(Arc<Workspace>, SessionId)>>,
+}
+
+impl Session {
+    /// Opens the named session (as stored) or a new one in `workspace`.
+    pub(crate) fn open(
+        library: Arc<Library>,
+        workspace: Arc<Workspace>,
+        name: Option<String>,
+        options: NewSession,
+    ) -> Result<Session, WorkspaceError> {
+        let id = Self::start(&library, &workspace, name.as_deref(), &options)?;
+        Ok(Session { library, name, options, held: Mutex::new(Some((workspace, id))) })
+    }
+
+    fn start(
+        library: &Library,
+        workspace: &Workspace,
+        name: Option<&str>,
+        options: &NewSession,
+    ) -> Result<SessionId, WorkspaceError> {
+        match name {
+            Some(name) => library.open_named(workspace, name, options),
+            None => library.create_session(workspace, options),
+        }
+    }
+
+    /// The session, on the document as the store has it now: when another
+    /// process changed it, a named session is opened again as saved, an
+    /// unnamed one starts over.
+    fn current(&self) -> Result<(Arc<Workspace>, SessionId), WorkspaceError> {
+        let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+        let (workspace, id) = held.clone().ok_or_else(|| WorkspaceError::Invalid("the session is closed".into()))?;
+        if self.library.is_current(&workspace) {
+            return Ok((workspace, id));
+        }
+        let workspace = self.library.workspace(workspace.name())?;
+        let id = Self::start(&self.library, &workspace, self.name.as_deref(), &self.options)?;
+        *held = Some((Arc::clone(&workspace), id));
+        Ok((workspace, id))
+    }
+
+    /// Runs `source` and returns what its commands answered, or raises the
+    /// first failure (with `.line`, `.column` and the `.replies` before it).
+    fn run_script(&self, py: Python<'_>, source: &str) -> PyResult<Vec<Py<Reply>>> {
+        let run = py
+            .detach(|| {
+                let (workspace, id) = self.current()?;
+                self.library.run_script(&workspace, id, source)
+            })
+            .or_raise(py)?;
+        let replies = Reply::all(py, &run.report)?;
+        if let Some(failure) = run.failure() {
+            let code = run.report.failure().map_or("script_failed", |(_, error)| error.code());
+            let error = errors::exception(py, code, failure);
+            if let Some((step, _)) = run.report.failure() {
+                errors::set(py, &error, "line", step.line);
+                errors::set(py, &error, "column", step.column);
+            }
+            errors::set(py, &error, "replies", replies);
+            return Err(error);
+        }
+        Ok(replies)
+    }
+}
+
+#[pymethods]
+impl Session {
+    /// Runs a UCL script (one command or many, one per line); returns a
+    /// `Reply` per command.
+    fn run(&self, py: Python<'_>, ucl: &str) -> PyResult<Vec<Py<Reply>>> {
+        self.run_script(py, ucl)
+    }
+
+    /// The context window as `CTX RENDER` writes it: `markdown`,
+    /// `default` (every block under its id) or `short_ids`.
+    #[pyo3(signature = (format = "markdown"))]
+    fn render(&self, py: Python<'_>, format: &str) -> PyResult<String> {
+        if ucl_parser::RenderFormat::from_name(format).is_none() {
+            let message = format!("format {format:?}: use markdown, default or short_ids");
+            return Err(errors::exception(py, "invalid_argument", message));
+        }
+        let replies = self.run_script(py, &format!("CTX RENDER FORMAT={}", format.to_uppercase()))?;
+        Ok(replies.first().map(|reply| reply.get().text.clone()).unwrap_or_default())
+    }
+
+    /// The context window's statistics (`CTX STATS`) as a dict: blocks,
+    /// tokens, budget, by reason and representation ...
+    fn stats(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let replies = self.run_script(py, "CTX STATS")?;
+        let Some(reply) = replies.first() else { return Ok(py.None()) };
+        Ok(reply.get().data.bind(py).get_item("stats")?.unbind())
+    }
+
+    /// The session's name, or `None` for an unnamed one.
+    #[getter]
+    fn name(&self) -> Option<String> {
+        self.name.clone()
+    }
+
+    /// Saves a named session and closes it (an unnamed one is closed).
+    /// Closing twice does nothing.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let held = self.held.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match held {
+            Some((workspace, id)) => py.detach(|| self.library.close_session(&workspace, id)).or_raise(py),
+            None => Ok(()),
+        }
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _kind: Option<Py<PyAny>>,
+        _value: Option<Py<PyAny>>,
+        _traceback: Option<Py<PyAny>>,
+    ) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        match &self.name {
+            Some(name) => format!("Session(name={name:?})"),
+            None => "Session(name=None)".to_owned(),
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some((workspace, id)) = self.held.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+            // Dropped unclosed: the session is saved (if named) and closed;
+            // an error here has no caller to go to.
+            let _ = self.library.close_session(&workspace, id);
+        }
+    }
+}
