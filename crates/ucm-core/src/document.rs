@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::block::Block;
 use crate::edge::{Edge, EdgeIndex, EdgeType};
-use crate::id::BlockId;
+use crate::id::{BlockId, IdSet};
 use crate::journal::Journal;
 use crate::nodes::Nodes;
 use crate::undo::UndoLog;
@@ -112,6 +112,25 @@ pub struct Document {
     pub(crate) edges: EdgeIndex,
     pub(crate) journal: Journal,
     pub(crate) undo: UndoLog,
+    /// For a part of a stored document ([`Document::partial`]): the ids
+    /// asked for that it does not hold.
+    absent: Option<Absent>,
+}
+
+/// The ids a partial document was asked for and does not hold (shared by
+/// its copies): what a caller reads next to answer on the whole document.
+#[derive(Debug, Clone, Default)]
+pub struct Absent(Arc<std::sync::Mutex<IdSet>>);
+
+impl Absent {
+    fn record(&self, id: BlockId) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(id);
+    }
+
+    /// The ids asked for and not held since the last call, emptied.
+    pub fn take(&self) -> IdSet {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
 }
 
 impl Document {
@@ -127,6 +146,28 @@ impl Document {
             edges: EdgeIndex::default(),
             journal: Journal::default(),
             undo: UndoLog::default(),
+            absent: None,
+        }
+    }
+
+    /// Marks this document as a part of a stored one (some of its blocks
+    /// and edges, read for one call): every id asked for that it does not
+    /// hold is recorded in the returned [`Absent`], and a store refuses to
+    /// write it ([`Document::is_partial`]).
+    pub fn partial(&mut self) -> Absent {
+        self.absent.get_or_insert_with(Absent::default).clone()
+    }
+
+    /// Whether this is a part of a stored document, never to be written
+    /// back in its place.
+    pub fn is_partial(&self) -> bool {
+        self.absent.is_some()
+    }
+
+    /// Records `id` as asked for and not held, in a partial document.
+    fn missed(&self, id: BlockId) {
+        if let Some(absent) = &self.absent {
+            absent.record(id);
         }
     }
 
@@ -182,12 +223,20 @@ impl Document {
 
     /// Whether a block exists.
     pub fn contains(&self, id: BlockId) -> bool {
-        self.nodes.contains_key(&id)
+        let held = self.nodes.contains_key(&id);
+        if !held {
+            self.missed(id);
+        }
+        held
     }
 
     /// A block by id.
     pub fn get(&self, id: BlockId) -> Option<&Block> {
-        self.nodes.get(&id).map(|n| n.block.as_ref())
+        let block = self.nodes.get(&id).map(|n| n.block.as_ref());
+        if block.is_none() {
+            self.missed(id);
+        }
+        block
     }
 
     /// A block by id, for modification (bumps the version).
@@ -203,12 +252,24 @@ impl Document {
 
     /// The parent of a block (`None` for the root, orphans and unknown ids).
     pub fn parent(&self, id: BlockId) -> Option<BlockId> {
-        self.nodes.get(&id)?.parent
+        match self.nodes.get(&id) {
+            Some(node) => node.parent,
+            None => {
+                self.missed(id);
+                None
+            }
+        }
     }
 
     /// The ordered children of a block (empty for unknown ids).
     pub fn children(&self, id: BlockId) -> &[BlockId] {
-        self.nodes.get(&id).map_or(&[], |n| n.children.as_slice())
+        match self.nodes.get(&id) {
+            Some(node) => node.children.as_slice(),
+            None => {
+                self.missed(id);
+                &[]
+            }
+        }
     }
 
     /// The position of a block among its parent's children.
@@ -488,6 +549,7 @@ impl Document {
             edges: index,
             journal: Journal::default(),
             undo: UndoLog::default(),
+            absent: None,
         }
     }
 }

@@ -35,7 +35,7 @@ mod validate;
 pub use block::Block;
 pub use content::{normalize_text, Align, Content, MathNotation, MediaKind, TextFormat};
 pub use document::{
-    Ancestors, Descendants, Document, DocumentLoader, DocumentMetadata, RemoveMode, Removed, StructureError,
+    Absent, Ancestors, Descendants, Document, DocumentLoader, DocumentMetadata, RemoveMode, Removed, StructureError,
 };
 pub use edge::{Edge, EdgeIndex, EdgeMetadata, EdgeType, UnknownEdgeType};
 pub use id::{BlockId, IdHasher, IdMap, IdSet, ParseIdError, PassThroughHasher, ID_PREFIX};

@@ -184,6 +184,12 @@ impl SessionHost {
         value
     }
 
+    /// Gives `value` as what [`SessionHost::derived`] builds for `doc`'s
+    /// version (one computed before, and kept elsewhere).
+    pub fn provide_derived<T: Any + Send + Sync>(&self, doc: &Document, value: Arc<T>) {
+        lock(&self.derived).insert(TypeId::of::<T>(), (doc.version(), value as Arc<dyn Any + Send + Sync>));
+    }
+
     /// The tokenizer windows count with.
     pub fn tokenizer(&self) -> &Arc<dyn Tokenizer> {
         &self.tokenizer

@@ -50,6 +50,25 @@ pub struct BlockView {
     pub depth: i32,
 }
 
+impl BlockView {
+    /// A view of block `id` with its id alone: what is shown of a block a
+    /// partial document lists but does not hold, and what a view fills in.
+    pub fn absent(id: BlockId, mode: ViewMode) -> Self {
+        BlockView {
+            id,
+            mode,
+            role: None,
+            label: None,
+            tags: Vec::new(),
+            tokens: None,
+            children: 0,
+            edges: 0,
+            text: None,
+            depth: 0,
+        }
+    }
+}
+
 fn is_zero(n: &i32) -> bool {
     *n == 0
 }
@@ -61,18 +80,7 @@ pub fn view(doc: &Document, block: &Block, mode: ViewMode, task: Option<&Task>) 
         other => other,
     };
     let edges = doc.edges();
-    let mut view = BlockView {
-        id: block.id,
-        mode,
-        role: block.role().map(|r| r.as_str().to_owned()),
-        label: None,
-        tags: Vec::new(),
-        tokens: None,
-        children: 0,
-        edges: 0,
-        text: None,
-        depth: 0,
-    };
+    let mut view = BlockView { role: block.role().map(|r| r.as_str().to_owned()), ..BlockView::absent(block.id, mode) };
     if mode == ViewMode::Ids {
         return view;
     }

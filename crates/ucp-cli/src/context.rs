@@ -91,24 +91,6 @@ pub(crate) struct EvalArgs {
 
 pub(crate) fn context(cli: &Cli, args: &ContextArgs) -> anyhow::Result<()> {
     let library = cli.library(args.corpus.is_some())?;
-    let workspace = match &args.corpus {
-        Some(path) => {
-            let indexed =
-                library.index(std::slice::from_ref(path), cli.doc.as_deref(), &IndexOptions::default(), &())?;
-            if indexed.changed && !cli.json {
-                eprintln!(
-                    "ucp: indexed {} as {} ({} files, {} blocks)",
-                    path.display(),
-                    indexed.workspace.name(),
-                    indexed.report.files,
-                    indexed.report.blocks
-                );
-            }
-            indexed.workspace
-        }
-        None => cli.workspace(&library)?,
-    };
-    let name = workspace.name();
     let options = ContextOptions {
         budget: args.budget,
         format: args.format.into(),
@@ -116,7 +98,26 @@ pub(crate) fn context(cli: &Cli, args: &ContextArgs) -> anyhow::Result<()> {
         scope: if args.code { Scope::Code } else { Scope::All },
         ..ContextOptions::new(args.question.clone())
     };
-    let built = library.context(&workspace, &options)?;
+    let name = match &args.corpus {
+        Some(path) => {
+            let indexed =
+                library.index_stored(std::slice::from_ref(path), cli.doc.as_deref(), &IndexOptions::default(), &())?;
+            if indexed.changed && !cli.json {
+                eprintln!(
+                    "ucp: indexed {} as {} ({} files, {} blocks)",
+                    path.display(),
+                    indexed.name,
+                    indexed.report.files,
+                    indexed.report.blocks
+                );
+            }
+            indexed.name
+        }
+        None => library.default_document()?,
+    };
+    // Only what the question reaches is read, when the store allows.
+    let built = library.context_in(Some(&name), &options)?;
+    let name = name.as_str();
     if cli.json {
         return print_json(&serde_json::json!({
             "document": name,

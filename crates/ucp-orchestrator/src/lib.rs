@@ -329,6 +329,18 @@ fn plan(doc: &Document, hits: &[(BlockId, f64)]) -> Vec<ExplorationTask> {
     tasks
 }
 
+/// Marks a taken task done in its queue when dropped.
+struct TaskDone<'a> {
+    queue: &'a crate::coordination::WorkQueue<ExplorationTask>,
+    job: crate::coordination::JobId,
+}
+
+impl Drop for TaskDone<'_> {
+    fn drop(&mut self) {
+        self.queue.done(self.job);
+    }
+}
+
 /// The shared state of one orchestration's sub-agents.
 struct Exploration<'a> {
     traversal: &'a SessionHost,
@@ -392,12 +404,15 @@ impl<'a> Exploration<'a> {
             for _ in 0..agents {
                 scope.spawn(|| {
                     while let Some(task) = queue.take(job) {
+                        // Done even when the sub-agent panics, so the other
+                        // agents stop waiting for its work (the panic then
+                        // reaches the caller when the scope ends).
+                        let _done = TaskDone { queue, job };
                         if self.started.fetch_add(1, Ordering::SeqCst) < self.orchestrator.config.max_tasks {
                             for spawned in subagent::run(self, &task) {
                                 self.offer(job, spawned);
                             }
                         }
-                        queue.done(job);
                     }
                 });
             }

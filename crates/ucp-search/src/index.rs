@@ -554,6 +554,13 @@ impl RagProvider for SearchIndex {
     }
 
     fn sync(&self, document: &Document) -> Result<(), SearchError> {
+        // A search-only index was opened at the store revision its caller
+        // reads the document at ([`SearchIndex::open_current`]): current by
+        // construction, and its caller may hold only part of the document,
+        // which must never be mistaken for the whole.
+        if self.search_only {
+            return Ok(());
+        }
         self.sync_with(document, &()).map(drop)
     }
 }

@@ -28,8 +28,18 @@ const UPSERT_BLOCK: &str = "
 const INSERT_EDGE: &str =
     "INSERT INTO edges (doc, source, seq, type, target, metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 
+/// Refuses a partial document: written in place of the stored one, it
+/// would lose every block it does not hold.
+fn refuse_partial(document: &Document) -> Result<(), StoreError> {
+    if document.is_partial() {
+        return Err(StoreError::Partial(document.name().to_owned()));
+    }
+    Ok(())
+}
+
 /// Replaces the stored document of the same name with `document`, whole.
 pub(crate) fn write_document(tx: &Transaction<'_>, document: &Document) -> Result<(), StoreError> {
+    refuse_partial(document)?;
     tx.execute("DELETE FROM documents WHERE name = ?1", params![document.name()])
         .map_err(db("replacing the document"))?;
     bump_revision(tx, document.name())?;
@@ -81,6 +91,7 @@ pub(crate) fn write_changes(
     base_version: u64,
     changed: &[BlockId],
 ) -> Result<bool, StoreError> {
+    refuse_partial(document)?;
     let stored: Option<(i64, i64)> = tx
         .query_row("SELECT doc, version FROM documents WHERE name = ?1", params![document.name()], |r| {
             Ok((r.get(0)?, r.get(1)?))

@@ -125,7 +125,7 @@ impl Store {
             Ok(n.max(0) as usize)
         };
         let out = count("SELECT count(*) FROM edges WHERE doc = ?1 AND source = ?2")?;
-        let into = count("SELECT count(*) FROM edges WHERE doc = ?1 AND target = ?2")?;
+        let into = count("SELECT count(*) FROM edges INDEXED BY edges_by_target WHERE doc = ?1 AND target = ?2")?;
         tx.commit().map_err(db("ending a read"))?;
         Ok((out, into))
     }

@@ -20,10 +20,12 @@ mod excerpt;
 mod indexed;
 mod load;
 mod name;
+mod part;
 mod schema;
 
 pub use indexed::IndexedFrom;
 pub use name::{check_document_name, MAX_DOCUMENT_NAME_CHARS};
+pub use part::Part;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -128,6 +130,10 @@ pub enum StoreError {
         /// The rule it breaks.
         rule: String,
     },
+    /// A write of a partial document (some blocks of a stored one, read for
+    /// one call): written in the stored one's place, it would lose the rest.
+    #[error("refused to write {0:?}: this copy holds only part of the stored document; nothing was written")]
+    Partial(String),
     /// The database was written by a newer UCP.
     #[error("store schema version {found} is newer than this ucp supports ({supported}); upgrade ucp")]
     TooNew {
@@ -154,6 +160,7 @@ impl StoreError {
             StoreError::SessionConflict { .. } => "session_conflict",
             StoreError::InvalidName { .. } => "invalid_name",
             StoreError::TooNew { .. } => "store_too_new",
+            StoreError::Partial(_) => "partial_document",
         }
     }
 }

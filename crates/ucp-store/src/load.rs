@@ -218,27 +218,32 @@ pub(crate) fn decode_block(
 
 /// The edges of document `doc`, each source's in order.
 fn read_edges(conn: &Connection, doc: i64, name: &str) -> Result<Vec<Edge>, StoreError> {
-    let corrupt = |detail: String| corrupt(name, detail);
     let mut stmt = conn
         .prepare_cached("SELECT source, type, target, metadata FROM edges WHERE doc = ?1 ORDER BY source, seq")
         .map_err(db("reading edges"))?;
     let mut rows = stmt.query(params![doc]).map_err(db("reading edges"))?;
     let mut out = Vec::new();
     while let Some(row) = rows.next().map_err(db("reading edges"))? {
-        let source = block_id(row.get_ref(0).map_err(db("reading edges"))?.as_blob().ok())
-            .ok_or_else(|| corrupt("bad edge source".into()))?;
-        let target = block_id(row.get_ref(2).map_err(db("reading edges"))?.as_blob().ok())
-            .ok_or_else(|| corrupt("bad edge target".into()))?;
-        let edge_type: String = row.get(1).map_err(db("reading edges"))?;
-        let edge_type = edge_type.parse().map_err(|e| corrupt(format!("{e}")))?;
-        let metadata: Option<String> = row.get(3).map_err(db("reading edges"))?;
-        let metadata: EdgeMetadata = match metadata {
-            Some(json) => serde_json::from_str(&json).map_err(|e| corrupt(format!("edge metadata: {e}")))?,
-            None => EdgeMetadata::default(),
-        };
-        out.push(Edge { source, edge_type, target, metadata });
+        out.push(decode_edge(row, name)?);
     }
     Ok(out)
+}
+
+/// An edge row (`source, type, target, metadata` first) back into an edge.
+pub(crate) fn decode_edge(row: &rusqlite::Row<'_>, name: &str) -> Result<Edge, StoreError> {
+    let corrupt = |detail: String| corrupt(name, detail);
+    let source = block_id(row.get_ref(0).map_err(db("reading edges"))?.as_blob().ok())
+        .ok_or_else(|| corrupt("bad edge source".into()))?;
+    let target = block_id(row.get_ref(2).map_err(db("reading edges"))?.as_blob().ok())
+        .ok_or_else(|| corrupt("bad edge target".into()))?;
+    let edge_type: String = row.get(1).map_err(db("reading edges"))?;
+    let edge_type = edge_type.parse().map_err(|e| corrupt(format!("{e}")))?;
+    let metadata: Option<String> = row.get(3).map_err(db("reading edges"))?;
+    let metadata: EdgeMetadata = match metadata {
+        Some(json) => serde_json::from_str(&json).map_err(|e| corrupt(format!("edge metadata: {e}")))?,
+        None => EdgeMetadata::default(),
+    };
+    Ok(Edge { source, edge_type, target, metadata })
 }
 
 pub(crate) fn block_id(bytes: Option<&[u8]>) -> Option<BlockId> {

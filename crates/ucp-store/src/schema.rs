@@ -7,7 +7,7 @@ use rusqlite::{params, Connection};
 use crate::{db, StoreError};
 
 /// Schema version this build writes.
-pub(crate) const SCHEMA_VERSION: i64 = 6;
+pub(crate) const SCHEMA_VERSION: i64 = 7;
 
 const V1: &str = "
 CREATE TABLE documents (
@@ -149,6 +149,11 @@ CREATE TABLE sources (
 );
 ";
 
+/// From schema 7: edges found by their target, so a call that reads part
+/// of a document also finds the edges that reach it (and counting a
+/// block's incoming edges does not scan the document's edges).
+const V7: &str = "CREATE INDEX edges_by_target ON edges(doc, target);";
+
 /// Brings the database to [`SCHEMA_VERSION`].
 pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
     let version = || -> Result<i64, StoreError> {
@@ -164,7 +169,9 @@ pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
         conn.execute_batch("BEGIN IMMEDIATE").map_err(db("locking the database for migration"))?;
         let migrated = match version() {
             Ok(0) => conn
-                .execute_batch(&format!("{V1} {BLOCKS_V5} {V2} {V3} {V4} {SESSIONS_V5} {V6} PRAGMA user_version = 6;"))
+                .execute_batch(&format!(
+                    "{V1} {BLOCKS_V5} {V2} {V3} {V4} {SESSIONS_V5} {V6} {V7} PRAGMA user_version = 7;"
+                ))
                 .map_err(db("creating the schema")),
             Ok(found @ 1..=4) => {
                 let missing = [V2, V3, V4][(found as usize - 1).min(3)..].concat();
@@ -172,8 +179,10 @@ pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
                     .map_err(db("adding tables"))
                     .and_then(|()| to_schema_5(conn))
                     .and_then(|()| to_schema_6(conn))
+                    .and_then(|()| to_schema_7(conn))
             }
-            Ok(5) => to_schema_6(conn),
+            Ok(5) => to_schema_6(conn).and_then(|()| to_schema_7(conn)),
+            Ok(6) => to_schema_7(conn),
             Ok(_) => Ok(()),
             Err(err) => Err(err),
         };
@@ -230,6 +239,10 @@ fn to_schema_5(conn: &Connection) -> Result<(), StoreError> {
 /// the next index of each document reads every file once).
 fn to_schema_6(conn: &Connection) -> Result<(), StoreError> {
     conn.execute_batch(&format!("{V6} PRAGMA user_version = 6;")).map_err(db("adding the sources table"))
+}
+
+fn to_schema_7(conn: &Connection) -> Result<(), StoreError> {
+    conn.execute_batch(&format!("{V7} PRAGMA user_version = 7;")).map_err(db("indexing edges by target"))
 }
 
 #[cfg(test)]

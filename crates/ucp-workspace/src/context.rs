@@ -43,6 +43,27 @@ impl ContextOptions {
         }
     }
 
+    /// The orchestrator's request, or why these options cannot make one
+    /// (an empty question, a budget out of range).
+    pub fn request(&self) -> Result<ContextRequest, WorkspaceError> {
+        if self.question.trim().is_empty() {
+            return Err(WorkspaceError::Invalid("the question is empty".into()));
+        }
+        if self.budget < MIN_BUDGET || self.budget > ContextRequest::MAX_BUDGET {
+            return Err(WorkspaceError::Invalid(format!(
+                "the budget must be {MIN_BUDGET} to {} tokens, not {}",
+                ContextRequest::MAX_BUDGET,
+                self.budget
+            )));
+        }
+        Ok(ContextRequest {
+            question: self.question.clone(),
+            budget: self.budget,
+            format: self.format,
+            scope: self.scope,
+        })
+    }
+
     /// The orchestrator these options ask for.
     pub fn orchestrator(&self) -> Orchestrator {
         let mut config = OrchestratorConfig::default();
@@ -57,22 +78,7 @@ impl Library {
     /// Builds the context for `options.question` in `workspace`: search,
     /// sub-agents exploring the sections around the hits, one window.
     pub fn context(&self, workspace: &Workspace, options: &ContextOptions) -> Result<BuiltContext, WorkspaceError> {
-        if options.question.trim().is_empty() {
-            return Err(WorkspaceError::Invalid("the question is empty".into()));
-        }
-        if options.budget < MIN_BUDGET || options.budget > ContextRequest::MAX_BUDGET {
-            return Err(WorkspaceError::Invalid(format!(
-                "the budget must be {MIN_BUDGET} to {} tokens, not {}",
-                ContextRequest::MAX_BUDGET,
-                options.budget
-            )));
-        }
-        let request = ContextRequest {
-            question: options.question.clone(),
-            budget: options.budget,
-            format: options.format,
-            scope: options.scope,
-        };
+        let request = options.request()?;
         let built = options.orchestrator().context(workspace.traversal(), &request)?;
         if built.blocks.is_empty() && built.hits > 0 {
             // Blocks match, none fits: say so, and how much would.

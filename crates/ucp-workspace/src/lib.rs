@@ -34,13 +34,16 @@ mod context;
 mod inspect;
 mod library;
 mod map;
+mod parts;
 mod script;
 mod search;
 mod sessions;
 
 pub use context::{ContextOptions, DEFAULT_BUDGET, MIN_BUDGET};
 pub use inspect::{find_block, stats, BlockView, DocumentStats, SectionView};
-pub use library::{IndexOptions, IndexProgress, Indexed, Library, LibraryConfig, Workspace, EVICT_IDLE_AFTER};
+pub use library::{
+    IndexOptions, IndexProgress, Indexed, IndexedStored, Library, LibraryConfig, Workspace, EVICT_IDLE_AFTER,
+};
 pub use map::{MapRequest, DEFAULT_MAP_BUDGET};
 pub use script::ScriptRun;
 pub use search::{FileHit, SearchHit, SearchRequest, SearchResults, FILE_EVIDENCE};

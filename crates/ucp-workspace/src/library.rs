@@ -133,6 +133,27 @@ pub struct Indexed {
     pub seconds: f64,
 }
 
+/// What [`Library::index_stored`] did.
+pub struct IndexedStored {
+    /// The document's name.
+    pub name: String,
+    /// What ingest read and found (an unchanged document's counts as stored).
+    pub report: IngestReport,
+    /// Whether the document differed from the stored one (and was written).
+    pub changed: bool,
+    /// Seconds to ingest and write.
+    pub seconds: f64,
+}
+
+/// One index run: the document loaded when it was asked for or written.
+struct IndexRun {
+    name: String,
+    workspace: Option<Arc<Workspace>>,
+    report: IngestReport,
+    changed: bool,
+    seconds: f64,
+}
+
 /// How [`Library::index`] treats its paths.
 #[derive(Debug, Clone)]
 pub struct IndexOptions {
@@ -164,7 +185,7 @@ pub struct Library {
     /// The store directory as written in errors (absolute, resolved).
     store_paths: Vec<String>,
     pub(crate) store: Mutex<Store>,
-    loaded: Mutex<HashMap<String, Arc<Workspace>>>,
+    pub(crate) loaded: Mutex<HashMap<String, Arc<Workspace>>>,
     /// Built on first use; a thread starts building its tables when the
     /// library opens, while the document loads.
     tokenizer: OnceLock<BpeTokenizer>,
@@ -235,6 +256,12 @@ impl Library {
     /// The exact tokenizer results are counted with (o200k).
     pub fn tokenizer(&self) -> &dyn Tokenizer {
         self.tokenizer.get_or_init(BpeTokenizer::default)
+    }
+
+    /// Whether this library holds a loaded copy of document `name` (a
+    /// one-shot context from parts of the store loads none).
+    pub fn holds(&self, name: &str) -> bool {
+        lock(&self.loaded).contains_key(name)
     }
 
     /// The stored documents.
@@ -337,6 +364,40 @@ impl Library {
         options: &IndexOptions,
         progress: &dyn IndexProgress,
     ) -> Result<Indexed, WorkspaceError> {
+        let done = self.index_paths(paths, name, options, progress, true)?;
+        let Some(workspace) = done.workspace else {
+            return Err(WorkspaceError::Damaged(format!("{:?} was indexed but could not be opened", done.name)));
+        };
+        // The next one-shot context ranks from it without loading the document.
+        self.keep_layout(&workspace);
+        Ok(Indexed { workspace, report: done.report, changed: done.changed, seconds: done.seconds })
+    }
+
+    /// [`Library::index`] for a caller that may not need the document
+    /// loaded: an unchanged one is not (a one-shot `ucp context --corpus`
+    /// then reads only what its question reaches).
+    pub fn index_stored(
+        &self,
+        paths: &[PathBuf],
+        name: Option<&str>,
+        options: &IndexOptions,
+        progress: &dyn IndexProgress,
+    ) -> Result<IndexedStored, WorkspaceError> {
+        let done = self.index_paths(paths, name, options, progress, false)?;
+        if let Some(workspace) = &done.workspace {
+            self.keep_layout(workspace);
+        }
+        Ok(IndexedStored { name: done.name, report: done.report, changed: done.changed, seconds: done.seconds })
+    }
+
+    fn index_paths(
+        &self,
+        paths: &[PathBuf],
+        name: Option<&str>,
+        options: &IndexOptions,
+        progress: &dyn IndexProgress,
+        load: bool,
+    ) -> Result<IndexRun, WorkspaceError> {
         let started = Instant::now();
         let first = paths.first().ok_or_else(|| WorkspaceError::Invalid("no path to index".into()))?;
         let resolved: Vec<PathBuf> = match &self.config.allowed_roots {
@@ -397,14 +458,21 @@ impl Library {
                         // Best effort: a record left as it was only costs reading those files again.
                         let _ = lock(&self.store).restamp_sources(&name, sources.1, &restamped.to_bytes().files);
                     }
-                    Some(self.unchanged(&name, report)?)
+                    if load {
+                        let (workspace, report, changed) = self.unchanged(&name, report)?;
+                        Some((Some(workspace), report, changed))
+                    } else {
+                        Some((None, self.stored_counts(&name, report)?, false))
+                    }
                 }
                 Update::Changed(_) if self.config.read_only => return Err(refuse(true)),
-                Update::Changed(changes) => self.apply_changes(&name, changes, sources.1, progress)?,
+                Update::Changed(changes) => self
+                    .apply_changes(&name, changes, sources.1, progress)?
+                    .map(|(workspace, report, changed)| (Some(workspace), report, changed)),
             };
             if let Some((workspace, report, changed)) = reindexed {
                 let seconds = started.elapsed().as_secs_f64();
-                return Ok(Indexed { workspace, report, changed, seconds });
+                return Ok(IndexRun { name, workspace, report, changed, seconds });
             }
         }
         let ingested = ucp_ingest::ingest(&resolved, &name, &options, &Ingesting(progress)).map_err(ingest_error)?;
@@ -435,12 +503,14 @@ impl Library {
             let mut document = ingested.document;
             document.mark_saved();
             let workspace = Arc::new(self.load(document, snapshots, revision)?);
-            lock(&self.loaded).insert(name, Arc::clone(&workspace));
-            workspace
+            lock(&self.loaded).insert(name.clone(), Arc::clone(&workspace));
+            Some(workspace)
+        } else if load {
+            Some(self.workspace(&name)?)
         } else {
-            self.workspace(&name)?
+            None
         };
-        Ok(Indexed { workspace, report: ingested.report, changed, seconds })
+        Ok(IndexRun { name, workspace, report: ingested.report, changed, seconds })
     }
 
     /// Keeps the edited version of document `name` as a snapshot
@@ -459,6 +529,16 @@ impl Library {
 
     /// The stored document, indexed again from files none of which
     /// changed; the report's totals are the document's.
+    /// `report` of an unchanged document, with the stored document's
+    /// block and token counts (it is not loaded).
+    fn stored_counts(&self, name: &str, mut report: IngestReport) -> Result<IngestReport, WorkspaceError> {
+        if let Some(summary) = lock(&self.store).documents()?.into_iter().find(|d| d.name == name) {
+            report.blocks = usize::try_from(summary.blocks).unwrap_or(usize::MAX);
+            report.tokens = summary.tokens;
+        }
+        Ok(report)
+    }
+
     fn unchanged(
         &self,
         name: &str,

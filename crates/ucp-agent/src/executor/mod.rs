@@ -233,8 +233,13 @@ impl Run<'_> {
 
     fn view(&mut self, session: &Session, id: BlockId, mode: ViewMode) -> BlockView {
         self.blocks_read += 1;
-        let block = self.doc.get(id).expect("resolved ids exist");
-        view(self.doc, block, mode, session.window.task_terms())
+        match self.doc.get(id) {
+            Some(block) => view(self.doc, block, mode, session.window.task_terms()),
+            // Only a part of a stored document lists blocks it does not
+            // hold; it records the id, and its reader reads it and runs
+            // the commands again.
+            None => BlockView::absent(id, mode),
+        }
     }
 
     fn item(&mut self, session: &Session, id: BlockId, mode: ViewMode, note: Option<String>) -> Item {

@@ -99,8 +99,11 @@ impl Run<'_> {
             .iter()
             .enumerate()
             .map(|(i, (id, depth))| {
-                let block = self.doc.get(*id).expect("walked ids exist");
-                let similarity = task.map_or(0.0, |t| t.similarity(&block.plain_text()));
+                // A part of a stored document may list a block it does not hold (see `view`).
+                let similarity = match (task, self.doc.get(*id)) {
+                    (Some(task), Some(block)) => task.similarity(&block.plain_text()),
+                    _ => 0.0,
+                };
                 (i, similarity - f64::from(depth.unsigned_abs()) * 1e-3)
             })
             .collect();

@@ -25,6 +25,8 @@
 use ucm_core::{outline, Block, BlockId, Content, Document, IdMap, Role};
 use ucp_search::{BlockLengths, TermPostings};
 
+mod codec;
+
 /// Neighbours on each side of a block that its window holds.
 pub const WINDOW: usize = 3;
 
@@ -44,6 +46,9 @@ const MAX_TERMS: usize = 64;
 /// A section: the own content blocks of a heading or file block.
 #[derive(Debug)]
 struct Section {
+    /// The heading or file block whose own content it is (the blocks'
+    /// parent for blocks under none).
+    root: BlockId,
     /// Content blocks (indexes into [`Layout::blocks`]) in document order.
     blocks: Vec<u32>,
     tokens: u64,
@@ -141,7 +146,7 @@ impl Layout {
             // file without headings) share their parent as a section.
             let root = above.unwrap_or(parent);
             let at = *section_slot.entry(root).or_insert_with(|| {
-                layout.sections.push(Section { blocks: Vec::new(), tokens: 0 });
+                layout.sections.push(Section { root, blocks: Vec::new(), tokens: 0 });
                 (layout.sections.len() - 1) as u32
             });
             let (tokens, path_tokens) = measured
@@ -177,6 +182,23 @@ impl Layout {
         let blocks = &self.sections[section as usize].blocks;
         let at = at as usize;
         blocks[at.saturating_sub(WINDOW)..(at + WINDOW + 1).min(blocks.len())].iter().copied()
+    }
+
+    /// The section block (heading or file) whose own content block `id`
+    /// is: a context that quotes `id` reads that section.
+    pub fn section_root(&self, id: BlockId) -> Option<BlockId> {
+        let &at = self.slot.get(&id)?;
+        Some(self.sections[self.section[at as usize].0 as usize].root)
+    }
+
+    /// How many content blocks it ranks.
+    pub fn len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Whether it ranks no block.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
     }
 
     /// The content blocks right before and after `id` in its section.

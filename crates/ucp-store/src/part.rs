@@ -1,0 +1,258 @@
+//! Part of a stored document, grown by what a call asks for: the blocks of
+//! some subtrees with their ancestors and the edges that leave or reach
+//! them, all read at one revision. A one-shot call that touches a few
+//! sections (a context for a question) reads those, not the document.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use rusqlite::{params, OptionalExtension};
+use ucm_core::{BlockId, Document, DocumentLoader, DocumentMetadata, Edge, IdSet};
+
+use crate::load::{block_id, decode_block, decode_edge, read_header, Row, BLOCK_COLUMNS};
+use crate::{db, revision_in, Store, StoreError};
+
+/// Blocks of a stored document read so far, with their edges.
+#[derive(Debug)]
+pub struct Part {
+    name: String,
+    metadata: DocumentMetadata,
+    version: u64,
+    revision: u64,
+    rows: Vec<Row>,
+    held: IdSet,
+    edges: Vec<Edge>,
+    /// Stored edges read so far, by source and place among its edges.
+    edges_read: HashSet<(BlockId, i64)>,
+}
+
+impl Part {
+    /// The revision of the stored document it is part of.
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// How many blocks it holds.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether it holds no block (not even the root).
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Whether it holds block `id`.
+    pub fn holds(&self, id: BlockId) -> bool {
+        self.held.contains(&id)
+    }
+
+    /// The blocks and edges read so far as a partial document
+    /// ([`Document::partial`]): it records the ids asked of it that it does
+    /// not hold, and no store writes it.
+    pub fn document(&self) -> Document {
+        let mut loader = DocumentLoader::new(&self.name, self.metadata.clone(), self.version, self.rows.len());
+        for (block, children) in &self.rows {
+            loader.push(block.clone(), children.clone());
+        }
+        for edge in &self.edges {
+            loader.push_edge(edge.clone());
+        }
+        let mut doc = loader.finish();
+        doc.partial();
+        doc
+    }
+}
+
+impl Store {
+    /// Part of document `name` holding its root alone, at the revision
+    /// the store holds now.
+    pub fn part(&self, name: &str) -> Result<Part, StoreError> {
+        let tx = self.conn.unchecked_transaction().map_err(db("starting a read"))?;
+        let revision = revision_in(&tx, name)?;
+        let doc = self.document_number(&tx, name)?;
+        let header = read_header(&tx, doc, name)?;
+        tx.commit().map_err(db("ending a read"))?;
+        let mut part = Part {
+            name: name.to_owned(),
+            metadata: header.metadata,
+            version: header.version,
+            revision,
+            rows: Vec::new(),
+            held: IdSet::default(),
+            edges: Vec::new(),
+            edges_read: HashSet::new(),
+        };
+        if !self.extend_part(&mut part, &[BlockId::ROOT], 0, usize::MAX)? {
+            // Another writer came in between the two reads.
+            return self.part(name);
+        }
+        Ok(part)
+    }
+
+    /// Adds to `part` the blocks `ids` with every ancestor, the blocks
+    /// below `ids` down to `depth` levels (`usize::MAX`: whole subtrees),
+    /// and the edges that leave or reach any block added. Returns false,
+    /// adding nothing, when the stored document is no longer at the part's
+    /// revision, or when the part would hold more than `most` blocks. Ids
+    /// the document does not hold are left out.
+    pub fn extend_part(&self, part: &mut Part, ids: &[BlockId], depth: usize, most: usize) -> Result<bool, StoreError> {
+        let tx = self.conn.unchecked_transaction().map_err(db("starting a read"))?;
+        if revision_in(&tx, &part.name)? != part.revision {
+            return Ok(false);
+        }
+        let doc = self.document_number(&tx, &part.name)?;
+        let mut block_stmt = tx
+            .prepare_cached(&format!("SELECT {BLOCK_COLUMNS}, parent FROM blocks WHERE doc = ?1 AND id = ?2"))
+            .map_err(db("reading blocks"))?;
+        let mut files: HashMap<String, Arc<str>> = HashMap::new();
+        let mut added: Vec<Row> = Vec::new();
+        let mut seen: IdSet = IdSet::default();
+        let mut read = |id: BlockId,
+                        files: &mut HashMap<String, Arc<str>>|
+         -> Result<Option<(Row, Option<BlockId>)>, StoreError> {
+            block_stmt
+                .query_row(params![doc, &id.as_bytes()[..]], |row| {
+                    let parent = row.get_ref(15)?.as_blob_or_null().ok().flatten().and_then(|b| block_id(Some(b)));
+                    Ok((decode_block(row, &part.name, files), parent))
+                })
+                .optional()
+                .map_err(db("reading blocks"))?
+                .map(|(row, parent)| row.map(|row| (row, parent)))
+                .transpose()
+        };
+        // The blocks asked for, then everything below them, level by level.
+        let mut level: Vec<BlockId> = ids.to_vec();
+        let mut parents: Vec<BlockId> = Vec::new();
+        for _ in 0..=depth {
+            let mut next = Vec::new();
+            for id in level {
+                if part.held.contains(&id) && !ids.contains(&id) || !seen.insert(id) {
+                    continue;
+                }
+                let Some((row, parent)) = read(id, &mut files)? else { continue };
+                next.extend(row.1.iter().copied());
+                parents.extend(parent);
+                if !part.held.contains(&id) {
+                    added.push(row);
+                }
+                if part.rows.len() + added.len() > most {
+                    return Ok(false);
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            level = next;
+        }
+        // Every ancestor not held yet.
+        while let Some(id) = parents.pop() {
+            if part.held.contains(&id) || !seen.insert(id) {
+                continue;
+            }
+            if let Some((row, parent)) = read(id, &mut files)? {
+                parents.extend(parent);
+                added.push(row);
+            }
+        }
+        drop(block_stmt);
+        let mut edges = Vec::new();
+        {
+            let mut out = tx
+                .prepare_cached("SELECT source, type, target, metadata, seq FROM edges WHERE doc = ?1 AND source = ?2")
+                .map_err(db("reading edges"))?;
+            let mut into = tx
+                // The planner would walk the document's edges by its primary key.
+                .prepare_cached(
+                    "SELECT source, type, target, metadata, seq FROM edges INDEXED BY edges_by_target \
+                     WHERE doc = ?1 AND target = ?2",
+                )
+                .map_err(db("reading edges"))?;
+            for (block, _) in &added {
+                for stmt in [&mut out, &mut into] {
+                    let mut rows = stmt.query(params![doc, &block.id.as_bytes()[..]]).map_err(db("reading edges"))?;
+                    while let Some(row) = rows.next().map_err(db("reading edges"))? {
+                        let seq: i64 = row.get(4).map_err(db("reading edges"))?;
+                        let edge = decode_edge(row, &part.name)?;
+                        edges.push(((edge.source, seq), edge));
+                    }
+                }
+            }
+        }
+        tx.commit().map_err(db("ending a read"))?;
+        for (key, edge) in edges {
+            if part.edges_read.insert(key) {
+                part.edges.push(edge);
+            }
+        }
+        for row in added {
+            part.held.insert(row.0.id);
+            part.rows.push(row);
+        }
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ucm_core::{Block, BlockId, Content, Document, Edge, EdgeType, Metadata, Role};
+
+    use crate::{Store, StoreError};
+
+    fn block(text: &str, role: Role, n: u32) -> Block {
+        let content = Content::markdown(text);
+        Block::new(Block::derive_id(&content, Some(&role), "", n), content, Metadata::with_role(role))
+    }
+
+    #[test]
+    fn a_part_grows_by_subtrees_with_their_ancestors_and_edges_and_is_never_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path()).unwrap();
+        let mut doc = Document::new("d");
+        let a = doc.append_child(BlockId::ROOT, block("# A", Role::Heading1, 0)).unwrap();
+        let a1 = doc.append_child(a, block("## A1", Role::Heading2, 1)).unwrap();
+        let p = doc.append_child(a1, block("deep", Role::Paragraph, 2)).unwrap();
+        let b = doc.append_child(BlockId::ROOT, block("# B", Role::Heading1, 3)).unwrap();
+        let q = doc.append_child(b, block("other", Role::Paragraph, 4)).unwrap();
+        doc.add_edge(Edge::new(q, EdgeType::LinksTo, p)).unwrap();
+        doc.add_edge(Edge::new(p, EdgeType::References, b)).unwrap();
+        store.save_document(&doc).unwrap();
+
+        let mut part = store.part("d").unwrap();
+        assert_eq!(part.len(), 1, "the root alone");
+        assert!(store.extend_part(&mut part, &[a1], usize::MAX, usize::MAX).unwrap());
+        let held = part.document();
+        assert_eq!(held.len(), 4, "A1, what is below it, and its ancestors");
+        assert_eq!(held.get(p), doc.get(p));
+        assert_eq!(held.ancestors(p).collect::<Vec<_>>(), [a1, a, BlockId::ROOT]);
+        assert_eq!(held.children(BlockId::ROOT), [a, b], "children as stored");
+        // The edges that leave and reach what it holds, though their other end is not held.
+        assert_eq!(held.edges().outgoing(p).len(), 1);
+        assert_eq!(held.edges().incoming(p).len(), 1);
+
+        // What it was asked for and does not hold is recorded.
+        let absent = held.clone().partial();
+        assert!(held.get(q).is_none() && !held.contains(b));
+        assert_eq!(absent.take().len(), 2);
+
+        // No edge is held twice when both its ends come in.
+        assert!(store.extend_part(&mut part, &[b], usize::MAX, usize::MAX).unwrap());
+        let whole = part.document();
+        assert_eq!(whole.len(), doc.len());
+        assert_eq!(whole.edges().outgoing(q).len(), 1);
+        assert_eq!(whole.edges().incoming(p).len(), 1);
+
+        // A part is never written in the stored document's place.
+        assert!(matches!(store.save_document(&whole), Err(StoreError::Partial(_))));
+        assert_eq!(store.load_document("d").unwrap().len(), doc.len());
+
+        // Too many blocks, or a document that moved on: nothing is added.
+        let mut small = store.part("d").unwrap();
+        assert!(!store.extend_part(&mut small, &[a], usize::MAX, 2).unwrap());
+        assert_eq!(small.len(), 1);
+        let mut edited = doc.clone();
+        edited.append_child(b, block("new", Role::Paragraph, 5)).unwrap();
+        store.save_document(&edited).unwrap();
+        assert!(!store.extend_part(&mut small, &[b], usize::MAX, usize::MAX).unwrap());
+    }
+}
