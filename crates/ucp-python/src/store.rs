@@ -52,8 +52,10 @@ impl Store {
     #[pyo3(signature = (path = PathBuf::from(".ucp"), *, create = true, model = None))]
     fn new(py: Python<'_>, path: PathBuf, create: bool, model: Option<PathBuf>) -> PyResult<Self> {
         let mut config = LibraryConfig::new(path);
-        // A library on the caller's own machine may index any path, as the CLI does.
+        // A library on the caller's own machine may index any path and is
+        // not rate-limited (the limit guards servers), as the CLI.
         config.allowed_roots = None;
+        config.limits.max_ops_per_second = u32::MAX;
         config.model = model;
         let library =
             py.detach(|| if create { Library::open(config) } else { Library::open_existing(config) }).or_raise(py)?;
