@@ -1,8 +1,11 @@
 //! The coding-agent tools (`ucp-tools`) over one folder: grep, glob, read,
-//! write and edit, each answering the compact text the CLI and MCP give.
+//! write, edit, bash and ast_search, each answering the compact text the
+//! CLI and MCP give.
 
 use pyo3::prelude::*;
-use ucp_tools::{EditRequest, GlobRequest, GrepRequest, OutputMode, Paging, ReadRequest, Replacement};
+use ucp_tools::{
+    AstRequest, BashRequest, EditRequest, GlobRequest, GrepRequest, OutputMode, Paging, ReadRequest, Replacement,
+};
 
 use crate::errors::OrRaise;
 
@@ -105,6 +108,47 @@ impl Tools {
             ..EditRequest::default()
         };
         let result = py.detach(|| self.tools.edit(&request)).or_raise(py)?;
+        Ok(result.text)
+    }
+
+    /// Runs a shell command in the root (or `cwd` inside it) within
+    /// `timeout` seconds; `background` returns a job id at once
+    /// (`bash_job` reads or kills it).
+    #[pyo3(signature = (command, *, cwd = None, timeout = None, background = false))]
+    fn bash(
+        &self,
+        py: Python<'_>,
+        command: String,
+        cwd: Option<String>,
+        timeout: Option<f64>,
+        background: bool,
+    ) -> PyResult<String> {
+        let timeout = timeout.map(|seconds| std::time::Duration::from_secs_f64(seconds.clamp(0.0, 86_400.0)));
+        let request = BashRequest { command, cwd, timeout, background };
+        let result = py.detach(|| self.tools.bash(&request)).or_raise(py)?;
+        Ok(result.text)
+    }
+
+    /// A background job's output so far (and its end); `kill` stops it.
+    #[pyo3(signature = (job, *, kill = false))]
+    fn bash_job(&self, py: Python<'_>, job: u64, kill: bool) -> PyResult<String> {
+        let result = py.detach(|| self.tools.bash_job(job, kill)).or_raise(py)?;
+        Ok(result.text)
+    }
+
+    /// Structural code search with an ast-grep pattern (`def $F($$$):`).
+    #[pyo3(signature = (pattern, path = None, *, lang = None, head_limit = 100, offset = 0))]
+    fn ast_search(
+        &self,
+        py: Python<'_>,
+        pattern: String,
+        path: Option<String>,
+        lang: Option<String>,
+        head_limit: usize,
+        offset: usize,
+    ) -> PyResult<String> {
+        let request = AstRequest { pattern, path, lang, paging: Paging { offset, head_limit } };
+        let result = py.detach(|| self.tools.ast_search(&request)).or_raise(py)?;
         Ok(result.text)
     }
 }

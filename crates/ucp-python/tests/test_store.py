@@ -230,6 +230,8 @@ def test_the_coding_tools_work_inside_their_root_only(tmp_path):
     assert raised.value.code == "outside_root"
     with pytest.raises(ucp.UcpError):
         ucp.Tools(tmp_path, read_only=True).write("x.txt", "no")
+    assert "src/app.py" in tools.ast_search("return $X", lang="python")
+    assert "hello from bash" in tools.bash("echo hello from bash", timeout=30)
 
 
 def test_node_docs_answer_their_questions(node):
