@@ -66,8 +66,18 @@ impl Part {
 
 impl Store {
     /// Part of document `name` holding its root alone, at the revision
-    /// the store holds now.
-    pub fn part(&self, name: &str) -> Result<Part, StoreError> {
+    /// the store holds now; `None` when other writers kept coming in
+    /// between its reads (the caller reads the document whole).
+    pub fn part(&self, name: &str) -> Result<Option<Part>, StoreError> {
+        for _ in 0..crate::load::TRIES {
+            if let Some(part) = self.try_part(name)? {
+                return Ok(Some(part));
+            }
+        }
+        Ok(None)
+    }
+
+    fn try_part(&self, name: &str) -> Result<Option<Part>, StoreError> {
         let tx = self.conn.unchecked_transaction().map_err(db("starting a read"))?;
         let revision = revision_in(&tx, name)?;
         let doc = self.document_number(&tx, name)?;
@@ -83,11 +93,8 @@ impl Store {
             edges: Vec::new(),
             edges_read: HashSet::new(),
         };
-        if !self.extend_part(&mut part, &[BlockId::ROOT], 0, usize::MAX)? {
-            // Another writer came in between the two reads.
-            return self.part(name);
-        }
-        Ok(part)
+        // False when another writer came in between the two reads.
+        Ok(self.extend_part(&mut part, &[BlockId::ROOT], 0, usize::MAX)?.then_some(part))
     }
 
     /// Adds to `part` the blocks `ids` with every ancestor, the blocks
@@ -218,7 +225,7 @@ mod tests {
         doc.add_edge(Edge::new(p, EdgeType::References, b)).unwrap();
         store.save_document(&doc).unwrap();
 
-        let mut part = store.part("d").unwrap();
+        let mut part = store.part("d").unwrap().unwrap();
         assert_eq!(part.len(), 1, "the root alone");
         assert!(store.extend_part(&mut part, &[a1], usize::MAX, usize::MAX).unwrap());
         let held = part.document();
@@ -247,7 +254,7 @@ mod tests {
         assert_eq!(store.load_document("d").unwrap().len(), doc.len());
 
         // Too many blocks, or a document that moved on: nothing is added.
-        let mut small = store.part("d").unwrap();
+        let mut small = store.part("d").unwrap().unwrap();
         assert!(!store.extend_part(&mut small, &[a], usize::MAX, 2).unwrap());
         assert_eq!(small.len(), 1);
         let mut edited = doc.clone();

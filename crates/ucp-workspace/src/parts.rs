@@ -68,14 +68,17 @@ impl Library {
         if self.config.read_only || self.config.model.is_some() {
             return;
         }
-        let revision = lock(&workspace.saved).revision;
+        let (revision, version) = {
+            let saved = lock(&workspace.saved);
+            (saved.revision, saved.version)
+        };
         let dir = ucp_search::index_dir(&self.config.store_dir, workspace.name());
         if layout_revision(&dir) == Some(revision) {
             return;
         }
         let engine = workspace.traversal().engine();
         let doc = engine.document();
-        if doc.version() != lock(&workspace.saved).version {
+        if doc.version() != version {
             return; // edited since it was read: not the stored revision's layout
         }
         let layout = rank::layout(workspace.traversal(), doc);
@@ -89,7 +92,7 @@ impl Library {
             return Ok(None);
         }
         let dir = ucp_search::index_dir(&self.config.store_dir, name);
-        let mut part = lock(&self.store).part(name)?;
+        let Some(mut part) = lock(&self.store).part(name)? else { return Ok(None) };
         let Some(layout) = read_layout(&dir, part.revision()) else { return Ok(None) };
         let Some(index) = SearchIndex::open_current(&dir, name, part.revision(), SearchConfig::default())? else {
             return Ok(None);
@@ -99,6 +102,7 @@ impl Library {
         // A part over half the document costs about what the whole does.
         let most = layout.len() / 2 + 1_000;
         let orchestrator = options.orchestrator();
+        let request = options.request()?;
         // The sections of the blocks the job will plan from, read first.
         let Some(postings) = index.term_postings(&options.question) else { return Ok(None) };
         let ranked = layout.rank(&postings, &[], orchestrator.config().search_limit);
@@ -112,7 +116,7 @@ impl Library {
             let mut host = SessionHost::with_limits(Engine::new(doc), self.config.limits.clone());
             host.set_search(index.clone());
             host.provide_derived(host.engine().document(), Arc::clone(&layout));
-            let built = orchestrator.context(&host, &options.request()?)?;
+            let built = orchestrator.context(&host, &request)?;
             let missed = absent.take();
             if missed.is_empty() {
                 if built.blocks.is_empty() && built.hits > 0 {
