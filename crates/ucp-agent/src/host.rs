@@ -184,6 +184,14 @@ impl SessionHost {
         value
     }
 
+    /// The value of type `T` kept for `doc`'s version, if one was built or
+    /// given; builds none.
+    pub fn derived_kept<T: Any + Send + Sync>(&self, doc: &Document) -> Option<Arc<T>> {
+        let derived = lock(&self.derived);
+        let (version, value) = derived.get(&TypeId::of::<T>())?;
+        (*version == doc.version()).then(|| Arc::clone(value).downcast::<T>().ok()).flatten()
+    }
+
     /// Gives `value` as what [`SessionHost::derived`] builds for `doc`'s
     /// version (one computed before, and kept elsewhere).
     pub fn provide_derived<T: Any + Send + Sync>(&self, doc: &Document, value: Arc<T>) {
@@ -474,5 +482,33 @@ impl Drop for ScriptScope<'_> {
         if self.open {
             self.engine.write().unwrap_or_else(|e| e.into_inner()).finish_script(false);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ucm_core::{Block, BlockId, Content, Metadata};
+
+    #[test]
+    fn derived_values_are_kept_per_document_version_and_can_be_given() {
+        let host = SessionHost::new(Engine::new(Document::new("d")));
+        let engine = host.engine();
+        let doc = engine.document();
+        assert!(host.derived_kept::<String>(doc).is_none(), "nothing built yet");
+        assert_eq!(*host.derived(doc, || "built".to_owned()), "built");
+        assert_eq!(*host.derived(doc, || "again".to_owned()), "built", "built once per version");
+        assert_eq!(host.derived_kept::<String>(doc).as_deref().map(String::as_str), Some("built"));
+        host.provide_derived(doc, Arc::new("given".to_owned()));
+        assert_eq!(host.derived_kept::<String>(doc).as_deref().map(String::as_str), Some("given"));
+        assert!(host.derived_kept::<u32>(doc).is_none(), "kept by type");
+
+        // Another version of the document: what was kept is not its.
+        let mut edited = doc.clone();
+        drop(engine);
+        let content = Content::markdown("new");
+        let block = Block::new(Block::derive_id(&content, None, "", 0), content, Metadata::default());
+        edited.append_child(BlockId::ROOT, block).unwrap();
+        assert!(host.derived_kept::<String>(&edited).is_none());
     }
 }

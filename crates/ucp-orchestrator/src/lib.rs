@@ -235,21 +235,29 @@ impl Orchestrator {
                 let best = hits.iter().map(|h| h.score).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
                 Ok(hits.into_iter().map(|h| (h.id, h.score / best)).collect())
             };
-            let (ranked, terms) = match provider.term_postings(&request.question) {
-                // The index's postings: blocks ranked at three granularities,
-                // with the hybrid search's hits when the provider has a model.
-                Some(postings) => {
-                    let hybrid = if provider.capabilities().semantic { search(HYBRID_HITS)? } else { Vec::new() };
-                    // Every candidate keeps its score (so blocks past the
-                    // planned ones are judged on the same scale).
-                    let ranked = rank::layout(traversal, doc).rank(&postings, &hybrid, usize::MAX);
-                    (ranked, QueryTerms::from_postings(&request.question, &postings))
-                }
-                // A provider without postings: its own search's hits.
-                None => (
-                    search(self.config.search_limit)?,
-                    QueryTerms::new(&request.question, provider.term_weights(&request.question)),
-                ),
+            let semantic = provider.capabilities().semantic;
+            let kept = traversal
+                .derived_kept::<rank::QuestionRanking>(doc)
+                .filter(|kept| !semantic && kept.question == request.question);
+            let (ranked, terms) = match kept {
+                // This question's ranking, made before this job ran.
+                Some(kept) => (kept.ranked.clone(), QueryTerms::from_postings(&request.question, &kept.postings)),
+                None => match provider.term_postings(&request.question) {
+                    // The index's postings: blocks ranked at three granularities,
+                    // with the hybrid search's hits when the provider has a model.
+                    Some(postings) => {
+                        let hybrid = if semantic { search(HYBRID_HITS)? } else { Vec::new() };
+                        // Every candidate keeps its score (so blocks past the
+                        // planned ones are judged on the same scale).
+                        let ranked = rank::layout(traversal, doc).rank(&postings, &hybrid, usize::MAX);
+                        (ranked, QueryTerms::from_postings(&request.question, &postings))
+                    }
+                    // A provider without postings: its own search's hits.
+                    None => (
+                        search(self.config.search_limit)?,
+                        QueryTerms::new(&request.question, provider.term_weights(&request.question)),
+                    ),
+                },
             };
             let ranked = match request.scope {
                 Scope::All => ranked,

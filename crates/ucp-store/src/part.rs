@@ -47,6 +47,13 @@ impl Part {
         self.held.contains(&id)
     }
 
+    /// Targets of the edges read so far that it does not hold (a link out
+    /// of a block it holds to one it has not read), in the order read.
+    pub fn unread_targets(&self) -> Vec<BlockId> {
+        let mut seen = IdSet::default();
+        self.edges.iter().map(|e| e.target).filter(|t| !self.held.contains(t) && seen.insert(*t)).collect()
+    }
+
     /// The blocks and edges read so far as a partial document
     /// ([`Document::partial`]): it records the ids asked of it that it does
     /// not hold, and no store writes it.
@@ -241,6 +248,16 @@ mod tests {
         let absent = held.clone().partial();
         assert!(held.get(q).is_none() && !held.contains(b));
         assert_eq!(absent.take().len(), 2);
+
+        // The one edge out to a block not read points at B; read alone, B
+        // comes without what is below it.
+        assert_eq!(part.unread_targets(), [b]);
+        let mut linked = store.part("d").unwrap().unwrap();
+        assert!(store.extend_part(&mut linked, &[a1], usize::MAX, usize::MAX).unwrap());
+        let targets = linked.unread_targets();
+        assert!(store.extend_part(&mut linked, &targets, 0, usize::MAX).unwrap());
+        assert!(linked.holds(b) && !linked.holds(q));
+        assert!(linked.unread_targets().is_empty());
 
         // No edge is held twice when both its ends come in.
         assert!(store.extend_part(&mut part, &[b], usize::MAX, usize::MAX).unwrap());

@@ -6,8 +6,8 @@
 //! (`layout.bin`, written when a document is indexed or first loaded at a
 //! revision). With it and the index's postings, the question's best blocks
 //! are known before any block is read; their sections (with ancestors and
-//! edges) are read from the store, and the context job runs on that
-//! partial document. Every id the job asks for that the part does not hold
+//! edges) and the blocks their links point to are read from the store, and
+//! the context job runs on that partial document, reusing the ranking. Every id the job asks for that the part does not hold
 //! is recorded ([`ucm_core::Document::partial`]); when there are any, their
 //! sections are read too and the job runs again, so the answer is the one
 //! the whole document gives. When the layout is missing or stale, the
@@ -22,7 +22,7 @@ use ucm_core::BlockId;
 use ucm_engine::Engine;
 use ucp_agent::RagProvider;
 use ucp_agent::SessionHost;
-use ucp_orchestrator::rank::{self, Layout};
+use ucp_orchestrator::rank::{self, Layout, QuestionRanking};
 use ucp_orchestrator::BuiltContext;
 use ucp_search::{SearchConfig, SearchIndex};
 
@@ -105,17 +105,28 @@ impl Library {
         let request = options.request()?;
         // The sections of the blocks the job will plan from, read first.
         let Some(postings) = index.term_postings(&options.question) else { return Ok(None) };
-        let ranked = layout.rank(&postings, &[], orchestrator.config().search_limit);
-        let mut wanted: Vec<BlockId> = ranked.iter().filter_map(|&(id, _)| layout.section_root(id)).collect();
-        for _ in 0..ROUNDS {
+        let ranking = Arc::new(QuestionRanking::new(&layout, &options.question, postings));
+        let planned = &ranking.ranked[..ranking.ranked.len().min(orchestrator.config().search_limit)];
+        let mut wanted: Vec<BlockId> = planned.iter().filter_map(|&(id, _)| layout.section_root(id)).collect();
+        for round in 0..ROUNDS {
             if !lock(&self.store).extend_part(&mut part, &wanted, usize::MAX, most)? {
                 return Ok(None);
+            }
+            if round == 0 {
+                // The job views the targets of links out of the blocks it
+                // judges: read them now (not what is below them) rather
+                // than in a round of their own.
+                let targets = part.unread_targets();
+                if !lock(&self.store).extend_part(&mut part, &targets, 0, most)? {
+                    return Ok(None);
+                }
             }
             let mut doc = part.document();
             let absent = doc.partial();
             let mut host = SessionHost::with_limits(Engine::new(doc), self.config.limits.clone());
             host.set_search(index.clone());
             host.provide_derived(host.engine().document(), Arc::clone(&layout));
+            host.provide_derived(host.engine().document(), Arc::clone(&ranking));
             let built = orchestrator.context(&host, &request)?;
             let missed = absent.take();
             if missed.is_empty() {

@@ -101,6 +101,27 @@ fn mean(total: f64, count: usize) -> f64 {
     }
 }
 
+/// A question's postings and its ranking of every candidate block (no
+/// hybrid hits), kept by a host so that a job run again on the same
+/// document version does not rank again: the one-shot context ranks
+/// before it reads the blocks the job needs, then runs the job on them.
+pub struct QuestionRanking {
+    /// The question ranked.
+    pub question: String,
+    /// Its terms' postings in the search index.
+    pub postings: Vec<TermPostings>,
+    /// Every candidate block, best first (see [`Layout::rank`]).
+    pub ranked: Vec<(BlockId, f64)>,
+}
+
+impl QuestionRanking {
+    /// Ranks `question`, whose terms are `postings`, over `layout`.
+    pub fn new(layout: &Layout, question: &str, postings: Vec<TermPostings>) -> Self {
+        let ranked = layout.rank(&postings, &[], usize::MAX);
+        QuestionRanking { question: question.to_owned(), postings, ranked }
+    }
+}
+
 /// The layout of `doc`, `host`'s current document, built once per
 /// document version (and search provider) and kept by the host.
 pub fn layout(host: &ucp_agent::SessionHost, doc: &Document) -> std::sync::Arc<Layout> {
