@@ -4,6 +4,7 @@
 
 mod code;
 mod context;
+mod guidance;
 mod index;
 mod inspect;
 mod lsp;
@@ -93,6 +94,16 @@ enum Command {
   ucp lsp symbols --query Handler src/main.go
   ucp lsp --lsp-config lsp.toml symbols src/app.py   servers named in a TOML file")]
     Lsp(lsp::LspArgs),
+    /// Memory that lasts across sessions: add, search, recent, forget.
+    Memory(guidance::MemoryArgs),
+    /// The rules (AGENTS.md, CLAUDE.md) under --root that apply to a task
+    /// and the paths it touches.
+    Rules(guidance::RulesArgs),
+    /// The skills (SKILL.md folders) under --root: list them, show one.
+    Skills(guidance::SkillsArgs),
+    /// Plans, steps and agents as a graph with statuses: add, update,
+    /// link, rm, show.
+    Plan(guidance::PlanArgs),
     /// Search a document: BM25, or hybrid BM25 + embeddings with --model.
     #[command(after_help = "Examples:
   ucp search \"socket timeout\" --limit 5
@@ -318,6 +329,10 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::EvalCode(args) => code::eval_code(cli, args),
         Command::Map(args) => code::map(cli, args),
         Command::Lsp(args) => lsp::lsp(cli, args),
+        Command::Memory(args) => guidance::memory(cli, args),
+        Command::Rules(args) => guidance::rules(cli, args),
+        Command::Skills(args) => guidance::skills(cli, args),
+        Command::Plan(args) => guidance::plan(cli, args),
         Command::Search(args) => search::run(cli, args),
         Command::Mcp(args) => mcp::run(cli, args),
         Command::Grep(args) => tools::grep(cli, args),

@@ -84,9 +84,11 @@ pub(crate) struct McpArgs {
     #[arg(long)]
     read_only: bool,
     /// Offer only these tools (comma-separated), e.g. context,grep,read.
-    /// By default: ucl, context, search, open, and the coding tools grep,
-    /// glob, read, write, edit, bash, ast_search over --root (over stdio
-    /// the current folder by default; over HTTP only with --root given).
+    /// By default: ucl, context, search, repo_map, open, the memory tools,
+    /// and over --root (over stdio the current folder by default; over
+    /// HTTP only with --root given) rules_for, skills_list, skill_load, the
+    /// coding tools grep, glob, read, write, edit, bash, ast_search and the
+    /// lsp_* tools.
     #[arg(long, value_delimiter = ',', value_name = "TOOLS")]
     tools: Option<Vec<String>>,
     /// Run every bash command in the OS sandbox: writes only under
@@ -94,6 +96,11 @@ pub(crate) struct McpArgs {
     /// namespace; refused where the kernel has no Landlock).
     #[arg(long)]
     sandbox: bool,
+    /// List only the core tools (context, search, ucl) and find_tools,
+    /// which returns the definitions of the others that fit an intent
+    /// (all offered tools can be called).
+    #[arg(long)]
+    discover_tools: bool,
 }
 
 pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
@@ -129,6 +136,7 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         only: args.tools.clone(),
         sandbox: args.sandbox.then_some(ucp_tools::Sandbox { network: false }),
         lsp: None,
+        discover: args.discover_tools,
     };
     // The language servers start on a client's first lsp_* call.
     if let Some(root) = &offer.root {

@@ -64,7 +64,7 @@ fn http_faults_get_json_rpc_errors_and_the_server_keeps_serving() {
     assert_eq!(reply["error"]["code"], -32602, "{reply}");
     // Without --root, an HTTP server offers no coding tools: bash is not there to call.
     let listed = server.post(&one, &json!({"jsonrpc": "2.0", "id": 10, "method": "tools/list"})).unwrap();
-    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 5, "{listed}");
+    assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 10, "the document and memory tools: {listed}");
     let bash = server.call(&one, "bash", json!({"command": "true"}));
     assert_eq!(bash["error"]["code"], -32602, "{bash}");
     // A client that goes away mid-call.
@@ -171,6 +171,14 @@ fn stdio_serves_tools_keeps_edits_and_survives_bad_lines() {
             "search",
             "repo_map",
             "open",
+            "memory_store",
+            "memory_search",
+            "memory_recent",
+            "memory_forget",
+            "plan",
+            "rules_for",
+            "skills_list",
+            "skill_load",
             "grep",
             "glob",
             "read",
@@ -268,6 +276,25 @@ fn official_python_sdk_and_load() {
     assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!((report["errors"].as_u64(), report["commands"].as_u64()), (Some(0), Some(800)), "{report}");
+}
+
+/// Memory across processes, rules and skills loaded when relevant, and
+/// tool discovery, through the Python SDK's stdio client (with the ONNX
+/// model when one was fetched, so memories are found by meaning).
+#[test]
+#[ignore = "needs UCP_MCP_PYTHON: scripts/test installs the SDK and runs this"]
+fn memory_rules_skills_and_discovery_through_the_python_sdk() {
+    let python = std::env::var_os("UCP_MCP_PYTHON").expect("UCP_MCP_PYTHON is not set (scripts/test sets it)");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_guidance.py");
+    let mut command = Command::new(&python);
+    command.arg(&script).env("UCP_BIN", env!("CARGO_BIN_EXE_ucp"));
+    if cfg!(feature = "models") {
+        if let Some(model) = std::env::var_os("UCP_TEST_ONNX_MODEL") {
+            command.env("UCP_MODEL", model);
+        }
+    }
+    let out = command.output().unwrap();
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
 }
 
 /// A second, independent client: the MCP Inspector's command line, when

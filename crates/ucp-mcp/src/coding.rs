@@ -23,6 +23,10 @@ pub const CODING_TOOLS: [&str; 7] = ["grep", "glob", "read", "write", "edit", "b
 /// The coding tools that change files or run commands.
 pub const WRITING_TOOLS: [&str; 3] = ["write", "edit", "bash"];
 
+/// The coding tools that read or change the files at a path: the rules of
+/// that path's folders come with their result.
+pub const TOUCHING_TOOLS: [&str; 5] = ["read", "edit", "write", "grep", "glob"];
+
 /// What a server offers every client.
 #[derive(Debug, Clone)]
 pub struct ToolOffer {
@@ -38,18 +42,36 @@ pub struct ToolOffer {
     pub sandbox: Option<Sandbox>,
     /// The language servers of the LSP tools (offered when set).
     pub lsp: Option<crate::lsp_tools::SharedLsp>,
+    /// List only the core tools and `find_tools` (every offered tool can
+    /// still be called; see [`crate::discovery`]).
+    pub discover: bool,
 }
 
 impl ToolOffer {
     /// The document tools alone, results capped at `max_result_tokens`.
     pub fn documents(max_result_tokens: usize) -> Self {
-        ToolOffer { max_result_tokens, root: None, read_only: false, only: None, sandbox: None, lsp: None }
+        ToolOffer {
+            max_result_tokens,
+            root: None,
+            read_only: false,
+            only: None,
+            sandbox: None,
+            lsp: None,
+            discover: false,
+        }
     }
 
     /// Whether the tool `name` is offered.
     pub fn offers(&self, name: &str) -> bool {
-        let coding = CODING_TOOLS.contains(&name);
-        if coding && (self.root.is_none() || (self.read_only && WRITING_TOOLS.contains(&name))) {
+        if name == "find_tools" {
+            return self.discover;
+        }
+        let on_files = CODING_TOOLS.contains(&name) || crate::guidance_tools::FILE_GUIDANCE_TOOLS.contains(&name);
+        if on_files && self.root.is_none() {
+            return false;
+        }
+        let writes = WRITING_TOOLS.contains(&name) || crate::guidance_tools::MEMORY_WRITING_TOOLS.contains(&name);
+        if writes && self.read_only {
             return false;
         }
         // Language servers run the project's code (build scripts, macros,

@@ -1,6 +1,7 @@
 //! One client's connection: its agent session in a loaded document, the
 //! pages of its last cut result, and what each tool does in it.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -47,6 +48,10 @@ pub struct Connection {
     /// The coding tools, made on first use (their background jobs end
     /// with the connection).
     coding: OnceLock<Result<Option<Tools>, String>>,
+    /// Rules files this client was shown (each comes once).
+    rules_shown: Mutex<HashSet<String>>,
+    /// The offered tools, searchable (built on the first `find_tools`).
+    catalog: OnceLock<Result<crate::discovery::ToolCatalog, String>>,
 }
 
 impl Connection {
@@ -54,7 +59,15 @@ impl Connection {
     /// `offer.max_result_tokens` tokens (at least [`crate::MIN_RESULT_TOKENS`]).
     pub fn new(library: Arc<Library>, offer: Arc<ToolOffer>) -> Self {
         let cap = offer.max_result_tokens.max(crate::MIN_RESULT_TOKENS);
-        Connection { library, offer, cap, state: Mutex::new(State::default()), coding: OnceLock::new() }
+        Connection {
+            library,
+            offer,
+            cap,
+            state: Mutex::new(State::default()),
+            coding: OnceLock::new(),
+            rules_shown: Mutex::new(HashSet::new()),
+            catalog: OnceLock::new(),
+        }
     }
 
     /// What this connection is offered.
@@ -128,6 +141,11 @@ impl Connection {
 
     /// Bounds `text` by the cap; a cut result's pages are kept for `ucl`
     /// with `page`.
+    /// `text` as a result within the cap (the rest as pages of `ucl`).
+    pub(crate) fn bounded_text(&self, text: String) -> ToolOutput {
+        self.bounded(&mut self.state(), text, false)
+    }
+
     fn bounded(&self, state: &mut State, text: String, is_error: bool) -> ToolOutput {
         let pages = paginate(&text, self.cap, self.library.tokenizer());
         if pages.pages.len() == 1 {
@@ -290,6 +308,31 @@ impl Connection {
             Some(Err(e)) => Err(e),
             None => Err(McpError::UnknownTool(name.to_owned())),
         }
+    }
+
+    /// The definitions of the offered tools that best fit `intent`.
+    pub fn find_tools(&self, intent: &str, limit: Option<usize>) -> Result<ToolOutput, McpError> {
+        let catalog = self.catalog.get_or_init(|| {
+            let tools = crate::tools::list(&self.offer);
+            crate::discovery::ToolCatalog::build(tools, self.library.config().model.as_deref())
+                .map_err(|e| e.to_string())
+        });
+        let catalog = catalog.as_ref().map_err(|e| McpError::Arguments(e.clone()))?;
+        Ok(self.bounded_text(crate::discovery::found_text(&catalog.find(intent, limit)?)))
+    }
+
+    /// Records that this client was shown the rules of `rules`.
+    pub(crate) fn note_rules_shown(&self, rules: &ucp_workspace::guidance::rules::Rules) {
+        let mut shown = self.rules_shown.lock().unwrap_or_else(|e| e.into_inner());
+        shown.extend(rules.rules.iter().map(|rule| rule.source.clone()));
+    }
+
+    /// Keeps in `rules` those this client was not shown yet, and records
+    /// them as shown.
+    pub(crate) fn take_unseen_rules(&self, rules: &mut ucp_workspace::guidance::rules::Rules) {
+        let mut shown = self.rules_shown.lock().unwrap_or_else(|e| e.into_inner());
+        rules.rules.retain(|rule| shown.insert(rule.source.clone()));
+        rules.tokens = rules.rules.iter().map(|rule| rule.tokens).sum();
     }
 
     /// Lists the documents; or moves the client to the stored `document`;

@@ -78,7 +78,7 @@ impl ServerHandler for UcpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools::list(self.connection.offer())))
+        Ok(ListToolsResult::with_all_items(tools::listed(self.connection.offer())))
     }
 
     async fn call_tool(

@@ -17,6 +17,8 @@
 pub mod bound;
 pub mod coding;
 mod connection;
+pub mod discovery;
+pub mod guidance_tools;
 pub mod guide;
 mod handler;
 mod http;

@@ -25,13 +25,27 @@ pub(crate) fn tool(name: &'static str, description: &'static str, input: Value, 
     Tool::new(name, description, schema(input)).with_annotations(annotations)
 }
 
-/// The tools `offer` serves: the document tools, then the coding tools.
+/// The tools `offer` serves: the document tools, memory, rules and
+/// skills, the coding tools, the LSP tools.
 pub fn list(offer: &ToolOffer) -> Vec<Tool> {
     let mut all = documents();
+    all.extend(crate::guidance_tools::list());
     all.extend(coding::list());
     all.extend(crate::lsp_tools::list());
     all.retain(|t| offer.offers(&t.name));
     all
+}
+
+/// The tools a client is shown: all of [`list`], or with discovery the
+/// core ones and `find_tools`.
+pub fn listed(offer: &ToolOffer) -> Vec<Tool> {
+    if !offer.discover {
+        return list(offer);
+    }
+    let mut core = list(offer);
+    core.retain(|t| crate::discovery::CORE_TOOLS.contains(&t.name.as_ref()));
+    core.push(crate::discovery::find_tools_tool());
+    core
 }
 
 /// The document tools.
@@ -224,10 +238,33 @@ pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Resu
             args.check(&["document", "path", "name"])?;
             connection.open(args.string("document")?, args.string("path")?.map(Path::new), args.string("name")?)
         }
+        "find_tools" => {
+            args.check(&["intent", "limit"])?;
+            let limit = args.count("limit")?.map(usize_of);
+            connection.find_tools(args.required("intent")?, limit)
+        }
         lsp if crate::lsp_tools::LSP_TOOLS.contains(&lsp) => connection.lsp(lsp, &args),
+        guidance
+            if crate::guidance_tools::MEMORY_TOOLS.contains(&guidance)
+                || crate::guidance_tools::FILE_GUIDANCE_TOOLS.contains(&guidance) =>
+        {
+            match crate::guidance_tools::call(connection, guidance, &args) {
+                Some(Ok(text)) => Ok(connection.bounded_text(text)),
+                Some(Err(e)) => Err(e),
+                None => Err(McpError::UnknownTool(guidance.to_owned())),
+            }
+        }
         other => match connection.coding_tools()? {
             Some(tools) => match coding::call(tools, other, &args) {
-                Some(Ok(text)) => Ok(ToolOutput { text, is_error: false }),
+                Some(Ok(mut text)) => {
+                    // The rules of the folders a file operation touches come with its result, once.
+                    let paths: Vec<String> =
+                        args.string("path").ok().flatten().map(str::to_owned).into_iter().collect();
+                    if coding::TOUCHING_TOOLS.contains(&other) {
+                        text.extend(crate::guidance_tools::nested_rules(connection, &paths));
+                    }
+                    Ok(ToolOutput { text, is_error: false })
+                }
                 Some(Err(e)) => Err(e),
                 None => Err(McpError::UnknownTool(other.to_owned())),
             },
@@ -267,11 +304,11 @@ mod tests {
             BpeTokenizer::default().count(&listed)
         };
         // The README states both figures; they must stay true.
-        let claimed = readme_figure(" tokens for the document tools");
+        let claimed = readme_figure(" tokens for the document and memory tools");
         assert_eq!(
             cost(&documents),
             claimed,
-            "the document tools cost {}; the README says {claimed}",
+            "the document and memory tools cost {}; the README says {claimed}",
             cost(&documents)
         );
         let claimed = readme_figure(" tokens for the whole list");
@@ -279,7 +316,7 @@ mod tests {
         let store = tempfile::tempdir().unwrap();
         let library = std::sync::Arc::new(crate::Library::open(crate::LibraryConfig::new(store.path())).unwrap());
         let connection = crate::Connection::new(library.clone(), std::sync::Arc::new(everything.clone()));
-        assert_eq!(list(&everything).len(), 16);
+        assert_eq!(list(&everything).len(), 24);
         for tool in list(&everything) {
             // Every listed tool is dispatched (the empty object fails on its arguments, if at all).
             let result = call(&connection, &tool.name, &JsonObject::new());
@@ -289,14 +326,48 @@ mod tests {
         // Read-only: the writing tools are neither listed nor served; `only` narrows the list.
         let read_only = ToolOffer { read_only: true, ..everything.clone() };
         let names: Vec<_> = list(&read_only).into_iter().map(|t| t.name.to_string()).collect();
-        assert_eq!(names, ["ucl", "context", "search", "repo_map", "open", "grep", "glob", "read", "ast_search"]);
+        assert_eq!(
+            names,
+            [
+                "ucl",
+                "context",
+                "search",
+                "repo_map",
+                "open",
+                "memory_search",
+                "memory_recent",
+                "plan",
+                "rules_for",
+                "skills_list",
+                "skill_load",
+                "grep",
+                "glob",
+                "read",
+                "ast_search"
+            ]
+        );
         let connection = crate::Connection::new(library.clone(), std::sync::Arc::new(read_only));
         let args = json!({"path": "a.txt", "content": "x"}).as_object().unwrap().clone();
         assert!(matches!(call(&connection, "write", &args), Err(McpError::UnknownTool(_))));
         assert!(!root.path().join("a.txt").exists());
-        let only = ToolOffer { only: Some(vec!["grep".into(), "context".into()]), ..everything };
+        let only = ToolOffer { only: Some(vec!["grep".into(), "context".into()]), ..everything.clone() };
         let names: Vec<_> = list(&only).into_iter().map(|t| t.name.to_string()).collect();
         assert_eq!(names, ["context", "grep"]);
+
+        // Discovery lists the core tools and find_tools; every tool is still served.
+        let discovering = ToolOffer { discover: true, ..everything };
+        let names: Vec<_> = listed(&discovering).into_iter().map(|t| t.name.to_string()).collect();
+        assert_eq!(names, ["ucl", "context", "search", "find_tools"]);
+        let claimed = readme_figure(" tokens with --discover-tools");
+        let listed_cost =
+            BpeTokenizer::default().count(&serde_json::to_string(&json!({ "tools": listed(&discovering) })).unwrap());
+        assert_eq!(listed_cost, claimed, "the discovering list costs {listed_cost}; the README says {claimed}");
+        let connection = crate::Connection::new(library, std::sync::Arc::new(discovering));
+        let args = json!({"intent": "store a finding for the next session"}).as_object().unwrap().clone();
+        let found = call(&connection, "find_tools", &args).unwrap().text;
+        assert!(found.contains("\"memory_store\""), "{found}");
+        let args = json!({"pattern": "x"}).as_object().unwrap().clone();
+        assert!(!matches!(call(&connection, "glob", &args), Err(McpError::UnknownTool(_))), "unlisted but served");
     }
 
     #[test]

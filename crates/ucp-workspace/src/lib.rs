@@ -17,6 +17,12 @@
 //!   token budget;
 //! - [`Workspace::search`]: hits with their source file, lines, heading path
 //!   and preview;
+//! - [`Library::memory_store`] and [`Library::memory_search`]: memory that
+//!   lasts across sessions, kept as blocks of a document of its own;
+//! - [`relations`]: plans, steps and agents as a graph with statuses;
+//! - [`semantic_cache`]: responses served again to similar requests;
+//! - [`guidance`]: the rules (`AGENTS.md`) and skills (`SKILL.md`) of a
+//!   workspace folder, loaded when a task or a path makes them relevant;
 //! - [`stats`] and [`find_block`]: counts and `@label` resolution.
 //!
 //! ```no_run
@@ -31,12 +37,16 @@
 #![warn(missing_docs)]
 
 mod context;
+pub mod guidance;
 mod inspect;
 mod library;
 mod map;
+mod memory;
 mod parts;
+pub mod relations;
 mod script;
 mod search;
+pub mod semantic_cache;
 mod sessions;
 
 pub use context::{ContextOptions, DEFAULT_BUDGET, MIN_BUDGET};
@@ -45,6 +55,10 @@ pub use library::{
     IndexOptions, IndexProgress, Indexed, IndexedStored, Library, LibraryConfig, Workspace, EVICT_IDLE_AFTER,
 };
 pub use map::{MapRequest, DEFAULT_MAP_BUDGET};
+pub use memory::{
+    memories_text, memory_document, Memory, MemoryFilter, NewMemory, Stored, DEFAULT_KIND, MAX_MEMORY_BYTES,
+    MEMORY_DOCUMENT,
+};
 pub use script::ScriptRun;
 pub use search::{FileHit, SearchHit, SearchRequest, SearchResults, FILE_EVIDENCE};
 pub use sessions::NewSession;
