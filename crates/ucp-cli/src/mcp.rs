@@ -101,6 +101,11 @@ pub(crate) struct McpArgs {
     /// (all offered tools can be called).
     #[arg(long)]
     discover_tools: bool,
+    /// Another folder of skills for skills_list and skill_load
+    /// (repeatable), besides skills/, .agents/skills/ and .claude/skills/
+    /// under --root.
+    #[arg(long = "skills", value_name = "DIR")]
+    skill_dirs: Vec<PathBuf>,
 }
 
 pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
@@ -137,6 +142,7 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         sandbox: args.sandbox.then_some(ucp_tools::Sandbox { network: false }),
         lsp: None,
         discover: args.discover_tools,
+        skill_dirs: args.skill_dirs.clone(),
     };
     // The language servers start on a client's first lsp_* call.
     if let Some(root) = &offer.root {

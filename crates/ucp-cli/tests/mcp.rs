@@ -314,7 +314,7 @@ fn mcp_inspector_cli_lists_tools_and_calls_one() {
         serde_json::from_slice::<Value>(&out.stdout).unwrap()
     };
     let tools = inspect(&["--method", "tools/list"]);
-    assert_eq!(tools["tools"].as_array().unwrap().len(), 16, "{tools}");
+    assert_eq!(tools["tools"].as_array().unwrap().len(), 24, "{tools}");
     let called = inspect(&["--method", "tools/call", "--tool-name", "search", "--tool-arg", "query=querystring"]);
     assert_eq!(called["isError"], false, "{called}");
     assert!(result_text(&json!({ "result": called })).contains("querystring.md:"), "{called}");

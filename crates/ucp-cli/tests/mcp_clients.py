@@ -87,7 +87,9 @@ async def exercise(test, session):
     tools = await session.list_tools()
     test.assertEqual(sorted(t.name for t in tools.tools),
                      ["ast_search", "bash", "context", "edit", "glob", "grep", "lsp_definition", "lsp_hover",
-                      "lsp_references", "lsp_symbols", "open", "read", "repo_map", "search", "ucl", "write"])
+                      "lsp_references", "lsp_symbols", "memory_forget", "memory_recent", "memory_search",
+                      "memory_store", "open", "plan", "read", "repo_map", "rules_for", "search", "skill_load",
+                      "skills_list", "ucl", "write"])
 
     found = await session.call_tool("ucl", {"commands": 'SEARCH "context window budget" LIMIT=5'})
     test.assertFalse(found.is_error, text_of(found))
@@ -208,7 +210,8 @@ class CodingToolsTest(unittest.IsolatedAsyncioTestCase):
     async def test_read_only_servers_offer_no_writing_tools(self):
         async with self.session("--read-only") as (session, root):
             names = sorted(t.name for t in (await session.list_tools()).tools)
-            self.assertEqual(names, ["ast_search", "context", "glob", "grep", "open", "read", "repo_map", "search",
+            self.assertEqual(names, ["ast_search", "context", "glob", "grep", "memory_recent", "memory_search", "open",
+                                     "plan", "read", "repo_map", "rules_for", "search", "skill_load", "skills_list",
                                      "ucl"])
             with self.assertRaises(Exception):
                 await session.call_tool("write", {"path": "x.txt", "content": "x"})

@@ -45,6 +45,9 @@ pub struct ToolOffer {
     /// List only the core tools and `find_tools` (every offered tool can
     /// still be called; see [`crate::discovery`]).
     pub discover: bool,
+    /// Folders of skills besides the root's `skills/`, `.agents/skills/`
+    /// and `.claude/skills/` (relative to the root, or absolute).
+    pub skill_dirs: Vec<PathBuf>,
 }
 
 impl ToolOffer {
@@ -58,6 +61,7 @@ impl ToolOffer {
             sandbox: None,
             lsp: None,
             discover: false,
+            skill_dirs: Vec::new(),
         }
     }
 

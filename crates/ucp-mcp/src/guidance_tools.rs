@@ -156,7 +156,7 @@ pub(crate) fn call(connection: &Connection, name: &str, args: &Arguments<'_>) ->
         })(),
         "skills_list" => (|| {
             args.check(&[])?;
-            let list = skills::list_skills(root(connection)?, &[])?;
+            let list = skills::list_skills(root(connection)?, &connection.offer().skill_dirs)?;
             let mut out: String =
                 list.skills.iter().map(|s| format!("{}: {}\n", s.name, s.description)).collect::<String>();
             if out.is_empty() {
@@ -168,7 +168,7 @@ pub(crate) fn call(connection: &Connection, name: &str, args: &Arguments<'_>) ->
             args.check(&["name", "task", "references"])?;
             let skill = skills::load_skill(
                 root(connection)?,
-                &[],
+                &connection.offer().skill_dirs,
                 args.required("name")?,
                 args.string("task")?,
                 &args.strings("references")?,

@@ -38,8 +38,14 @@ static FILES: LazyLock<Mutex<HashMap<PathBuf, Cached>>> = LazyLock::new(|| Mutex
 
 /// The text of the file at `path`, from the cache when it has not changed
 /// on disk since it was read; `None` when there is no such file (or it is
-/// not text, or larger than a megabyte).
-pub(crate) fn read_cached(path: &Path) -> Option<Arc<str>> {
+/// not text, or larger than a megabyte), or when it lies outside the folder
+/// `within` once links are resolved (a symbolic link does not lead out).
+pub(crate) fn read_cached(within: &Path, path: &Path) -> Option<Arc<str>> {
+    let real = std::fs::canonicalize(path).ok()?;
+    if !real.starts_with(std::fs::canonicalize(within).ok()?) {
+        return None;
+    }
+    let path = real.as_path();
     let meta = std::fs::metadata(path).ok().filter(|m| m.is_file() && m.len() <= MAX_FILE_BYTES)?;
     let stamp = (meta.modified().ok()?, meta.len());
     let mut files = FILES.lock().unwrap_or_else(|e| e.into_inner());
@@ -192,9 +198,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("AGENTS.md");
         std::fs::write(&path, "one").unwrap();
-        assert_eq!(read_cached(&path).as_deref(), Some("one"));
+        assert_eq!(read_cached(dir.path(), &path).as_deref(), Some("one"));
         std::fs::write(&path, "two, longer").unwrap();
-        assert_eq!(read_cached(&path).as_deref(), Some("two, longer"));
-        assert!(read_cached(&dir.path().join("missing.md")).is_none());
+        assert_eq!(read_cached(dir.path(), &path).as_deref(), Some("two, longer"));
+        assert!(read_cached(dir.path(), &dir.path().join("missing.md")).is_none());
+        // Not outside the folder, not even through a link.
+        let inner = dir.path().join("inner");
+        std::fs::create_dir(&inner).unwrap();
+        assert!(read_cached(&inner, &path).is_none());
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&path, inner.join("AGENTS.md")).unwrap();
+            assert!(read_cached(&inner, &inner.join("AGENTS.md")).is_none());
+        }
     }
 }

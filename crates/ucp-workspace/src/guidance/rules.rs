@@ -90,13 +90,13 @@ pub struct RulesRequest {
     pub budget: Option<usize>,
 }
 
-/// The rules files of folder `dir`, with their text (one text read under
-/// both names is kept once).
-fn rule_files(dir: &Path) -> Vec<(PathBuf, std::sync::Arc<str>)> {
+/// The rules files of folder `dir` under `root`, with their text (one text
+/// read under both names is kept once).
+fn rule_files(root: &Path, dir: &Path) -> Vec<(PathBuf, std::sync::Arc<str>)> {
     let mut found: Vec<(PathBuf, std::sync::Arc<str>)> = Vec::new();
     for name in RULE_FILES {
         let path = dir.join(name);
-        if let Some(text) = read_cached(&path) {
+        if let Some(text) = read_cached(root, &path) {
             if !found.iter().any(|(_, seen)| *seen == text) {
                 found.push((path, text));
             }
@@ -119,7 +119,7 @@ pub fn rules_for(root: &Path, request: &RulesRequest, tokenizer: &dyn Tokenizer)
     let root = checked_root(root)?;
     let budget = request.budget.unwrap_or(DEFAULT_RULES_BUDGET);
     let mut applies: Vec<(PathBuf, std::sync::Arc<str>, Tier, String)> = Vec::new();
-    for (path, text) in rule_files(&root) {
+    for (path, text) in rule_files(&root, &root) {
         applies.push((path, text, Tier::Root, "workspace rules".into()));
     }
     for asked in &request.paths {
@@ -128,7 +128,7 @@ pub fn rules_for(root: &Path, request: &RulesRequest, tokenizer: &dyn Tokenizer)
             return Err(WorkspaceError::Path(format!("{} is outside {}", asked.display(), root.display())));
         }
         for dir in folders_between(&root, &path) {
-            for (file, text) in rule_files(&dir) {
+            for (file, text) in rule_files(&root, &dir) {
                 if !applies.iter().any(|(seen, ..)| *seen == file) {
                     let reason = format!("applies to {}/", relative(&dir, &root));
                     applies.push((file, text, Tier::Nested, reason));
@@ -145,7 +145,7 @@ pub fn rules_for(root: &Path, request: &RulesRequest, tokenizer: &dyn Tokenizer)
             if applies.iter().any(|(seen, ..)| *seen == link.target) || linked.iter().any(|l| l.1 == link.target) {
                 continue;
             }
-            let Some(target) = read_cached(&link.target) else { continue };
+            let Some(target) = read_cached(&root, &link.target) else { continue };
             let share = match_share(&task, &link.text, &target);
             if share >= MATCH_SHARE {
                 let reason = format!("the task matches [{}] in {}", link.text, relative(file, &root));

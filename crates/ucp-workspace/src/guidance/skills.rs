@@ -116,7 +116,7 @@ fn valid_name(name: &str) -> bool {
 
 /// The skill in folder `dir`, with its body.
 fn read_skill(dir: &Path, root: &Path) -> Result<(SkillSummary, String), String> {
-    let text = read_cached(&dir.join(SKILL_FILE)).ok_or("SKILL.md cannot be read")?;
+    let text = read_cached(dir, &dir.join(SKILL_FILE)).ok_or("SKILL.md cannot be read")?;
     let (front, body) = split_front_matter(&text).ok_or("SKILL.md has no front matter (--- name, description ---)")?;
     let value: serde_json::Value =
         serde_norway::from_str(front).map_err(|e| format!("front matter is not valid YAML: {e}"))?;
@@ -215,7 +215,7 @@ pub fn load_skill(
         }
     }
     for (title, target) in candidates {
-        let Some(text) = read_cached(&target) else { continue };
+        let Some(text) = read_cached(&dir, &target) else { continue };
         let path = relative(&target, &dir);
         let wanted = references.iter().any(|r| *r == path || r.eq_ignore_ascii_case(&title))
             || match_share(&task, &title, &text) >= MATCH_SHARE;
