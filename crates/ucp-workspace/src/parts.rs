@@ -34,7 +34,9 @@ const LAYOUT_FILE: &str = "layout.bin";
 
 /// The first bytes of the layout file: then the store revision it is the
 /// layout of, the blake3 checksum of the rest, and the encoded layout.
-const MAGIC: &[u8; 8] = b"UCPLAYF1";
+/// Bumped with the encoded form, so a file in an older one is written
+/// again rather than kept (its revision still matching) and never read.
+const MAGIC: &[u8; 8] = b"UCPLAYF2";
 
 /// Times the job runs on a grown part before the document is read whole.
 const ROUNDS: usize = 4;

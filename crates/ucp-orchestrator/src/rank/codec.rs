@@ -3,12 +3,12 @@
 //! whole on the way back (a damaged file gives `None`, never a layout that
 //! points outside itself).
 
-use ucm_core::{BlockId, IdMap};
+use ucm_core::BlockId;
 
-use super::{Layout, Section};
+use super::{Layout, Section, SlotTable};
 
 /// The first bytes of an encoded layout (bumped when the form changes).
-const MAGIC: &[u8; 8] = b"UCPLAY01";
+const MAGIC: &[u8; 8] = b"UCPLAY02";
 
 impl Layout {
     /// The layout as bytes ([`Layout::decode`] reads them back).
@@ -40,6 +40,11 @@ impl Layout {
                 put_u32(&mut out, block);
             }
         }
+        let slots = self.slot.slots();
+        put_u64(&mut out, slots.len() as u64);
+        for &slot in slots {
+            put_u32(&mut out, slot);
+        }
         out
     }
 
@@ -56,7 +61,7 @@ impl Layout {
         let means = [reader.f64()?, reader.f64()?, reader.f64()?, reader.f64()?];
         let blocks: Vec<BlockId> = (0..n).map(|_| reader.id()).collect::<Option<_>>()?;
         let mut layout = Layout {
-            slot: blocks.iter().enumerate().map(|(i, &id)| (id, i as u32)).collect::<IdMap<u32>>(),
+            slot: SlotTable::build(&[]),
             blocks,
             tokens: Vec::with_capacity(n),
             path_tokens: Vec::with_capacity(n),
@@ -86,6 +91,12 @@ impl Layout {
             let blocks: Vec<u32> = (0..len).map(|_| reader.u32()).collect::<Option<_>>()?;
             layout.sections.push(Section { root, blocks, tokens });
         }
+        let capacity = usize::try_from(reader.u64()?).ok()?;
+        if capacity.checked_mul(4)? > reader.bytes.len() {
+            return None;
+        }
+        let slots: Vec<u32> = (0..capacity).map(|_| reader.u32()).collect::<Option<_>>()?;
+        layout.slot = SlotTable::from_slots(slots, n)?;
         let consistent = reader.bytes.is_empty()
             && layout.slot.len() == n
             && layout.section.iter().enumerate().all(|(i, &(section, at))| {

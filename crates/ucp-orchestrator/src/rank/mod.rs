@@ -26,6 +26,9 @@ use ucm_core::{outline, Block, BlockId, Content, Document, IdMap, Role};
 use ucp_search::{BlockLengths, TermPostings};
 
 mod codec;
+mod slots;
+
+use slots::SlotTable;
 
 /// Neighbours on each side of a block that its window holds.
 pub const WINDOW: usize = 3;
@@ -60,7 +63,7 @@ struct Section {
 pub struct Layout {
     blocks: Vec<BlockId>,
     /// Per content block: its index in [`Layout::blocks`].
-    slot: IdMap<u32>,
+    slot: SlotTable,
     /// Per content block: its length (analyzed terms, or tokens when the
     /// index cannot tell).
     tokens: Vec<u32>,
@@ -139,7 +142,7 @@ impl Layout {
             lengths.unwrap_or_default().iter().map(|l| (l.id, (l.text, l.headings))).collect();
         let mut layout = Layout {
             blocks: Vec::new(),
-            slot: IdMap::default(),
+            slot: SlotTable::build(&[]),
             tokens: Vec::new(),
             path_tokens: Vec::new(),
             prior: Vec::new(),
@@ -180,12 +183,12 @@ impl Layout {
             layout.section.push((at, section.blocks.len() as u32));
             section.blocks.push(index);
             section.tokens += u64::from(tokens);
-            layout.slot.insert(id, index);
             layout.blocks.push(id);
             layout.tokens.push(tokens);
             layout.path_tokens.push(path_tokens.max(1));
             layout.prior.push(outline::rank_prior(block));
         }
+        layout.slot = SlotTable::build(&layout.blocks);
         layout.window_tokens = (0..layout.blocks.len())
             .map(|i| layout.window(i).map(|j| u64::from(layout.tokens[j as usize])).sum())
             .collect();
@@ -208,8 +211,13 @@ impl Layout {
     /// The section block (heading or file) whose own content block `id`
     /// is: a context that quotes `id` reads that section.
     pub fn section_root(&self, id: BlockId) -> Option<BlockId> {
-        let &at = self.slot.get(&id)?;
+        let at = self.slot_of(&id)?;
         Some(self.sections[self.section[at as usize].0 as usize].root)
+    }
+
+    /// The index of content block `id` in [`Layout::blocks`].
+    fn slot_of(&self, id: &BlockId) -> Option<u32> {
+        self.slot.get(&self.blocks, id)
     }
 
     /// How many content blocks it ranks.
@@ -224,7 +232,7 @@ impl Layout {
 
     /// The content blocks right before and after `id` in its section.
     pub fn neighbours(&self, id: BlockId) -> impl Iterator<Item = BlockId> + '_ {
-        let place = self.slot.get(&id).map(|&i| self.section[i as usize]);
+        let place = self.slot_of(&id).map(|i| self.section[i as usize]);
         place.into_iter().flat_map(move |(section, at)| {
             let blocks = &self.sections[section as usize].blocks;
             let at = at as usize;
@@ -265,7 +273,7 @@ impl Layout {
             matched * f64::from(self.prior[i])
         };
         let mut candidates = self.candidates(&scores);
-        candidates.extend(hits.iter().filter_map(|(id, _)| self.slot.get(id)).map(|&i| i as usize));
+        candidates.extend(hits.iter().filter_map(|(id, _)| self.slot_of(id)).map(|i| i as usize));
         candidates.sort_unstable();
         candidates.dedup();
         let mut ranked: Vec<(BlockId, f64)> = candidates.into_iter().map(|i| (self.blocks[i], fused(i))).collect();
@@ -298,7 +306,7 @@ impl Layout {
         let mut touched_paths: Vec<u32> = Vec::new();
         for (bit, term) in terms.iter().enumerate() {
             for &(id, tf) in &term.text {
-                let Some(&i) = self.slot.get(&id) else { continue };
+                let Some(i) = self.slot_of(&id) else { continue };
                 let i = i as usize;
                 scores.block[i] += term.weight() * bm25(tf, f64::from(self.tokens[i]), self.mean_block);
                 scores.mask[i] |= 1 << bit;
@@ -317,7 +325,7 @@ impl Layout {
             // A section's heading path is the path of each of its blocks:
             // counted once for the section.
             for &(id, tf) in &term.headings {
-                let Some(&i) = self.slot.get(&id) else { continue };
+                let Some(i) = self.slot_of(&id) else { continue };
                 let i = i as usize;
                 scores.block[i] +=
                     HEADING_WEIGHT * term.weight() * bm25(tf, f64::from(self.path_tokens[i]), self.mean_path);
@@ -457,10 +465,10 @@ mod tests {
         let doc = guide();
         let layout = Layout::build(&doc, None);
         assert_eq!(layout.blocks.len(), 5);
-        let errors = layout.slot[&find(&doc, "Errors are emitted")] as usize;
+        let errors = layout.slot_of(&find(&doc, "Errors are emitted")).unwrap() as usize;
         let window: Vec<BlockId> = layout.window(errors).map(|j| layout.blocks[j as usize]).collect();
         assert_eq!(window, vec![find(&doc, "Errors are emitted"), find(&doc, "A threshold of retries")]);
-        let section = |text: &str| layout.section[layout.slot[&find(&doc, text)] as usize].0;
+        let section = |text: &str| layout.section[layout.slot_of(&find(&doc, text)).unwrap() as usize].0;
         assert_eq!(section("The default is"), section("Readable streams"));
         assert_ne!(section("The default is"), section("Errors are emitted"));
         let neighbours: Vec<BlockId> = layout.neighbours(find(&doc, "Past the threshold")).collect();
