@@ -341,6 +341,13 @@ mod tests {
         assert!(matches!(store.load_document("nope"), Err(StoreError::NoSuchDocument { .. })));
         assert!(store.delete_document("other").unwrap());
         assert_eq!(store.resolve_name(None).unwrap(), "sample");
+        // Agents' memories and plans beside one corpus leave it the default.
+        store.save_document(&Document::new("memory")).unwrap();
+        store.save_document(&Document::new("relations@agent-7")).unwrap();
+        assert_eq!(store.resolve_name(None).unwrap(), "sample");
+        assert_eq!(store.resolve_name(Some("memory")).unwrap(), "memory");
+        store.save_document(&Document::new("other")).unwrap();
+        assert!(matches!(store.resolve_name(None), Err(StoreError::DocumentNotChosen(_))));
         store.integrity_check().unwrap();
     }
 

@@ -24,7 +24,7 @@ mod part;
 mod schema;
 
 pub use indexed::IndexedFrom;
-pub use name::{check_document_name, MAX_DOCUMENT_NAME_CHARS};
+pub use name::{check_document_name, is_agent_state, AGENT_STATE_DOCUMENTS, MAX_DOCUMENT_NAME_CHARS};
 pub use part::Part;
 
 use std::path::{Path, PathBuf};
@@ -290,6 +290,10 @@ impl Store {
             Some(name) => Err(StoreError::NoSuchDocument { name: name.to_owned(), available: list(&names) }),
             None => match names.as_slice() {
                 [only] => Ok(only.clone()),
+                // Agents' memories and plans are never the default beside a corpus.
+                several if several.iter().filter(|n| !is_agent_state(n)).count() == 1 => {
+                    Ok(several.iter().find(|n| !is_agent_state(n)).expect("counted").clone())
+                }
                 [] => Err(StoreError::DocumentNotChosen(format!(
                     "the store at {} holds no documents: run `ucp index <PATH>` first",
                     self.dir.display()

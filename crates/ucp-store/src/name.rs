@@ -12,6 +12,25 @@ use crate::StoreError;
 /// Most characters in a document name.
 pub const MAX_DOCUMENT_NAME_CHARS: usize = 128;
 
+/// The documents UCP keeps for agents rather than for a corpus: their
+/// memories and their plans (`memory`, `relations`, each also per
+/// namespace as `<name>@<namespace>`). A store's default document is
+/// chosen among the others, so storing a memory never makes a one-corpus
+/// store ask which document to use.
+pub const AGENT_STATE_DOCUMENTS: [&str; 2] = ["memory", "relations"];
+
+/// Whether document `name` holds agent state ([`AGENT_STATE_DOCUMENTS`]).
+///
+/// ```
+/// assert!(ucp_store::is_agent_state("memory"));
+/// assert!(ucp_store::is_agent_state("relations@agent-7"));
+/// assert!(!ucp_store::is_agent_state("memory-notes"));
+/// ```
+pub fn is_agent_state(name: &str) -> bool {
+    let base = name.split_once('@').map_or(name, |(base, _)| base);
+    AGENT_STATE_DOCUMENTS.contains(&base)
+}
+
 /// Checks `name` against the rules for document names; the error names
 /// the rule that failed.
 ///

@@ -21,7 +21,7 @@ use crate::library::lock;
 use crate::{Library, NewSession, SearchRequest, WorkspaceError};
 
 /// The memory document of the default namespace.
-pub const MEMORY_DOCUMENT: &str = "memory";
+pub const MEMORY_DOCUMENT: &str = ucp_store::AGENT_STATE_DOCUMENTS[0];
 
 /// The kind a memory gets when none is given.
 pub const DEFAULT_KIND: &str = "note";

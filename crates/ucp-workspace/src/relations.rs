@@ -23,7 +23,7 @@ use ucm_core::{Block, BlockId, Document, EdgeType, IdSet, Tokenizer};
 use crate::{Library, WorkspaceError};
 
 /// The relation graph of the default namespace.
-pub const RELATIONS_DOCUMENT: &str = "relations";
+pub const RELATIONS_DOCUMENT: &str = ucp_store::AGENT_STATE_DOCUMENTS[1];
 
 /// The relation a link gets when none is named.
 pub const DEFAULT_RELATION: &str = "contains";
