@@ -244,9 +244,8 @@ impl Store {
 
     fn connect(dir: PathBuf) -> Result<Store, StoreError> {
         let conn = Connection::open(dir.join(DATABASE_FILE)).map_err(db("opening the database"))?;
-        conn.busy_timeout(Duration::from_secs(10)).map_err(db("setting the busy timeout"))?;
-        conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
-            .map_err(db("configuring the database"))?;
+        conn.busy_timeout(BUSY_WAIT).map_err(db("setting the busy timeout"))?;
+        configure(&conn)?;
         schema::migrate(&conn)?;
         Ok(Store { dir, conn })
     }
@@ -468,6 +467,29 @@ fn write_session(tx: &rusqlite::Transaction, document: &str, session: SessionWri
 /// A document's revision as `conn` sees it (0: never written).
 /// Refuses a write based on revision `expected` of document `name` when
 /// the store holds another: another writer came in between.
+/// How long a call waits for another process's lock on the database.
+pub(crate) const BUSY_WAIT: Duration = Duration::from_secs(10);
+
+/// Sets a new connection's pragmas. Switching a store to WAL needs the
+/// database to itself, and while another process is creating the same
+/// store SQLite refuses at once rather than calling the busy handler; so a
+/// busy refusal is tried again, within the busy wait.
+fn configure(conn: &Connection) -> Result<(), StoreError> {
+    let started = std::time::Instant::now();
+    loop {
+        let configured =
+            conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
+        match configured {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy && started.elapsed() < BUSY_WAIT =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other.map_err(db("configuring the database")),
+        }
+    }
+}
+
 fn check_revision(tx: &Transaction<'_>, name: &str, expected: u64) -> Result<(), StoreError> {
     let found = revision_in(tx, name)?;
     if found != expected {

@@ -6,7 +6,6 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use rusqlite::{params, Connection, OpenFlags};
 use serde_json::Value;
@@ -90,7 +89,7 @@ fn read_part(path: &Path, doc: i64, name: &str, range: &IdRange) -> Result<(u64,
     let mut conn =
         Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
             .map_err(db("opening the database"))?;
-    conn.busy_timeout(Duration::from_secs(10)).map_err(db("setting the busy timeout"))?;
+    conn.busy_timeout(crate::BUSY_WAIT).map_err(db("setting the busy timeout"))?;
     let tx = conn.transaction().map_err(db("starting a read"))?;
     let revision = revision_in(&tx, name)?;
     let rows = read_blocks(&tx, doc, name, range)?;

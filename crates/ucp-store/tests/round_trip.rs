@@ -196,3 +196,28 @@ fn a_write_based_on_a_stale_revision_is_refused() {
     assert!(first.delete_document("d").unwrap());
     assert_eq!(first.revision("d").unwrap(), 3, "a deletion is a write too");
 }
+
+/// Processes that open a store nobody has created yet, all at once, each
+/// get it (one creates it, the others wait their turn): none is refused
+/// with "database is locked".
+#[test]
+fn a_new_store_opened_by_many_at_once_opens_for_all() {
+    for _ in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".ucp");
+        let barrier = std::sync::Barrier::new(8);
+        std::thread::scope(|scope| {
+            let openers: Vec<_> = (0..8)
+                .map(|_| {
+                    scope.spawn(|| {
+                        barrier.wait();
+                        Store::open(&path).map(|_| ())
+                    })
+                })
+                .collect();
+            for opener in openers {
+                opener.join().unwrap().unwrap();
+            }
+        });
+    }
+}
