@@ -85,10 +85,12 @@ pub(crate) enum MemoryAction {
 
 /// `30m`, `12h`, `7d` before now, or a time in ms since the epoch.
 fn since(value: &str) -> Result<i64, String> {
-    let unit = |suffix: char, ms: i64| value.strip_suffix(suffix).and_then(|n| n.parse::<i64>().ok()).map(|n| n * ms);
+    let unit = |suffix: char, ms: i64| {
+        value.strip_suffix(suffix).and_then(|n| n.parse::<i64>().ok()).and_then(|n| n.checked_mul(ms))
+    };
     let back = unit('m', 60_000).or_else(|| unit('h', 3_600_000)).or_else(|| unit('d', 86_400_000));
     match back {
-        Some(back) if back >= 0 => Ok(ucm_core::now_ms() - back),
+        Some(back) if back >= 0 => Ok(ucm_core::now_ms().saturating_sub(back)),
         _ => value.parse::<i64>().map_err(|_| format!("{value:?}: a duration (30m, 12h, 7d) or ms since the epoch")),
     }
 }

@@ -271,14 +271,22 @@ pub(crate) fn nested_rules(connection: &Connection, paths: &[String]) -> Option<
     if paths.is_empty() {
         return None;
     }
-    let request = rules::RulesRequest {
-        task: None,
-        paths: paths.iter().map(PathBuf::from).collect(),
-        budget: Some(NESTED_RULES_BUDGET),
-    };
+    // No budget here: the root file and rules already shown do not count
+    // against what the nested files not shown yet may take.
+    let request =
+        rules::RulesRequest { task: None, paths: paths.iter().map(PathBuf::from).collect(), budget: Some(usize::MAX) };
     let mut found = rules::rules_for(root, &request, connection.library().tokenizer()).ok()?;
     found.rules.retain(|rule| rule.tier == rules::Tier::Nested);
     found.left_out.clear();
     connection.take_unseen_rules(&mut found);
-    (!found.rules.is_empty()).then(|| format!("\n\nRules for these files:\n{}", found.text()))
+    let mut used = 0;
+    let (fit, over): (Vec<_>, Vec<_>) = found.rules.into_iter().partition(|rule| {
+        used += rule.tokens;
+        used <= NESTED_RULES_BUDGET
+    });
+    found.rules = fit;
+    found.left_out = over.into_iter().map(|rule| format!("{} (ask rules_for with its path)", rule.source)).collect();
+    found.tokens = found.rules.iter().map(|rule| rule.tokens).sum();
+    (!found.rules.is_empty() || !found.left_out.is_empty())
+        .then(|| format!("\n\nRules for these files:\n{}", found.text()))
 }

@@ -341,10 +341,15 @@ mod tests {
         assert!(matches!(store.load_document("nope"), Err(StoreError::NoSuchDocument { .. })));
         assert!(store.delete_document("other").unwrap());
         assert_eq!(store.resolve_name(None).unwrap(), "sample");
-        // Agents' memories and plans beside one corpus leave it the default.
+        // Agents' memories and plans beside one corpus leave it the default,
+        // and alone are no default.
         store.save_document(&Document::new("memory")).unwrap();
         store.save_document(&Document::new("relations@agent-7")).unwrap();
         assert_eq!(store.resolve_name(None).unwrap(), "sample");
+        assert!(store.delete_document("sample").unwrap());
+        let alone = store.resolve_name(None).unwrap_err().to_string();
+        assert!(alone.contains("only agents' memories and plans"), "{alone}");
+        store.save_document(&sample()).unwrap();
         assert_eq!(store.resolve_name(Some("memory")).unwrap(), "memory");
         store.save_document(&Document::new("other")).unwrap();
         assert!(matches!(store.resolve_name(None), Err(StoreError::DocumentNotChosen(_))));

@@ -287,15 +287,18 @@ impl Store {
         match requested {
             Some(name) if names.iter().any(|n| n == name) => Ok(name.to_owned()),
             Some(name) => Err(StoreError::NoSuchDocument { name: name.to_owned(), available: list(&names) }),
-            None => match names.as_slice() {
-                [only] => Ok(only.clone()),
-                // Agents' memories and plans are never the default beside a corpus.
-                several if several.iter().filter(|n| !is_agent_state(n)).count() == 1 => {
-                    Ok(several.iter().find(|n| !is_agent_state(n)).expect("counted").clone())
-                }
-                [] => Err(StoreError::DocumentNotChosen(format!(
+            // Agents' memories and plans are never the default document.
+            None => match names.iter().filter(|n| !is_agent_state(n)).collect::<Vec<_>>().as_slice() {
+                [only] => Ok((*only).clone()),
+                [] if names.is_empty() => Err(StoreError::DocumentNotChosen(format!(
                     "the store at {} holds no documents: run `ucp index <PATH>` first",
                     self.dir.display()
+                ))),
+                [] => Err(StoreError::DocumentNotChosen(format!(
+                    "the store at {} holds only agents' memories and plans ({}): run `ucp index <PATH>`, or \
+                     choose one with --doc NAME",
+                    self.dir.display(),
+                    list(&names)
                 ))),
                 _ => Err(StoreError::DocumentNotChosen(format!(
                     "the store holds several documents ({}): choose one with --doc NAME",
@@ -464,9 +467,6 @@ fn write_session(tx: &rusqlite::Transaction, document: &str, session: SessionWri
     Ok(found + 1)
 }
 
-/// A document's revision as `conn` sees it (0: never written).
-/// Refuses a write based on revision `expected` of document `name` when
-/// the store holds another: another writer came in between.
 /// How long a call waits for another process's lock on the database.
 pub(crate) const BUSY_WAIT: Duration = Duration::from_secs(10);
 
@@ -490,6 +490,8 @@ fn configure(conn: &Connection) -> Result<(), StoreError> {
     }
 }
 
+/// Refuses a write based on revision `expected` of document `name` when
+/// the store holds another: another writer came in between.
 fn check_revision(tx: &Transaction<'_>, name: &str, expected: u64) -> Result<(), StoreError> {
     let found = revision_in(tx, name)?;
     if found != expected {
@@ -498,6 +500,7 @@ fn check_revision(tx: &Transaction<'_>, name: &str, expected: u64) -> Result<(),
     Ok(())
 }
 
+/// A document's revision as `conn` sees it (0: never written).
 fn revision_in(conn: &Connection, name: &str) -> Result<u64, StoreError> {
     let revision: Option<i64> = conn
         .query_row("SELECT revision FROM revisions WHERE document = ?1", params![name], |r| r.get(0))

@@ -189,6 +189,11 @@ pub struct Library {
     /// Built on first use; a thread starts building its tables when the
     /// library opens, while the document loads.
     tokenizer: OnceLock<BpeTokenizer>,
+    /// Held while a change to agents' memories or plans is checked and
+    /// written, so two callers in this process (two MCP clients) cannot
+    /// both pass a check the other's write would fail (a cycle, a
+    /// duplicate); other processes are caught by the store's revision.
+    pub(crate) agent_state: Mutex<()>,
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -240,6 +245,7 @@ impl Library {
             store: Mutex::new(store),
             loaded: Mutex::new(HashMap::new()),
             tokenizer: OnceLock::new(),
+            agent_state: Mutex::new(()),
         })
     }
 
@@ -417,6 +423,7 @@ impl Library {
         };
         let name = name.map_or_else(|| ucp_ingest::default_name(&resolved[0]), str::to_owned);
         ucp_store::check_document_name(&name)?;
+        refuse_agent_state(&name)?;
         if lock(&self.store).edited_since_index(&name)? && !self.config.read_only {
             if !options.replace_edits {
                 return Err(WorkspaceError::Edited { name, path: first.display().to_string() });
@@ -617,6 +624,7 @@ impl Library {
         if self.config.read_only {
             return Err(WorkspaceError::ReadOnly(format!("{old:?} cannot be renamed")));
         }
+        refuse_agent_state(new)?;
         lock(&self.store).rename_document(old, new)?;
         lock(&self.loaded).remove(old);
         let (from, to) =
@@ -643,6 +651,7 @@ impl Library {
             return Err(WorkspaceError::ReadOnly(format!("{:?} cannot be written", document.name())));
         }
         ucp_store::check_document_name(document.name())?;
+        refuse_agent_state(document.name())?;
         let revision = { lock(&self.store).save_with_snapshots(&document, &snapshots)? };
         document.mark_saved();
         let name = document.name().to_owned();
@@ -749,6 +758,18 @@ impl ucp_ingest::Progress for Ingesting<'_> {
 /// Ingest's record of a corpus as the store keeps it.
 fn indexed_from(bytes: &ucp_ingest::SourceBytes) -> IndexedFrom<'_> {
     IndexedFrom { files: &bytes.files, links: &bytes.links }
+}
+
+/// Refuses a corpus named like agents' memories or plans
+/// ([`ucp_store::AGENT_STATE_DOCUMENTS`]): their tools would read its
+/// blocks as memories or nodes, and `memory forget` delete them.
+fn refuse_agent_state(name: &str) -> Result<(), WorkspaceError> {
+    if ucp_store::is_agent_state(name) {
+        return Err(WorkspaceError::Invalid(format!(
+            "{name:?} is where UCP keeps agents' memories or plans: give the corpus another name (--name)"
+        )));
+    }
+    Ok(())
 }
 
 /// Removes a directory and what it holds; one that is not there is fine.

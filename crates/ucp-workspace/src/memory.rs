@@ -29,10 +29,6 @@ pub const DEFAULT_KIND: &str = "note";
 /// Most bytes one memory holds.
 pub const MAX_MEMORY_BYTES: usize = 64 * 1024;
 
-/// Share of their distinct words two memories must have in common to be
-/// the same memory written twice.
-const SAME_WORDS: f64 = 0.9;
-
 /// Memories an import writes per script (one transaction each).
 pub const IMPORT_BATCH: usize = 5_000;
 
@@ -175,16 +171,18 @@ fn checked_kind(kind: Option<&str>) -> Result<String, WorkspaceError> {
     Ok(kind)
 }
 
-/// The distinct words of a text, lower case (what "saying the same" compares).
-fn words(text: &str) -> HashSet<String> {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
-}
-
-/// Whether two texts say the same: their distinct words overlap by
-/// [`SAME_WORDS`] or more (Jaccard).
-fn same_words(a: &HashSet<String>, b: &HashSet<String>) -> bool {
-    let union = a.union(b).count();
-    union == 0 || a.intersection(b).count() as f64 / union as f64 >= SAME_WORDS
+/// What two memories must share to be one memory written twice: their
+/// words, lower case, in order (spacing, case and punctuation aside; a
+/// text without words is compared as it is, trimmed). Not their word sets:
+/// "keep A, not B" and "keep B, not A" are two decisions.
+fn words(text: &str) -> Vec<String> {
+    let words: Vec<String> =
+        text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
+    if words.is_empty() {
+        vec![text.trim().to_owned()]
+    } else {
+        words
+    }
 }
 
 impl Library {
@@ -196,6 +194,7 @@ impl Library {
         let kind = checked_kind(memory.kind.as_deref())?;
         let name = memory_document(memory.namespace.as_deref())?;
         self.create_if_absent(&name)?;
+        let _checked = lock(&self.agent_state);
         if let Some(same) = self.same_memory(&name, &memory.content, &kind)? {
             return Ok(Stored { memory: same, duplicate: true });
         }
@@ -229,6 +228,7 @@ impl Library {
             commands.push(append_command(memory)?);
         }
         self.create_if_absent(&name)?;
+        let _checked = lock(&self.agent_state);
         let mut seen: HashSet<(String, Vec<String>)> = {
             let workspace = self.workspace(&name)?;
             let engine = workspace.traversal().engine();
@@ -238,14 +238,14 @@ impl Library {
                 .filter_map(|id| doc.get(*id))
                 .map(|block| {
                     let memory = Memory::of(&name, block);
-                    (memory.kind, sorted_words(&memory.content))
+                    (memory.kind, words(&memory.content))
                 })
                 .collect()
         };
         let mut fresh = Vec::new();
         for (memory, command) in memories.iter().zip(commands) {
             let kind = checked_kind(memory.kind.as_deref())?;
-            if seen.insert((kind, sorted_words(&memory.content))) {
+            if seen.insert((kind, words(&memory.content))) {
                 fresh.push(command);
             }
         }
@@ -271,7 +271,7 @@ impl Library {
         let workspace = self.workspace(&name)?;
         // Hits the filter drops make room for the next ones.
         let mut request = SearchRequest::new(query);
-        request.limit = limit.saturating_mul(4).clamp(limit, 1_000);
+        request.limit = limit.saturating_mul(4).clamp(limit.min(1_000), 1_000);
         request.tags = filter.tags.clone();
         let hits = workspace.search(&request)?;
         let engine = workspace.traversal().engine();
@@ -348,7 +348,7 @@ impl Library {
         Ok(hits.results.iter().find_map(|hit| {
             let block = doc.get(hit.id.parse::<BlockId>().ok()?)?;
             let memory = is_memory(doc, block).then(|| Memory::of(name, block))?;
-            (memory.kind == kind && same_words(&wanted, &words(&memory.content))).then_some(memory)
+            (memory.kind == kind && wanted == words(&memory.content)).then_some(memory)
         }))
     }
 
@@ -437,13 +437,6 @@ fn append_command(memory: &NewMemory) -> Result<Command, WorkspaceError> {
     }))
 }
 
-/// The distinct words of a text, sorted (an import's duplicate key).
-fn sorted_words(text: &str) -> Vec<String> {
-    let mut words: Vec<String> = words(text).into_iter().collect();
-    words.sort();
-    words
-}
-
 /// Whether `block` is a memory: a child of its document's root.
 fn is_memory(doc: &Document, block: &Block) -> bool {
     doc.parent(block.id) == Some(BlockId::ROOT)
@@ -510,6 +503,13 @@ mod tests {
         assert!(again.duplicate);
         assert_eq!(again.memory.id, retry.memory.id);
         assert_eq!(library.memory_recent(&all, 10).unwrap().len(), 3);
+        // The same words in another order say something else.
+        let sqlite = library.memory_store(&note("Keep SQLite, not PostgreSQL.", "decision", &[])).unwrap();
+        let postgres = library.memory_store(&note("Keep PostgreSQL, not SQLite.", "decision", &[])).unwrap();
+        assert!(!sqlite.duplicate && !postgres.duplicate);
+        assert!(library.memory_forget(None, &sqlite.memory.id).unwrap());
+        assert!(library.memory_forget(None, &postgres.memory.id).unwrap());
+        assert!(!library.memory_search("retry", &all, 5_000).unwrap().is_empty(), "any limit");
 
         // Memories are blocks of a document: any session can read them.
         let workspace = library.workspace(MEMORY_DOCUMENT).unwrap();
@@ -573,5 +573,19 @@ mod tests {
         assert!(library.memory_recent(&ours, 10).unwrap().is_empty());
         assert_eq!(library.memory_recent(&theirs, 10).unwrap().len(), 1);
         assert!(library.memory_forget(None, "not-an-id").is_err());
+
+        // No corpus takes the name memories and plans are kept under.
+        let mut config = LibraryConfig::new(dir.path());
+        config.allowed_roots = None;
+        let library = Library::open(config).unwrap();
+        let corpus = tempfile::tempdir().unwrap();
+        std::fs::write(corpus.path().join("notes.md"), "# Notes\n\nA corpus.\n").unwrap();
+        for name in ["memory", "relations@agent-7"] {
+            let Err(refused) = library.index(&[corpus.path().to_owned()], Some(name), &Default::default(), &()) else {
+                panic!("{name} was taken by a corpus");
+            };
+            assert_eq!(refused.code(), "invalid_argument", "{refused}");
+        }
+        assert_eq!(library.memory_recent(&theirs, 10).unwrap().len(), 1);
     }
 }

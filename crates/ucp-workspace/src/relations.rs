@@ -223,43 +223,44 @@ impl RelationGraph {
     }
 
     /// The graph as an indented tree an LLM reads easily: each root, then
-    /// what is under it, one node a line (`[status] title (type, id)`), a
-    /// node under several parents shown under each; lines stop before
-    /// `budget` tokens, with a line saying how many were left out.
+    /// what is under it, one node a line (`[status] title (type, id)`); a
+    /// node under several parents is drawn in full under the first and
+    /// named again, `(shown above)`, under the others, so the tree has one
+    /// line per node and relation. Lines stop before `budget` tokens, with
+    /// a line saying how many nodes were not drawn.
     pub fn render(&self, budget: usize, tokenizer: &dyn Tokenizer) -> String {
-        let mut lines: Vec<String> = Vec::new();
-        for root in self.roots() {
-            let mut stack: Vec<(BlockId, usize, IdSet)> = vec![(root.id, 0, IdSet::default())];
-            while let Some((id, depth, mut path)) = stack.pop() {
-                let Some(node) = self.node(id) else { continue };
-                let context = if node.context.is_empty() { String::new() } else { format!(": {}", node.context) };
-                lines.push(format!(
-                    "{}[{}] {} ({}, {}){context}",
-                    "  ".repeat(depth),
-                    node.status.as_str(),
-                    node.title,
-                    node.node_type,
-                    node.id
-                ));
-                path.insert(id);
-                for child in self.children(id).into_iter().rev() {
-                    if !path.contains(&child) {
-                        stack.push((child, depth + 1, path.clone()));
-                    }
-                }
-            }
-        }
         let mut out = String::new();
         let mut used = 0;
-        for (shown, line) in lines.iter().enumerate() {
-            let tokens = tokenizer.count(line) + 1;
+        let mut drawn = IdSet::default();
+        let mut stack: Vec<(BlockId, usize)> = self.roots().iter().rev().map(|root| (root.id, 0)).collect();
+        while let Some((id, depth)) = stack.pop() {
+            let Some(node) = self.node(id) else { continue };
+            let again = drawn.contains(&id);
+            let tail = match (again, node.context.is_empty()) {
+                (true, _) => " (shown above)".to_owned(),
+                (false, true) => String::new(),
+                (false, false) => format!(": {}", node.context),
+            };
+            let line = format!(
+                "{}[{}] {} ({}, {}){tail}\n",
+                "  ".repeat(depth),
+                node.status.as_str(),
+                node.title,
+                node.node_type,
+                node.id
+            );
+            let tokens = tokenizer.count(&line);
             if used + tokens > budget {
-                out.push_str(&format!("… {} more lines (a larger budget shows them)\n", lines.len() - shown));
+                let left = self.nodes.iter().filter(|n| !drawn.contains(&n.id)).count();
+                out.push_str(&format!("… {left} more nodes not drawn (a larger budget shows them)\n"));
                 break;
             }
             used += tokens;
-            out.push_str(line);
-            out.push('\n');
+            out.push_str(&line);
+            if !again {
+                drawn.insert(id);
+                stack.extend(self.children(id).into_iter().rev().map(|child| (child, depth + 1)));
+            }
         }
         out
     }
@@ -337,9 +338,13 @@ impl Library {
             Ok(vec![append.clone()])
         })?;
         let id = created.ok_or_else(|| WorkspaceError::Damaged("the new node cannot be read back".into()))?;
-        // A new node has no children, so no relation to it closes a cycle.
+        // A new node has no children, so no relation to it closes a cycle;
+        // a parent removed meanwhile fails the link, and the node goes too.
         for (parent, relation) in &node.parents {
-            self.relation_link(namespace, *parent, id, relation.as_deref())?;
+            if let Err(error) = self.relation_link(namespace, *parent, id, relation.as_deref()) {
+                let _ = self.relation_remove(namespace, id);
+                return Err(error);
+            }
         }
         self.relations(namespace)?
             .node(id)
@@ -468,6 +473,7 @@ impl Library {
             return Err(WorkspaceError::Invalid("no node yet: add one first".into()));
         }
         for _ in 0..ATTEMPTS {
+            let _checked = crate::library::lock(&self.agent_state);
             let graph = {
                 let workspace = self.workspace(name)?;
                 let engine = workspace.traversal().engine();
@@ -538,8 +544,10 @@ mod tests {
         assert!(text.starts_with("[pending] Ship memory (plan, blk_"), "{text}");
         assert!(text.contains(&format!("  [done] Store memories (step, {}): merged in #12\n", store.id)), "{text}");
         assert!(text.contains("    [pending] Test recall"), "{text}");
+        assert!(text.contains("  [done] Store memories (step, "), "{text}");
+        assert!(text.contains(" (shown above)\n"), "a node under two parents is drawn once: {text}");
         let short = library.relations(None).unwrap().render(12, &tokenizer);
-        assert!(short.contains("more lines"), "{short}");
+        assert!(short.contains("more nodes not drawn"), "{short}");
 
         // A new process reads the same graph; removing a node drops its relations.
         drop(library);

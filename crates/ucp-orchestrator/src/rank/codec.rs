@@ -8,7 +8,7 @@ use ucm_core::BlockId;
 use super::{Layout, Section, SlotTable};
 
 /// The first bytes of an encoded layout (bumped when the form changes).
-const MAGIC: &[u8; 8] = b"UCPLAY02";
+const MAGIC: &[u8; 8] = b"UCPLAY03";
 
 impl Layout {
     /// The layout as bytes ([`Layout::decode`] reads them back).

@@ -28,13 +28,14 @@ pub const MATCH_SHARE: f64 = 0.2;
 /// Most bytes of one guidance file read.
 const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
-/// Files the cache holds before it starts over.
-const CACHED_FILES: usize = 4096;
+/// Bytes of text the cache holds before it starts over.
+const CACHED_BYTES: usize = 64 * 1024 * 1024;
 
 /// A file's text, with what it was read at.
 type Cached = (SystemTime, u64, Arc<str>);
 
-static FILES: LazyLock<Mutex<HashMap<PathBuf, Cached>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+/// The cache, and the bytes of text it holds.
+static FILES: LazyLock<Mutex<(HashMap<PathBuf, Cached>, usize)>> = LazyLock::new(|| Mutex::new((HashMap::new(), 0)));
 
 /// The text of the file at `path`, from the cache when it has not changed
 /// on disk since it was read; `None` when there is no such file (or it is
@@ -48,17 +49,22 @@ pub(crate) fn read_cached(within: &Path, path: &Path) -> Option<Arc<str>> {
     let path = real.as_path();
     let meta = std::fs::metadata(path).ok().filter(|m| m.is_file() && m.len() <= MAX_FILE_BYTES)?;
     let stamp = (meta.modified().ok()?, meta.len());
-    let mut files = FILES.lock().unwrap_or_else(|e| e.into_inner());
+    let mut cache = FILES.lock().unwrap_or_else(|e| e.into_inner());
+    let (files, bytes) = &mut *cache;
     if let Some((modified, len, text)) = files.get(path) {
         if (*modified, *len) == stamp {
             return Some(Arc::clone(text));
         }
     }
     let text: Arc<str> = std::fs::read_to_string(path).ok()?.into();
-    if files.len() >= CACHED_FILES {
+    if *bytes + text.len() > CACHED_BYTES {
         files.clear();
+        *bytes = 0;
     }
-    files.insert(path.to_owned(), (stamp.0, stamp.1, Arc::clone(&text)));
+    *bytes += text.len();
+    if let Some((_, _, old)) = files.insert(path.to_owned(), (stamp.0, stamp.1, Arc::clone(&text))) {
+        *bytes -= old.len();
+    }
     Some(text)
 }
 

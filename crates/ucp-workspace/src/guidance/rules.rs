@@ -139,7 +139,8 @@ pub fn rules_for(root: &Path, request: &RulesRequest, tokenizer: &dyn Tokenizer)
     // Linked files the task matches, best first.
     let task = request.task.as_deref().map(ucp_analyzer::distinct_terms).unwrap_or_default();
     let mut linked: Vec<(f64, PathBuf, std::sync::Arc<str>, String)> = Vec::new();
-    for (file, text, ..) in &applies {
+    // Without a task no link matches: nothing linked is read.
+    for (file, text, ..) in applies.iter().filter(|_| !task.is_empty()) {
         let dir = file.parent().unwrap_or(&root);
         for link in local_links(text, dir, &root) {
             if applies.iter().any(|(seen, ..)| *seen == link.target) || linked.iter().any(|l| l.1 == link.target) {

@@ -132,13 +132,23 @@ fn read_skill(dir: &Path, root: &Path) -> Result<(SkillSummary, String), String>
 }
 
 /// The skill folders under the skill roots of `root` and under `extra`.
+/// A skill under the root's own skill folders must lie inside the root
+/// once links are resolved; folders named in `extra` are trusted as given.
 fn skill_dirs(root: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
-    let roots = SKILL_ROOTS.iter().map(|r| root.join(r)).chain(extra.iter().map(|e| root.join(e)));
+    let real_root = std::fs::canonicalize(root).ok();
+    let inside = |dir: &Path| {
+        let real = std::fs::canonicalize(dir).ok();
+        matches!((real, &real_root), (Some(real), Some(root)) if real.starts_with(root))
+    };
+    let roots = SKILL_ROOTS.iter().map(|r| (root.join(r), true)).chain(extra.iter().map(|e| (root.join(e), false)));
     let mut dirs: Vec<PathBuf> = Vec::new();
-    for skills in roots {
+    for (skills, under_root) in roots {
         let Ok(entries) = std::fs::read_dir(&skills) else { continue };
-        let mut found: Vec<PathBuf> =
-            entries.flatten().map(|e| e.path()).filter(|p| p.join(SKILL_FILE).is_file()).collect();
+        let mut found: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.join(SKILL_FILE).is_file() && (!under_root || inside(p)))
+            .collect();
         found.sort();
         dirs.extend(found);
     }
@@ -277,5 +287,15 @@ mod tests {
         assert!(asked.references[1].text.is_some());
 
         assert!(load_skill(root, &[], "missing", None, &[], &tokenizer).is_err());
+
+        // A skill folder linked from outside the root is not the root's skill.
+        #[cfg(unix)]
+        {
+            let outside = tempfile::tempdir().unwrap();
+            write(outside.path(), "SKILL.md", "---\nname: stranger\ndescription: From elsewhere.\n---\nHi.\n");
+            std::os::unix::fs::symlink(outside.path(), root.join("skills/stranger")).unwrap();
+            let names: Vec<_> = list_skills(root, &[]).unwrap().skills.into_iter().map(|s| s.name).collect();
+            assert!(!names.contains(&"stranger".to_owned()), "{names:?}");
+        }
     }
 }
