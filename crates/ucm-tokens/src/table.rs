@@ -14,6 +14,7 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
+use std::time::Duration;
 
 use bpe::byte_pair_encoding::{read_tiktoken, BytePairEncoding};
 use bpe_openai::Tokenizer;
@@ -97,14 +98,29 @@ fn tables(dir: Option<&Path>) -> BytePairEncoding {
     bpe
 }
 
+/// How long tables cached for another key may go unread before a build
+/// removes them.
+const STALE_AFTER: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// How old a cache file's modification time may get before a read
+/// refreshes it (so it says when the file was last used).
+const REFRESH_AFTER: Duration = Duration::from_secs(24 * 3600);
+
 /// Removes the tables cached beside `kept` for other keys (another
-/// vocabulary or format, left by an older UCP): about 30 MB each.
+/// vocabulary or format, left by an older UCP; about 30 MB each) that no
+/// process has read for [`STALE_AFTER`]: two versions in use side by side
+/// keep theirs.
 fn remove_stale(kept: &Path) {
     let Some(dir) = kept.parent() else { return };
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for path in entries.flatten().map(|entry| entry.path()) {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if path != kept && name.starts_with("o200k_base-") && name.ends_with(".bpe") {
+        let unused = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|modified| modified.elapsed().ok())
+            .is_some_and(|age| age > STALE_AFTER);
+        if path != kept && name.starts_with("o200k_base-") && name.ends_with(".bpe") && unused {
             let _ = std::fs::remove_file(&path);
         }
     }
@@ -123,6 +139,17 @@ fn build() -> BytePairEncoding {
 /// checks, so nothing else is ever read).
 fn read_cached(path: &Path, key: &blake3::Hash) -> Option<BytePairEncoding> {
     let file = std::fs::File::open(path).ok()?;
+    // The modification time says when the tables were last used (see
+    // `remove_stale`); refreshed at most once a day.
+    if file
+        .metadata()
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|m| m.elapsed().ok())
+        .is_some_and(|age| age > REFRESH_AFTER)
+    {
+        let _ = file.set_modified(std::time::SystemTime::now());
+    }
     // SAFETY: the file is only ever replaced whole (renamed into place),
     // never written in place, so the mapped bytes do not change under us.
     let bytes = unsafe { memmap2::MmapOptions::new().populate().map(&file) }.ok()?;
@@ -190,13 +217,18 @@ mod tests {
         // A damaged file is built again and replaced, and the tables an
         // older format left are removed; other files stay.
         std::fs::write(&path, &flipped).unwrap();
+        // Tables of another key unread for weeks go; recent ones stay.
         let stale = dir.path().join("o200k_base-0123456789abcdef.bpe");
         std::fs::write(&stale, b"older tables").unwrap();
+        let month_ago = std::time::SystemTime::now() - Duration::from_secs(30 * 24 * 3600);
+        std::fs::File::options().write(true).open(&stale).unwrap().set_modified(month_ago).unwrap();
+        let in_use = dir.path().join("o200k_base-fedcba9876543210.bpe");
+        std::fs::write(&in_use, b"another version's tables").unwrap();
         std::fs::write(dir.path().join("notes.txt"), b"mine").unwrap();
         assert_eq!(tokenizer(tables(Some(dir.path()))).count(sample), expected);
         assert_eq!(std::fs::read(&path).unwrap(), whole);
         assert!(!stale.exists());
-        assert!(dir.path().join("notes.txt").exists());
+        assert!(in_use.exists() && dir.path().join("notes.txt").exists());
     }
 
     #[test]
