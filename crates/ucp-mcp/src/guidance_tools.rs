@@ -271,13 +271,13 @@ pub(crate) fn nested_rules(connection: &Connection, paths: &[String]) -> Option<
     if paths.is_empty() {
         return None;
     }
-    // No budget here: the root file and rules already shown do not count
-    // against what the nested files not shown yet may take.
-    let request =
-        rules::RulesRequest { task: None, paths: paths.iter().map(PathBuf::from).collect(), budget: Some(usize::MAX) };
-    let mut found = rules::rules_for(root, &request, connection.library().tokenizer()).ok()?;
-    found.rules.retain(|rule| rule.tier == rules::Tier::Nested);
-    found.left_out.clear();
+    let rules = rules::nested_rules(
+        root,
+        &paths.iter().map(PathBuf::from).collect::<Vec<_>>(),
+        connection.library().tokenizer(),
+    )
+    .ok()?;
+    let mut found = rules::Rules { tokens: 0, rules, left_out: Vec::new() };
     connection.take_unseen_rules(&mut found);
     let mut used = 0;
     let (fit, over): (Vec<_>, Vec<_>) = found.rules.into_iter().partition(|rule| {

@@ -149,7 +149,13 @@ pub fn memories_text(memories: &[Memory]) -> String {
 
 /// The document holding `namespace`'s memories.
 pub fn memory_document(namespace: Option<&str>) -> Result<String, WorkspaceError> {
-    let Some(namespace) = namespace else { return Ok(MEMORY_DOCUMENT.to_owned()) };
+    namespaced(MEMORY_DOCUMENT, namespace)
+}
+
+/// Agent-state document `base` of `namespace`: `base` itself, or
+/// `base@namespace`.
+pub(crate) fn namespaced(base: &str, namespace: Option<&str>) -> Result<String, WorkspaceError> {
+    let Some(namespace) = namespace else { return Ok(base.to_owned()) };
     let ok = !namespace.is_empty()
         && namespace.len() <= 64
         && namespace.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
@@ -158,7 +164,7 @@ pub fn memory_document(namespace: Option<&str>) -> Result<String, WorkspaceError
             "namespace {namespace:?}: 1 to 64 letters, digits, '-', '_' or '.'"
         )));
     }
-    Ok(format!("{MEMORY_DOCUMENT}@{namespace}"))
+    Ok(format!("{base}@{namespace}"))
 }
 
 /// A kind as stored: lower case, one word.

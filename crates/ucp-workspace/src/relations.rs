@@ -268,11 +268,7 @@ impl RelationGraph {
 
 /// The document holding `namespace`'s relation graph.
 pub fn relations_document(namespace: Option<&str>) -> Result<String, WorkspaceError> {
-    match namespace {
-        None => Ok(RELATIONS_DOCUMENT.to_owned()),
-        Some(namespace) => crate::memory::memory_document(Some(namespace))
-            .map(|memory| memory.replacen(crate::MEMORY_DOCUMENT, RELATIONS_DOCUMENT, 1)),
-    }
+    crate::memory::namespaced(RELATIONS_DOCUMENT, namespace)
 }
 
 fn field(name: &str) -> Path {

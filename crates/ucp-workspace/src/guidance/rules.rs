@@ -11,6 +11,7 @@
 //! guidance cache (a change on disk is read again).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 use ucm_core::Tokenizer;
@@ -92,8 +93,8 @@ pub struct RulesRequest {
 
 /// The rules files of folder `dir` under `root`, with their text (one text
 /// read under both names is kept once).
-fn rule_files(root: &Path, dir: &Path) -> Vec<(PathBuf, std::sync::Arc<str>)> {
-    let mut found: Vec<(PathBuf, std::sync::Arc<str>)> = Vec::new();
+fn rule_files(root: &Path, dir: &Path) -> Vec<(PathBuf, Arc<str>)> {
+    let mut found: Vec<(PathBuf, Arc<str>)> = Vec::new();
     for name in RULE_FILES {
         let path = dir.join(name);
         if let Some(text) = read_cached(root, &path) {
@@ -114,31 +115,58 @@ fn folders_between(root: &Path, path: &Path) -> Vec<PathBuf> {
     folders
 }
 
-/// The rules under `root` that apply to `request`.
-pub fn rules_for(root: &Path, request: &RulesRequest, tokenizer: &dyn Tokenizer) -> Result<Rules, WorkspaceError> {
-    let root = checked_root(root)?;
-    let budget = request.budget.unwrap_or(DEFAULT_RULES_BUDGET);
-    let mut applies: Vec<(PathBuf, std::sync::Arc<str>, Tier, String)> = Vec::new();
-    for (path, text) in rule_files(&root, &root) {
-        applies.push((path, text, Tier::Root, "workspace rules".into()));
-    }
-    for asked in &request.paths {
+/// The rules files of the folders between `root` (made absolute) and each
+/// of `paths`, outermost first, each once, with why it applies.
+fn nested_files(root: &Path, paths: &[PathBuf]) -> Result<Vec<(PathBuf, Arc<str>, String)>, WorkspaceError> {
+    let mut found: Vec<(PathBuf, Arc<str>, String)> = Vec::new();
+    for asked in paths {
         let path = normalize(&if asked.is_absolute() { asked.clone() } else { root.join(asked) });
-        if !path.starts_with(&root) {
+        if !path.starts_with(root) {
             return Err(WorkspaceError::Path(format!("{} is outside {}", asked.display(), root.display())));
         }
-        for dir in folders_between(&root, &path) {
-            for (file, text) in rule_files(&root, &dir) {
-                if !applies.iter().any(|(seen, ..)| *seen == file) {
-                    let reason = format!("applies to {}/", relative(&dir, &root));
-                    applies.push((file, text, Tier::Nested, reason));
+        for dir in folders_between(root, &path) {
+            for (file, text) in rule_files(root, &dir) {
+                if !found.iter().any(|(seen, ..)| *seen == file) {
+                    found.push((file, text, format!("applies to {}/", relative(&dir, root))));
                 }
             }
         }
     }
+    Ok(found)
+}
+
+/// The nested rules (tier 3 alone) for `paths` under `root`: what a file
+/// operation brings with it, without the root file or linked ones.
+pub fn nested_rules(root: &Path, paths: &[PathBuf], tokenizer: &dyn Tokenizer) -> Result<Vec<Rule>, WorkspaceError> {
+    let root = checked_root(root)?;
+    Ok(nested_files(&root, paths)?
+        .into_iter()
+        .map(|(path, text, reason)| Rule {
+            source: relative(&path, &root),
+            tier: Tier::Nested,
+            reason,
+            tokens: tokenizer.count(&text),
+            text: text.to_string(),
+        })
+        .collect())
+}
+
+/// The rules under `root` that apply to `request`.
+pub fn rules_for(root: &Path, request: &RulesRequest, tokenizer: &dyn Tokenizer) -> Result<Rules, WorkspaceError> {
+    let root = checked_root(root)?;
+    let budget = request.budget.unwrap_or(DEFAULT_RULES_BUDGET);
+    let mut applies: Vec<(PathBuf, Arc<str>, Tier, String)> = Vec::new();
+    for (path, text) in rule_files(&root, &root) {
+        applies.push((path, text, Tier::Root, "workspace rules".into()));
+    }
+    for (file, text, reason) in nested_files(&root, &request.paths)? {
+        if !applies.iter().any(|(seen, ..)| *seen == file) {
+            applies.push((file, text, Tier::Nested, reason));
+        }
+    }
     // Linked files the task matches, best first.
     let task = request.task.as_deref().map(ucp_analyzer::distinct_terms).unwrap_or_default();
-    let mut linked: Vec<(f64, PathBuf, std::sync::Arc<str>, String)> = Vec::new();
+    let mut linked: Vec<(f64, PathBuf, Arc<str>, String)> = Vec::new();
     // Without a task no link matches: nothing linked is read.
     for (file, text, ..) in applies.iter().filter(|_| !task.is_empty()) {
         let dir = file.parent().unwrap_or(&root);
@@ -214,6 +242,14 @@ mod tests {
         );
         assert_eq!(rules.tokens, rules.rules.iter().map(|r| r.tokens).sum::<usize>());
         assert!(rules.text().contains("§ crates/store/CLAUDE.md (applies to crates/store/)"));
+
+        // What a file operation brings: the nested tier alone.
+        let nested = nested_rules(root, &["crates/store/src/lib.rs".into()], &tokenizer).unwrap();
+        assert_eq!(
+            nested.iter().map(|r| (r.source.as_str(), r.tier)).collect::<Vec<_>>(),
+            [("crates/store/CLAUDE.md", Tier::Nested)]
+        );
+        assert!(nested_rules(root, &["README.md".into()], &tokenizer).unwrap().is_empty());
 
         // A budget keeps it bounded; what applies and does not fit is named.
         let tight = RulesRequest { budget: Some(plain.tokens + 1), ..request.clone() };
