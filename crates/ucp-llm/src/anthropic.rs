@@ -1,0 +1,239 @@
+//! Anthropic Messages (`POST {base}/messages`).
+
+use serde_json::{json, Value};
+
+use crate::http::read_json;
+use crate::openai::arguments_of;
+use crate::sse::for_each_event;
+use crate::text_calls::read_text_calls;
+use crate::{
+    Cancel, LlmError, Part, Provider, Reply, Request, Role, StopReason, ToolCall, ToolChoice, Transport, Usage,
+};
+
+/// The API version this provider speaks.
+const API_VERSION: &str = "2023-06-01";
+
+/// A model behind the Anthropic Messages API.
+pub struct AnthropicProvider {
+    url: String,
+    model: String,
+    key: Option<String>,
+    transport: Transport,
+}
+
+impl std::fmt::Debug for AnthropicProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the key.
+        f.debug_struct("AnthropicProvider").field("url", &self.url).field("model", &self.model).finish()
+    }
+}
+
+impl AnthropicProvider {
+    /// A provider for `model` at `base_url` (which ends before `/messages`,
+    /// e.g. `https://api.anthropic.com/v1`).
+    pub fn new(base_url: &str, model: &str, key: Option<String>, transport: Transport) -> Self {
+        let url = format!("{}/messages", base_url.trim_end_matches('/'));
+        AnthropicProvider { url, model: model.to_owned(), key, transport }
+    }
+
+    fn body(&self, request: &Request, stream: bool) -> Value {
+        let messages: Vec<Value> = request
+            .messages
+            .iter()
+            .map(|message| {
+                let content: Vec<Value> = message
+                    .parts
+                    .iter()
+                    .map(|part| match part {
+                        Part::Text { text } => json!({"type": "text", "text": text}),
+                        Part::ToolCall(call) => {
+                            json!({"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments})
+                        }
+                        Part::ToolResult { call_id, content, is_error, .. } => json!({
+                            "type": "tool_result", "tool_use_id": call_id, "content": content, "is_error": is_error}),
+                    })
+                    .collect();
+                let role = match message.role {
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                };
+                json!({"role": role, "content": content})
+            })
+            .collect();
+        let mut body = json!({"model": self.model, "messages": messages, "max_tokens": request.max_tokens});
+        if !request.system.is_empty() {
+            body["system"] = json!(request.system);
+        }
+        if let Some(t) = request.temperature {
+            body["temperature"] = json!(t);
+        }
+        if !request.tools.is_empty() {
+            let tools: Vec<Value> = request
+                .tools
+                .iter()
+                .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+                .collect();
+            body["tools"] = Value::Array(tools);
+            body["tool_choice"] = match request.tool_choice {
+                ToolChoice::Auto => json!({"type": "auto"}),
+                ToolChoice::Required => json!({"type": "any"}),
+                ToolChoice::None => json!({"type": "none"}),
+            };
+        }
+        if stream {
+            body["stream"] = json!(true);
+        }
+        body
+    }
+}
+
+impl Provider for AnthropicProvider {
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn complete(
+        &self,
+        request: &Request,
+        on_text: Option<&mut dyn FnMut(&str)>,
+        cancel: &Cancel,
+    ) -> Result<Reply, LlmError> {
+        let mut headers = vec![("anthropic-version", API_VERSION)];
+        if let Some(key) = &self.key {
+            headers.push(("x-api-key", key.as_str()));
+        }
+        let body = self.transport.post(&self.url, &headers, &self.body(request, on_text.is_some()), cancel)?;
+        let mut reply = match on_text {
+            None => parse_reply(&read_json(body, self.transport.timeout())?)?,
+            Some(on_text) => {
+                let mut stream = StreamedReply::default();
+                for_each_event(body, self.transport.timeout(), cancel, |event| stream.add(&event, on_text))?;
+                stream.finish()
+            }
+        };
+        read_text_calls(&mut reply, request);
+        Ok(reply)
+    }
+}
+
+fn stop_reason(reason: Option<&str>) -> StopReason {
+    match reason {
+        None | Some("end_turn" | "stop_sequence") => StopReason::EndTurn,
+        Some("tool_use") => StopReason::ToolUse,
+        Some("max_tokens") => StopReason::MaxTokens,
+        Some(other) => StopReason::Other(other.to_owned()),
+    }
+}
+
+/// Input tokens with the cached ones (a server reports those apart).
+fn input_tokens(usage: &Value) -> u64 {
+    ["input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"]
+        .iter()
+        .filter_map(|k| usage[*k].as_u64())
+        .sum()
+}
+
+fn parse_reply(answer: &Value) -> Result<Reply, LlmError> {
+    let content = answer["content"].as_array().ok_or_else(|| LlmError::Protocol("no content in the answer".into()))?;
+    let mut text = String::new();
+    let mut tool_calls = Vec::new();
+    for block in content {
+        match block["type"].as_str() {
+            Some("text") => text.push_str(block["text"].as_str().unwrap_or_default()),
+            Some("tool_use") => tool_calls.push(ToolCall {
+                id: block["id"].as_str().unwrap_or_default().to_owned(),
+                name: block["name"].as_str().unwrap_or_default().to_owned(),
+                arguments: block["input"].clone(),
+            }),
+            _ => {}
+        }
+    }
+    let usage = answer
+        .get("usage")
+        .filter(|u| u.is_object())
+        .map(|u| Usage { input_tokens: input_tokens(u), output_tokens: u["output_tokens"].as_u64().unwrap_or(0) });
+    Ok(Reply { text, tool_calls, usage, stop: stop_reason(answer["stop_reason"].as_str()), calls_from_text: false })
+}
+
+/// The pieces of a streamed answer.
+enum Block {
+    Text,
+    Tool { id: String, name: String, input: String },
+    Other,
+}
+
+#[derive(Default)]
+struct StreamedReply {
+    text: String,
+    blocks: Vec<Block>,
+    stop: Option<String>,
+    usage: Option<Usage>,
+}
+
+impl StreamedReply {
+    fn add(&mut self, event: &Value, on_text: &mut dyn FnMut(&str)) -> Result<(), LlmError> {
+        match event["type"].as_str() {
+            Some("message_start") => {
+                let usage = &event["message"]["usage"];
+                self.usage = Some(Usage {
+                    input_tokens: input_tokens(usage),
+                    output_tokens: usage["output_tokens"].as_u64().unwrap_or(0),
+                });
+            }
+            Some("content_block_start") => {
+                let block = &event["content_block"];
+                self.blocks.push(match block["type"].as_str() {
+                    Some("text") => Block::Text,
+                    Some("tool_use") => Block::Tool {
+                        id: block["id"].as_str().unwrap_or_default().to_owned(),
+                        name: block["name"].as_str().unwrap_or_default().to_owned(),
+                        input: String::new(),
+                    },
+                    _ => Block::Other,
+                });
+            }
+            Some("content_block_delta") => {
+                let delta = &event["delta"];
+                if let Some(text) = delta["text"].as_str() {
+                    self.text.push_str(text);
+                    on_text(text);
+                } else if let (Some(partial), Some(Block::Tool { input, .. })) =
+                    (delta["partial_json"].as_str(), self.blocks.last_mut())
+                {
+                    input.push_str(partial);
+                }
+            }
+            Some("message_delta") => {
+                if let Some(reason) = event["delta"]["stop_reason"].as_str() {
+                    self.stop = Some(reason.to_owned());
+                }
+                if let (Some(out), Some(usage)) = (event["usage"]["output_tokens"].as_u64(), self.usage.as_mut()) {
+                    usage.output_tokens = out;
+                }
+            }
+            Some("error") => {
+                return Err(LlmError::Protocol(format!("the stream reported an error: {}", event["error"])))
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> Reply {
+        let tool_calls = self
+            .blocks
+            .into_iter()
+            .filter_map(|block| match block {
+                Block::Tool { id, name, input } => Some(ToolCall { id, name, arguments: arguments_of(&input) }),
+                _ => None,
+            })
+            .collect();
+        Reply {
+            text: self.text,
+            tool_calls,
+            usage: self.usage,
+            stop: stop_reason(self.stop.as_deref()),
+            calls_from_text: false,
+        }
+    }
+}
