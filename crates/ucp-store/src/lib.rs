@@ -22,10 +22,12 @@ mod load;
 mod name;
 mod part;
 mod schema;
+mod transcripts;
 
 pub use indexed::IndexedFrom;
 pub use name::{check_document_name, is_agent_state, AGENT_STATE_DOCUMENTS, MAX_DOCUMENT_NAME_CHARS};
 pub use part::Part;
+pub use transcripts::StoredTranscript;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -122,6 +124,20 @@ pub enum StoreError {
         /// The revision in the store.
         found: u64,
     },
+    /// An agent transcript was saved by another run after this one read
+    /// it: nothing was written.
+    #[error(
+        "the agent transcript {name:?} was saved by another run (revision {found}) since this one read it \
+         (revision {expected}); nothing was written"
+    )]
+    TranscriptConflict {
+        /// The transcript's (session's) name.
+        name: String,
+        /// The revision read (0: none was stored).
+        expected: u64,
+        /// The revision in the store.
+        found: u64,
+    },
     /// A document name that breaks a rule of [`check_document_name`].
     #[error("invalid document name {name:?}: {rule}")]
     InvalidName {
@@ -158,6 +174,7 @@ impl StoreError {
             StoreError::Corrupt { .. } => "store_corrupt",
             StoreError::Conflict { .. } => "conflict",
             StoreError::SessionConflict { .. } => "session_conflict",
+            StoreError::TranscriptConflict { .. } => "transcript_conflict",
             StoreError::InvalidName { .. } => "invalid_name",
             StoreError::TooNew { .. } => "store_too_new",
             StoreError::Partial(_) => "partial_document",

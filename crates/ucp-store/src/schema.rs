@@ -7,7 +7,7 @@ use rusqlite::{params, Connection};
 use crate::{db, StoreError};
 
 /// Schema version this build writes.
-pub(crate) const SCHEMA_VERSION: i64 = 7;
+pub(crate) const SCHEMA_VERSION: i64 = 8;
 
 const V1: &str = "
 CREATE TABLE documents (
@@ -154,6 +154,17 @@ CREATE TABLE sources (
 /// block's incoming edges does not scan the document's edges).
 const V7: &str = "CREATE INDEX edges_by_target ON edges(doc, target);";
 
+/// From schema 8: agent transcripts by session name, with a revision a
+/// save checks.
+const V8: &str = "
+CREATE TABLE transcripts (
+    name         TEXT PRIMARY KEY,
+    body         TEXT NOT NULL,
+    updated_ms   INTEGER NOT NULL,
+    revision     INTEGER NOT NULL
+);
+";
+
 /// Brings the database to [`SCHEMA_VERSION`].
 pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
     let version = || -> Result<i64, StoreError> {
@@ -170,7 +181,7 @@ pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
         let migrated = match version() {
             Ok(0) => conn
                 .execute_batch(&format!(
-                    "{V1} {BLOCKS_V5} {V2} {V3} {V4} {SESSIONS_V5} {V6} {V7} PRAGMA user_version = 7;"
+                    "{V1} {BLOCKS_V5} {V2} {V3} {V4} {SESSIONS_V5} {V6} {V7} {V8} PRAGMA user_version = 8;"
                 ))
                 .map_err(db("creating the schema")),
             Ok(found @ 1..=4) => {
@@ -180,9 +191,11 @@ pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
                     .and_then(|()| to_schema_5(conn))
                     .and_then(|()| to_schema_6(conn))
                     .and_then(|()| to_schema_7(conn))
+                    .and_then(|()| to_schema_8(conn))
             }
-            Ok(5) => to_schema_6(conn).and_then(|()| to_schema_7(conn)),
-            Ok(6) => to_schema_7(conn),
+            Ok(5) => to_schema_6(conn).and_then(|()| to_schema_7(conn)).and_then(|()| to_schema_8(conn)),
+            Ok(6) => to_schema_7(conn).and_then(|()| to_schema_8(conn)),
+            Ok(7) => to_schema_8(conn),
             Ok(_) => Ok(()),
             Err(err) => Err(err),
         };
@@ -245,6 +258,10 @@ fn to_schema_7(conn: &Connection) -> Result<(), StoreError> {
     conn.execute_batch(&format!("{V7} PRAGMA user_version = 7;")).map_err(db("indexing edges by target"))
 }
 
+fn to_schema_8(conn: &Connection) -> Result<(), StoreError> {
+    conn.execute_batch(&format!("{V8} PRAGMA user_version = 8;")).map_err(db("adding the transcripts table"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,6 +277,7 @@ mod tests {
         conn.execute("INSERT INTO sessions VALUES ('d', 's', '{}', 1, 1)", []).unwrap();
         conn.execute("INSERT INTO revisions VALUES ('d', 1)", []).unwrap();
         conn.execute("INSERT INTO sources VALUES ('d', 1, x'00', x'00')", []).unwrap();
+        conn.execute("INSERT INTO transcripts VALUES ('s', '{}', 1, 1)", []).unwrap();
     }
 
     #[test]

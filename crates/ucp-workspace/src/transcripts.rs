@@ -1,0 +1,25 @@
+//! Agent transcripts in the store, by session name (see
+//! [`ucp_store::Store::save_transcript`]).
+
+use ucp_store::StoredTranscript;
+
+use crate::library::{lock, Library};
+use crate::WorkspaceError;
+
+impl Library {
+    /// The transcript saved under session `name`, if any.
+    pub fn load_transcript(&self, name: &str) -> Result<Option<StoredTranscript>, WorkspaceError> {
+        Ok(lock(&self.store).load_transcript(name)?)
+    }
+
+    /// Saves transcript `name` if the stored one is still at revision
+    /// `read_at` (0: none); returns the new revision.
+    pub fn save_transcript(&self, name: &str, body: &str, read_at: u64) -> Result<u64, WorkspaceError> {
+        Ok(lock(&self.store).save_transcript(name, body, read_at)?)
+    }
+
+    /// The stored transcripts' names with their last save time (ms).
+    pub fn transcripts(&self) -> Result<Vec<(String, i64)>, WorkspaceError> {
+        Ok(lock(&self.store).transcripts()?)
+    }
+}
