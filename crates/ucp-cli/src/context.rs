@@ -2,13 +2,14 @@
 
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use clap::ValueEnum;
 use ucl_parser::RenderFormat;
 use ucm_core::Tokenizer as _;
 use ucp_eval::{FlatChunks, Orchestrated, Outcome, Ranking};
 use ucp_search::{load_embedder, Mode};
-use ucp_workspace::{ContextOptions, IndexOptions, Scope, DEFAULT_BUDGET, MIN_BUDGET};
+use ucp_workspace::{ContextOptions, IndexOptions, Scope, SharedPolicy, DEFAULT_BUDGET, MIN_BUDGET};
 
 use crate::{print, print_json, Cli};
 
@@ -59,6 +60,47 @@ pub(crate) struct ContextArgs {
     /// the best hits: for a question that is an issue about the code.
     #[arg(long)]
     code: bool,
+    #[command(flatten)]
+    policy: PolicyArgs,
+}
+
+/// The traversal policy of `ucp context` and `ucp eval`.
+#[derive(clap::Args)]
+pub(crate) struct PolicyArgs {
+    /// A model judges each explored section's blocks (in UCL) instead of
+    /// the heuristic alone; the model comes from the configuration or the
+    /// flags (--base-url, --llm ...).
+    #[arg(long)]
+    llm_policy: bool,
+    #[command(flatten)]
+    llm: crate::agent::LlmArgs,
+}
+
+impl PolicyArgs {
+    /// The LLM policy when asked for.
+    fn policy(&self, cli: &Cli) -> anyhow::Result<Option<Arc<ucp_agent_loop::LlmPolicy>>> {
+        if !self.llm_policy {
+            return Ok(None);
+        }
+        let setup = self.llm.setup(cli)?;
+        let choice = setup.config.choose(&setup.config.settings(None), &setup.overrides)?;
+        Ok(Some(Arc::new(ucp_agent_loop::LlmPolicy::new(ucp_llm::connect(&choice)?))))
+    }
+}
+
+/// Says on stderr how a model's judgements went.
+fn report_policy(policy: Option<&ucp_agent_loop::LlmPolicy>) {
+    use std::sync::atomic::Ordering::Relaxed;
+    if let Some(policy) = policy {
+        let stats = policy.stats();
+        eprintln!(
+            "llm policy: {} model calls, {} invalid replies, {} sections left to the heuristic, {} blocks added",
+            stats.calls.load(Relaxed),
+            stats.invalid.load(Relaxed),
+            stats.fallbacks.load(Relaxed),
+            stats.added.load(Relaxed)
+        );
+    }
 }
 
 /// Arguments of `ucp eval`.
@@ -87,15 +129,22 @@ pub(crate) struct EvalArgs {
     /// Print every question's result too.
     #[arg(long)]
     per_question: bool,
+    /// Only the first N questions.
+    #[arg(long, value_name = "N", value_parser = crate::count_in(1, usize::MAX))]
+    first: Option<usize>,
+    #[command(flatten)]
+    policy: PolicyArgs,
 }
 
 pub(crate) fn context(cli: &Cli, args: &ContextArgs) -> anyhow::Result<()> {
     let library = cli.library(args.corpus.is_some())?;
+    let policy = args.policy.policy(cli)?;
     let options = ContextOptions {
         budget: args.budget,
         format: args.format.into(),
         agents: args.agents,
         scope: if args.code { Scope::Code } else { Scope::All },
+        policy: policy.clone().map(|p| SharedPolicy(p as Arc<dyn ucp_orchestrator::policy::Policy>)),
         ..ContextOptions::new(args.question.clone())
     };
     let name = match &args.corpus {
@@ -117,6 +166,7 @@ pub(crate) fn context(cli: &Cli, args: &ContextArgs) -> anyhow::Result<()> {
     };
     // Only what the question reaches is read, when the store allows.
     let built = library.context_in(Some(&name), &options)?;
+    report_policy(policy.as_deref());
     let name = name.as_str();
     if cli.json {
         return print_json(&serde_json::json!({
@@ -150,7 +200,10 @@ pub(crate) fn eval(cli: &Cli, args: &EvalArgs) -> anyhow::Result<()> {
     if args.budget.is_empty() || args.budget.contains(&0) {
         anyhow::bail!("--budget needs one or more budgets above 0");
     }
-    let questions = ucp_eval::load_questions(&args.questions)?;
+    let mut questions = ucp_eval::load_questions(&args.questions)?;
+    if let Some(first) = args.first {
+        questions.truncate(first);
+    }
     let library = cli.library(false)?;
     let workspace = cli.workspace(&library)?;
     let name = workspace.name();
@@ -166,7 +219,13 @@ pub(crate) fn eval(cli: &Cli, args: &EvalArgs) -> anyhow::Result<()> {
         let engine = workspace.traversal().engine();
         Some(FlatChunks::open(engine.document(), &dir, embedder, Box::new(tokenizer), &())?)
     };
-    let orchestrator = ContextOptions { agents: args.agents, ..ContextOptions::new("") }.orchestrator();
+    let policy = args.policy.policy(cli)?;
+    let orchestrator = ContextOptions {
+        agents: args.agents,
+        policy: policy.clone().map(|p| SharedPolicy(p as Arc<dyn ucp_orchestrator::policy::Policy>)),
+        ..ContextOptions::new("")
+    }
+    .orchestrator();
     let ours =
         Orchestrated { traversal: workspace.traversal(), orchestrator: &orchestrator, format: args.format.into() };
     let mut systems: Vec<Box<dyn ucp_eval::ContextSystem + '_>> = vec![Box::new(ours)];
@@ -188,6 +247,7 @@ pub(crate) fn eval(cli: &Cli, args: &EvalArgs) -> anyhow::Result<()> {
         }
     };
     let report = ucp_eval::evaluate(&systems, &questions, &args.budget, tokenizer.name(), &mut progress)?;
+    report_policy(policy.as_deref());
     if interactive {
         eprint!("\r{}\r", " ".repeat(60));
     }

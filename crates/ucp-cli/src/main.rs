@@ -2,6 +2,7 @@
 //! (the one API under every front end), and prints; nothing here is needed
 //! to use UCP from Rust.
 
+mod agent;
 mod code;
 mod context;
 mod guidance;
@@ -52,6 +53,15 @@ pub(crate) struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run an agent on a task: a model (from .ucp/config.toml,
+    /// ~/.config/ucp/config.toml or the flags) with UCP's own tools,
+    /// sub-agents (`task`) and `ask_user`, within a token budget; the
+    /// transcript is saved in the store.
+    #[command(after_help = "Examples:
+  ucp agent \"How do streams handle backpressure?\" --base-url http://127.0.0.1:8080/v1 --llm qwen
+  ucp agent \"Now the writable side\" --session research --json
+  ucp agent \"Review src/lib.rs\" --type review --api anthropic --llm claude-sonnet-4-5")]
+    Agent(agent::AgentArgs),
     /// Index markdown, HTML, text and source files or folders into the store.
     #[command(after_help = "Examples:
   ucp index docs/                      one document named docs
@@ -300,6 +310,12 @@ impl Cli {
     /// limit (a batch, not a server), a progress bar on a terminal.
     /// Without `create`, the store must exist.
     pub(crate) fn library(&self, create: bool) -> anyhow::Result<Library> {
+        let config = self.library_config();
+        Ok(if create { Library::open(config)? } else { Library::open_existing(config)? })
+    }
+
+    /// The configuration [`Cli::library`] opens.
+    pub(crate) fn library_config(&self) -> LibraryConfig {
         let mut config = LibraryConfig::new(self.store_dir());
         config.document = self.doc.clone();
         config.model = self.model.clone();
@@ -309,7 +325,7 @@ impl Cli {
         if std::io::stderr().is_terminal() && !self.json {
             config.sync_progress = Some(Arc::new(search::Bar::new()));
         }
-        Ok(if create { Library::open(config)? } else { Library::open_existing(config)? })
+        config
     }
 
     /// The document --doc names (or the store's only one), loaded, saying
@@ -323,6 +339,7 @@ impl Cli {
 
 fn run(cli: &Cli) -> anyhow::Result<()> {
     match &cli.command {
+        Command::Agent(args) => agent::run(cli, args),
         Command::Index(args) => index::run(cli, args),
         Command::Context(args) => context::context(cli, args),
         Command::Eval(args) => context::eval(cli, args),

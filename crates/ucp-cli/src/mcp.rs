@@ -106,6 +106,13 @@ pub(crate) struct McpArgs {
     /// under --root.
     #[arg(long = "skills", value_name = "DIR")]
     skill_dirs: Vec<PathBuf>,
+    /// Offer the agent tools: `task` (sub-agents with the models of
+    /// .ucp/config.toml or the flags below) and `ask_user` (the client's
+    /// user, by elicitation).
+    #[arg(long)]
+    agents: bool,
+    #[command(flatten)]
+    llm: crate::agent::LlmArgs,
 }
 
 pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
@@ -143,6 +150,7 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         lsp: None,
         discover: args.discover_tools,
         skill_dirs: args.skill_dirs.clone(),
+        agents: args.agents.then(|| args.llm.setup(cli)).transpose()?.map(Arc::new),
     };
     // The language servers start on a client's first lsp_* call.
     if let Some(root) = &offer.root {

@@ -222,7 +222,15 @@ impl Config {
     /// Adds the settings of one file, which win over those read before:
     /// a provider of the same name is replaced, sections merge by field.
     pub fn merge_toml(&mut self, text: &str) -> Result<(), LlmError> {
-        let file: ConfigFile = toml::from_str(text).map_err(|e| LlmError::Config(e.to_string()))?;
+        let file: ConfigFile = toml::from_str(text).map_err(|e| {
+            // One line: where, and what toml says (without its drawing).
+            let line = e.span().map(|span| text[..span.start.min(text.len())].lines().count().max(1));
+            let message = e.message().trim().replace('\n', " ");
+            LlmError::Config(match line {
+                Some(line) => format!("line {line}: {message}"),
+                None => message,
+            })
+        })?;
         if let Some(unknown) = file.subagents.keys().find(|k| !SUBAGENT_TYPES.contains(&k.as_str())) {
             return Err(LlmError::Config(format!(
                 "unknown sub-agent type [subagents.{unknown}] (known: {})",

@@ -13,6 +13,7 @@ mod anthropic;
 mod config;
 mod error;
 mod http;
+mod local;
 mod message;
 mod openai;
 mod sse;
@@ -22,6 +23,7 @@ pub use anthropic::AnthropicProvider;
 pub use config::{Api, Config, ModelChoice, Overrides, ProviderConfig, SubagentConfig, SUBAGENT_TYPES};
 pub use error::LlmError;
 pub use http::{Cancel, RetryPolicy, Transport};
+pub use local::LocalServer;
 pub use message::{Message, Part, Reply, Request, Role, StopReason, ToolCall, ToolChoice, ToolSpec, Usage};
 pub use openai::OpenAiProvider;
 

@@ -48,6 +48,9 @@ pub struct ToolOffer {
     /// Folders of skills besides the root's `skills/`, `.agents/skills/`
     /// and `.claude/skills/` (relative to the root, or absolute).
     pub skill_dirs: Vec<PathBuf>,
+    /// The agent tools (`task`, `ask_user`) and the models sub-agents are
+    /// built from; not offered when `None`.
+    pub agents: Option<std::sync::Arc<crate::agents::AgentSetup>>,
 }
 
 impl ToolOffer {
@@ -62,6 +65,7 @@ impl ToolOffer {
             lsp: None,
             discover: false,
             skill_dirs: Vec::new(),
+            agents: None,
         }
     }
 
@@ -69,6 +73,9 @@ impl ToolOffer {
     pub fn offers(&self, name: &str) -> bool {
         if name == "find_tools" {
             return self.discover;
+        }
+        if crate::agents::AGENT_TOOLS.contains(&name) && self.agents.is_none() {
+            return false;
         }
         let on_files = CODING_TOOLS.contains(&name) || crate::guidance_tools::FILE_GUIDANCE_TOOLS.contains(&name);
         if on_files && self.root.is_none() {

@@ -52,6 +52,8 @@ pub struct Connection {
     rules_shown: Mutex<HashSet<String>>,
     /// The offered tools, searchable (built on the first `find_tools`).
     catalog: OnceLock<Result<crate::discovery::ToolCatalog, String>>,
+    /// Its sub-agents and how its user is asked.
+    agents: crate::agents::AgentTools,
 }
 
 impl Connection {
@@ -67,7 +69,19 @@ impl Connection {
             coding: OnceLock::new(),
             rules_shown: Mutex::new(HashSet::new()),
             catalog: OnceLock::new(),
+            agents: crate::agents::AgentTools::default(),
         }
+    }
+
+    /// Its agent tools (`task`, `ask_user`).
+    pub(crate) fn agent_tools(&self) -> &crate::agents::AgentTools {
+        &self.agents
+    }
+
+    /// How `ask_user` reaches this connection's user (set once; an MCP
+    /// client is asked by elicitation, set when it connects).
+    pub fn set_asker(&self, asker: Arc<dyn ucp_agent_loop::Asker>) {
+        self.agents.set_asker(asker);
     }
 
     /// What this connection is offered.

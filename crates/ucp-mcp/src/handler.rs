@@ -66,6 +66,10 @@ impl ServerHandler for UcpServer {
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
         let result = self.negotiate_initialize(&request)?;
+        if self.connection.offer().agents.is_some() {
+            let asker = crate::agents::ElicitingAsker::new(context.peer.clone(), tokio::runtime::Handle::current());
+            self.connection.agent_tools().set_asker(Arc::new(asker));
+        }
         // The client's session opens now; an empty store leaves it to `open`.
         if let Err(e) = self.blocking(|c| c.start()).await? {
             tracing::info!("no session at initialize: {e}");

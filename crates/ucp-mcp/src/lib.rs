@@ -14,6 +14,7 @@
 
 #![warn(missing_docs)]
 
+pub mod agents;
 pub mod bound;
 pub mod coding;
 mod connection;

@@ -11,18 +11,17 @@ use serde_json::{json, Value};
 use crate::coding::{self, ToolOffer};
 use crate::{Connection, McpError, ToolOutput};
 
-fn schema(value: Value) -> Arc<JsonObject> {
-    match value {
-        Value::Object(map) => Arc::new(map),
-        _ => unreachable!("tool schemas are JSON objects"),
-    }
+pub(crate) fn tool(name: &'static str, description: &'static str, input: Value, read_only: bool) -> Tool {
+    let Value::Object(input) = input else { unreachable!("tool schemas are JSON objects") };
+    tool_with_schema(name.into(), description.into(), input, read_only)
 }
 
-pub(crate) fn tool(name: &'static str, description: &'static str, input: Value, read_only: bool) -> Tool {
+/// A tool with its annotations.
+pub(crate) fn tool_with_schema(name: String, description: String, input: JsonObject, read_only: bool) -> Tool {
     let mut annotations = ToolAnnotations::new();
     annotations.read_only_hint = Some(read_only);
     annotations.open_world_hint = Some(false);
-    Tool::new(name, description, schema(input)).with_annotations(annotations)
+    Tool::new(name, description, Arc::new(input)).with_annotations(annotations)
 }
 
 /// The tools `offer` serves: the document tools, memory, rules and
@@ -32,6 +31,7 @@ pub fn list(offer: &ToolOffer) -> Vec<Tool> {
     all.extend(crate::guidance_tools::list());
     all.extend(coding::list());
     all.extend(crate::lsp_tools::list());
+    all.extend(crate::agents::list());
     all.retain(|t| offer.offers(&t.name));
     all
 }
@@ -244,6 +244,9 @@ pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Resu
             connection.find_tools(args.required("intent")?, limit)
         }
         lsp if crate::lsp_tools::LSP_TOOLS.contains(&lsp) => connection.lsp(lsp, &args),
+        agent if crate::agents::AGENT_TOOLS.contains(&agent) => {
+            Ok(connection.agent_tools().call(connection, agent, arguments))
+        }
         guidance
             if crate::guidance_tools::MEMORY_TOOLS.contains(&guidance)
                 || crate::guidance_tools::FILE_GUIDANCE_TOOLS.contains(&guidance) =>

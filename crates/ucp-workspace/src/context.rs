@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use ucl_parser::RenderFormat;
-use ucp_orchestrator::policy::HeuristicPolicy;
+use ucp_orchestrator::policy::{HeuristicPolicy, Policy};
 use ucp_orchestrator::{BuiltContext, ContextRequest, Orchestrator, OrchestratorConfig, Scope};
 
 use crate::library::{Library, Workspace};
@@ -29,6 +29,19 @@ pub struct ContextOptions {
     pub agents: Option<usize>,
     /// What the context may hold (everything, or source code only).
     pub scope: Scope,
+    /// The traversal policy its sub-agents follow (the built-in heuristic
+    /// when `None`; an LLM policy plugs in here).
+    pub policy: Option<SharedPolicy>,
+}
+
+/// A traversal policy shared between contexts.
+#[derive(Clone)]
+pub struct SharedPolicy(pub Arc<dyn Policy>);
+
+impl std::fmt::Debug for SharedPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedPolicy({})", self.0.name())
+    }
 }
 
 impl ContextOptions {
@@ -40,6 +53,7 @@ impl ContextOptions {
             format: RenderFormat::Markdown,
             agents: None,
             scope: Scope::All,
+            policy: None,
         }
     }
 
@@ -70,7 +84,11 @@ impl ContextOptions {
         if let Some(agents) = self.agents {
             config.agents = agents.max(1);
         }
-        Orchestrator::new(Arc::new(HeuristicPolicy::default()), config)
+        let policy = match &self.policy {
+            Some(SharedPolicy(policy)) => Arc::clone(policy),
+            None => Arc::new(HeuristicPolicy::default()),
+        };
+        Orchestrator::new(policy, config)
     }
 }
 

@@ -23,6 +23,7 @@
 //! - [`semantic_cache`]: responses served again to similar requests;
 //! - [`guidance`]: the rules (`AGENTS.md`) and skills (`SKILL.md`) of a
 //!   workspace folder, loaded when a task or a path makes them relevant;
+//! - agent transcripts by session name ([`Library::save_transcript`]);
 //! - [`stats`] and [`find_block`]: counts and `@label` resolution.
 //!
 //! ```no_run
@@ -48,8 +49,9 @@ mod script;
 mod search;
 pub mod semantic_cache;
 mod sessions;
+mod transcripts;
 
-pub use context::{ContextOptions, DEFAULT_BUDGET, MIN_BUDGET};
+pub use context::{ContextOptions, SharedPolicy, DEFAULT_BUDGET, MIN_BUDGET};
 pub use inspect::{find_block, stats, BlockView, DocumentStats, SectionView};
 pub use library::{
     IndexOptions, IndexProgress, Indexed, IndexedStored, Library, LibraryConfig, Workspace, EVICT_IDLE_AFTER,

@@ -40,6 +40,9 @@ pub struct LibraryConfig {
     pub evict_idle_after: Duration,
     /// Told how building or catching up a search index goes.
     pub sync_progress: Option<Arc<dyn SyncProgress + Send + Sync>>,
+    /// Writes the summaries of `CTX COMPRESS METHOD=SUMMARIZE` (the
+    /// extractive summarizer when `None`; an LLM summarizer plugs in here).
+    pub summarizer: Option<Arc<dyn ucp_context::Summarizer>>,
 }
 
 /// Default idle time after which a session may give its place to a new one.
@@ -58,6 +61,7 @@ impl LibraryConfig {
             read_only: false,
             evict_idle_after: EVICT_IDLE_AFTER,
             sync_progress: None,
+            summarizer: None,
         }
     }
 }
@@ -321,6 +325,9 @@ impl Library {
         let mut traversal =
             SessionHost::with_limits(Engine::with_snapshots(doc, snapshots.clone()), self.config.limits.clone());
         traversal.set_search(index.clone());
+        if let Some(summarizer) = &self.config.summarizer {
+            traversal.set_summarizer(Arc::clone(summarizer));
+        }
         let saved = Mutex::new(Saved { version, snapshots, revision, sessions: HashMap::new() });
         Workspace { name, traversal, index, opened, saved }
     }

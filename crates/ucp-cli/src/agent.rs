@@ -1,0 +1,206 @@
+//! `ucp agent`: the agent loop over UCP's own tools with a model from the
+//! configuration or the flags, its transcript saved in the store.
+
+use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use clap::Args;
+use serde_json::json;
+use ucp_agent_loop::{Agent, AgentSpec, Asker, Event, Question, Tools, Transcript, UserAnswer};
+use ucp_context::ExtractiveSummarizer;
+use ucp_llm::{Api, Cancel, Config, Overrides};
+use ucp_mcp::agents::{AgentSetup, ConnectionTools};
+use ucp_mcp::{Connection, ToolOffer};
+
+use crate::{count_in, print, print_json, Cli, MAX_BUDGET};
+
+/// Which model to use, over the configuration files.
+#[derive(Args, Clone, Default)]
+pub(crate) struct LlmArgs {
+    /// The wire format of --base-url (or the built-in provider of that
+    /// name): openai (chat completions; local servers too) or anthropic.
+    #[arg(long, value_name = "API", value_parser = ["openai", "anthropic"])]
+    pub(crate) api: Option<String>,
+    /// The model API's base URL, e.g. http://127.0.0.1:8080/v1 (no key).
+    #[arg(long, value_name = "URL")]
+    pub(crate) base_url: Option<String>,
+    /// The model's name.
+    #[arg(long, value_name = "MODEL")]
+    pub(crate) llm: Option<String>,
+    /// A provider named in the configuration.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) provider: Option<String>,
+}
+
+impl LlmArgs {
+    /// The configuration files (the user's, then the store's) and these
+    /// flags over them.
+    pub(crate) fn setup(&self, cli: &Cli) -> anyhow::Result<AgentSetup> {
+        let config = Config::load(Some(&cli.store_dir()))?;
+        let overrides = Overrides {
+            api: self.api.as_deref().map(str::parse::<Api>).transpose()?,
+            base_url: self.base_url.clone(),
+            model: self.llm.clone(),
+            provider: self.provider.clone(),
+        };
+        Ok(AgentSetup { config, overrides })
+    }
+}
+
+#[derive(Args)]
+pub(crate) struct AgentArgs {
+    /// The task.
+    task: String,
+    #[command(flatten)]
+    llm: LlmArgs,
+    /// Save the transcript under this name, and take it up again when it
+    /// exists (the task is the next message).
+    #[arg(long, value_name = "NAME")]
+    session: Option<String>,
+    /// The settings of this sub-agent type's section (explore, plan,
+    /// review, default) instead of [agent].
+    #[arg(long = "type", value_name = "TYPE", value_parser = ucp_llm::SUBAGENT_TYPES)]
+    kind: Option<String>,
+    /// The conversation's budget in tokens (default: the configuration's,
+    /// else 8000).
+    #[arg(long, value_name = "TOKENS", value_parser = count_in(256, MAX_BUDGET))]
+    budget: Option<usize>,
+    /// The most model calls before an answer is asked for (default 8).
+    #[arg(long, value_name = "N", value_parser = count_in(1, 200))]
+    max_steps: Option<usize>,
+    /// The tools it may call, comma-separated (default: the
+    /// configuration's, else all offered).
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    tools: Option<Vec<String>>,
+    /// Offer no tool that writes (write, edit, bash, memory_store ...).
+    #[arg(long)]
+    read_only: bool,
+    /// The model also writes the summaries of `CTX COMPRESS
+    /// METHOD=SUMMARIZE` in the agent's UCL sessions (else extractive).
+    #[arg(long)]
+    llm_summaries: bool,
+}
+
+/// Asks on the terminal: the options numbered, a number or (when allowed)
+/// free text typed back.
+struct TerminalAsker;
+
+impl Asker for TerminalAsker {
+    fn ask(&self, question: &Question) -> Result<UserAnswer, String> {
+        if !std::io::stdin().is_terminal() {
+            return Err("there is no terminal to ask on".into());
+        }
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "\n? {}", question.question);
+        for (n, choice) in question.options.iter().enumerate() {
+            let _ = writeln!(err, "  {}) {}  {}", n + 1, choice.label, choice.description);
+        }
+        loop {
+            let hint = if question.allow_free_text { "number or your own answer" } else { "number" };
+            let _ = write!(err, "> ({hint}) ");
+            let _ = err.flush();
+            let mut line = String::new();
+            if std::io::stdin().lock().read_line(&mut line).map_err(|e| e.to_string())? == 0 {
+                return Err("the terminal closed".into());
+            }
+            let line = line.trim();
+            if let Some(choice) = line.parse::<usize>().ok().and_then(|n| question.options.get(n.wrapping_sub(1))) {
+                return Ok(UserAnswer::Choice(choice.label.clone()));
+            }
+            if question.allow_free_text && !line.is_empty() {
+                return Ok(UserAnswer::Text(line.to_owned()));
+            }
+        }
+    }
+}
+
+pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
+    let setup = args.llm.setup(cli)?;
+    let settings = setup.config.settings(args.kind.as_deref());
+    let choice = setup.config.choose(&settings, &setup.overrides)?;
+    let provider = ucp_llm::connect(&choice)?;
+    let mut library = cli.library_config();
+    if args.llm_summaries {
+        library.summarizer = Some(Arc::new(ucp_agent_loop::LlmSummarizer::new(ucp_llm::connect(&choice)?)));
+    }
+    let library = Arc::new(ucp_workspace::Library::open(library)?);
+    let offer = ToolOffer {
+        root: Some(cli.root.clone().unwrap_or_else(|| PathBuf::from("."))),
+        read_only: args.read_only,
+        agents: Some(Arc::new(setup)),
+        ..ToolOffer::documents(4000)
+    };
+    let connection = Connection::new(library.clone(), Arc::new(offer));
+    connection.set_asker(Arc::new(TerminalAsker));
+    let host = ConnectionTools(connection);
+    let allowed = args.tools.clone().or(settings.allowed_tools.clone());
+    let tokenizer = ucm_core::BpeTokenizer::default();
+    let agent = Agent {
+        provider: &*provider,
+        tools: Tools::new(vec![&host], allowed),
+        spec: AgentSpec {
+            budget: args.budget.or(settings.max_context_tokens).unwrap_or(AgentSpec::default().budget),
+            max_steps: args.max_steps.or(settings.max_steps).unwrap_or(AgentSpec::default().max_steps),
+            ..AgentSpec::default()
+        },
+        tokenizer: &tokenizer,
+        summarizer: &ExtractiveSummarizer,
+        cancel: Cancel::new(),
+    };
+    let name = args.session.clone().unwrap_or_else(|| format!("agent-{}", ucm_core::now_ms()));
+    let (mut transcript, mut revision) = match library.load_transcript(&name)? {
+        Some(stored) => {
+            let transcript: Transcript = serde_json::from_str(&stored.body)
+                .with_context(|| format!("the stored transcript {name:?} cannot be read"))?;
+            (transcript, stored.revision)
+        }
+        None => (Transcript::default(), 0),
+    };
+    let first_step = transcript.steps.len();
+    let mut save = |transcript: &Transcript| -> Result<(), String> {
+        let body = serde_json::to_string(transcript).map_err(|e| e.to_string())?;
+        revision = library.save_transcript(&name, &body, revision).map_err(|e| e.to_string())?;
+        Ok(())
+    };
+    let streaming = !cli.json;
+    let mut on_event = |event: Event<'_>| match event {
+        Event::Text(text) if streaming => {
+            let _ = print(text);
+        }
+        Event::Calling(tool) if streaming => eprintln!("\n→ {tool}"),
+        Event::Called(record) if streaming => eprintln!(
+            "  {} {} ({} tokens{})",
+            record.tool,
+            record.arguments,
+            record.result_tokens,
+            if record.is_error { ", failed" } else { "" }
+        ),
+        _ => {}
+    };
+    let started = Instant::now();
+    let answer = agent.run(&mut transcript, &args.task, &mut save, &mut on_event)?;
+    let usage = transcript.usage();
+    if cli.json {
+        return print_json(&json!({
+            "session": name,
+            "model": transcript.model,
+            "steps": &transcript.steps[first_step..],
+            "total_steps": transcript.steps.len(),
+            "answer": answer,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "ms": started.elapsed().as_millis() as u64,
+        }));
+    }
+    eprintln!(
+        "\n[{} steps, {} + {} tokens, {:.1} s; session {name}]",
+        transcript.steps.len() - first_step,
+        usage.input_tokens,
+        usage.output_tokens,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

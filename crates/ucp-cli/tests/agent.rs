@@ -1,0 +1,155 @@
+//! `ucp agent`, `ucp context --llm-policy` and the MCP agent tools. The
+//! tests marked ignored run against a real local model (Qwen2.5-Coder-0.5B
+//! on llama.cpp, installed by `scripts/setup-llm`, started per test); a
+//! 0.5B model's words vary, so they assert structure: the loop grounds its
+//! first step in a tool, calls only allowed tools, keeps its budget, ends
+//! with an answer and saves a transcript that a second run takes up. The
+//! others need no model.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::mcp::{result_text, HttpServer};
+use common::{assert_user_error, indexed, stderr, stdout_json, ucp};
+use serde_json::{json, Value};
+
+/// The local model server, from what `scripts/setup-llm` installed.
+fn local_model() -> ucp_llm::LocalServer {
+    let python =
+        std::env::var_os("UCP_TEST_LLM_PYTHON").expect("UCP_TEST_LLM_PYTHON is not set (scripts/test sets it)");
+    let model = std::env::var_os("UCP_TEST_LLM_MODEL").expect("UCP_TEST_LLM_MODEL is not set (scripts/test sets it)");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/llm-server");
+    ucp_llm::LocalServer::start(&PathBuf::from(python), &script, &PathBuf::from(model), 1, 4096).unwrap()
+}
+
+#[test]
+#[ignore = "needs UCP_TEST_LLM_PYTHON and UCP_TEST_LLM_MODEL: scripts/test installs the local model and runs this"]
+fn the_agent_answers_from_the_docs_with_a_real_local_model() {
+    let server = local_model();
+    let (_dir, store) = indexed();
+    let url = server.base_url();
+    let allowed = ["search", "ucl", "context"];
+    let budget = 2500;
+    let run = |task: &str| {
+        let out = ucp(
+            &store,
+            &["agent", task, "--base-url", &url, "--llm", "qwen", "--tools", &allowed.join(","), "--budget", "2500"]
+                .into_iter()
+                .chain(["--max-steps", "3", "--session", "research", "--json"])
+                .collect::<Vec<_>>(),
+        );
+        stdout_json(&out)
+    };
+    let first = run("How does a readable stream handle backpressure?");
+    let steps = first["steps"].as_array().unwrap();
+    assert!(!steps.is_empty() && steps.len() <= 4, "{first}");
+    assert!(!steps[0]["tools"].as_array().unwrap().is_empty(), "the first step calls a tool: {first}");
+    for step in steps {
+        assert!(step["conversation_tokens"].as_u64().unwrap() <= budget, "{step}");
+        assert_eq!(step["usage_reported"], true, "the server reports usage: {step}");
+        for tool in step["tools"].as_array().unwrap() {
+            let name = tool["tool"].as_str().unwrap();
+            assert!(allowed.contains(&name) || tool["is_error"] == true, "{tool}");
+        }
+    }
+    for call in steps.iter().flat_map(|s| s["tools"].as_array().unwrap()) {
+        assert!(call["arguments"].is_object(), "arguments parse: {call}");
+    }
+    assert!(first["answer"].is_string());
+    assert_eq!(first["session"], "research");
+
+    let second = run("And what about writable streams?");
+    assert!(second["total_steps"].as_u64().unwrap() > steps.len() as u64, "the session was taken up: {second}");
+}
+
+#[test]
+#[ignore = "needs UCP_TEST_LLM_PYTHON and UCP_TEST_LLM_MODEL: scripts/test installs the local model and runs this"]
+fn a_context_built_with_the_llm_policy() {
+    let server = local_model();
+    let (_dir, store) = indexed();
+    let question = "How does a readable stream handle backpressure?";
+    let args = ["context", question, "--budget", "800", "--llm-policy", "--base-url", &server.base_url(), "--llm", "q"];
+    let out = ucp(&store, &[&args[..], &["--json"]].concat());
+    let context = stdout_json(&out);
+    assert!(!context["context"]["blocks"].as_array().unwrap().is_empty(), "{context}");
+    assert!(context["context"]["tokens"].as_u64().unwrap() <= 800);
+    let report = stderr(&out);
+    let calls: usize = report
+        .split("llm policy: ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no policy report in {report}"));
+    assert!(calls >= 1, "{report}");
+}
+
+#[test]
+#[ignore = "needs UCP_MCP_PYTHON, UCP_TEST_LLM_PYTHON and UCP_TEST_LLM_MODEL: scripts/test sets them and runs this"]
+fn task_and_ask_user_through_the_python_sdk() {
+    let server = local_model();
+    let python = std::env::var_os("UCP_MCP_PYTHON").expect("UCP_MCP_PYTHON is not set (scripts/test sets it)");
+    let (_dir, store) = indexed();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_agents.py");
+    let out = Command::new(python)
+        .arg(script)
+        .env("UCP_BIN", env!("CARGO_BIN_EXE_ucp"))
+        .env("UCP_STORE", &store)
+        .env("UCP_LLM_URL", server.base_url())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+}
+
+#[test]
+fn without_a_model_the_agent_says_how_to_name_one() {
+    let (dir, store) = indexed();
+    let home = dir.path().join("home");
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_ucp"))
+            .env("XDG_CONFIG_HOME", &home)
+            .arg("--store")
+            .arg(&store)
+            .args(["agent", "What are streams?"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    assert_user_error(&run(&[]), "--base-url");
+    assert_user_error(&run(&["--base-url", "http://127.0.0.1:9/v1", "--llm", "m"]), "could not reach the model API");
+    std::fs::write(store.join("config.toml"), "[agent]\nprovider = \"nope\"\n").unwrap();
+    assert_user_error(&run(&[]), "no provider named \"nope\"");
+    std::fs::write(store.join("config.toml"), "[agent]\nmodle = 1\n").unwrap();
+    assert_user_error(&run(&[]), "config.toml");
+}
+
+#[test]
+fn the_mcp_agent_tools_are_offered_on_request_and_fail_clearly() {
+    let (_dir, store) = indexed();
+    let plain = HttpServer::start(&store, &[]);
+    let session = plain.initialize();
+    let listed = plain.post(&session, &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).unwrap();
+    let names: Vec<&str> =
+        listed["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(!names.contains(&"task") && !names.contains(&"ask_user"), "{names:?}");
+    drop(plain);
+
+    let agents = HttpServer::start(&store, &["--agents", "--base-url", "http://127.0.0.1:9/v1", "--llm", "m"]);
+    let session = agents.initialize();
+    let listed = agents.post(&session, &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).unwrap();
+    let names: Vec<&str> =
+        listed["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"task") && names.contains(&"ask_user"), "{names:?}");
+    let asked =
+        agents.call(&session, "ask_user", json!({"question": "Which?", "options": [{"label": "A"}, {"label": "B"}]}));
+    assert_eq!(asked["result"]["isError"], true);
+    assert!(result_text(&asked).contains("does not support elicitation"), "{asked}");
+    let task = agents.call(&session, "task", json!({"type": "explore", "prompt": "Find streams"}));
+    assert_eq!(task["result"]["isError"], true);
+    let result: Value = serde_json::from_str(&result_text(&task)).unwrap();
+    assert_eq!(result["status"], "failed");
+    assert!(result["result"].as_str().unwrap().contains("could not reach"), "{result}");
+    let unknown = agents.call(&session, "task", json!({"id": "task-41"}));
+    assert!(result_text(&unknown).contains("no task"), "{unknown}");
+}

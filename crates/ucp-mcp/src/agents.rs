@@ -1,0 +1,265 @@
+//! The server's agent tools, offered with `ucp mcp --agents`: `task` runs a
+//! sub-agent (its own model, tool allow-list and fresh connection) and
+//! `ask_user` asks the client's user through the protocol's elicitation.
+//! Also UCP's tools as an agent's [`ToolHost`] ([`ConnectionTools`]), which
+//! `ucp agent` runs its loop over.
+
+use std::sync::{Arc, OnceLock};
+
+use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::service::{ElicitationMode, Peer};
+use rmcp::RoleServer;
+use serde_json::{json, Map, Value};
+use ucp_agent_loop::{
+    ask_user_tool, task_tool, AgentSpec, AskUser, Asker, Question, Subagent, SubagentFactory, Tasks, ToolHost,
+    ToolOutcome, UserAnswer,
+};
+use ucp_context::ExtractiveSummarizer;
+use ucp_llm::{Cancel, Config, Overrides, ToolSpec, SUBAGENT_TYPES};
+
+use crate::{Connection, Library, ToolOffer, ToolOutput};
+
+/// The agent tools' names.
+pub const AGENT_TOOLS: [&str; 2] = ["task", "ask_user"];
+
+/// The model configuration sub-agents are built from.
+#[derive(Debug, Clone, Default)]
+pub struct AgentSetup {
+    /// Providers and sub-agent types (`.ucp/config.toml`, the user's).
+    pub config: Config,
+    /// Settings given for this run (command-line flags).
+    pub overrides: Overrides,
+}
+
+/// The tools a sub-agent type may call when its section names none:
+/// explore, plan and review read; default may do what the server offers.
+pub fn default_allowed_tools(kind: &str) -> Option<Vec<String>> {
+    let reading = ["search", "context", "ucl", "repo_map", "grep", "glob", "read", "ast_search", "memory_search"];
+    let mut tools: Vec<&str> = match kind {
+        "explore" => reading.to_vec(),
+        "plan" | "review" => {
+            [&reading[..], &["memory_recent", "plan", "rules_for", "skills_list", "skill_load"]].concat()
+        }
+        _ => return None,
+    };
+    tools.sort_unstable();
+    Some(tools.into_iter().map(str::to_owned).collect())
+}
+
+/// A connection's tools as an agent's tool host.
+pub struct ConnectionTools(pub Connection);
+
+impl ToolHost for ConnectionTools {
+    fn tools(&self) -> Vec<ToolSpec> {
+        crate::tools::list(self.0.offer())
+            .into_iter()
+            .map(|tool| ToolSpec {
+                name: tool.name.to_string(),
+                description: tool.description.as_deref().unwrap_or_default().to_owned(),
+                parameters: Value::Object((*tool.input_schema).clone()),
+            })
+            .collect()
+    }
+
+    fn call(&self, name: &str, arguments: &Map<String, Value>) -> ToolOutcome {
+        match crate::tools::call(&self.0, name, arguments) {
+            Ok(ToolOutput { text, is_error }) => ToolOutcome { text, is_error },
+            Err(e) => ToolOutcome::error(crate::client_message(self.0.library(), &e)),
+        }
+    }
+}
+
+/// Builds sub-agents over fresh connections to one library.
+pub struct ConnectionSubagents {
+    library: Arc<Library>,
+    offer: ToolOffer,
+    setup: Arc<AgentSetup>,
+    asker: Option<Arc<dyn Asker>>,
+}
+
+impl ConnectionSubagents {
+    /// Sub-agents of `library` offered (at most) `offer`, asking the user
+    /// through `asker` when there is one.
+    pub fn new(library: Arc<Library>, offer: &ToolOffer, asker: Option<Arc<dyn Asker>>) -> Option<Self> {
+        let setup = offer.agents.clone()?;
+        // A sub-agent starts no sub-agents of its own.
+        let offer = ToolOffer { agents: None, discover: false, ..offer.clone() };
+        Some(ConnectionSubagents { library, offer, setup, asker })
+    }
+}
+
+/// A sub-agent's tools: its connection's, and `ask_user` when a user can be
+/// asked.
+struct SubagentTools {
+    connection: ConnectionTools,
+    ask: Option<AskUser<SharedAsker>>,
+}
+
+struct SharedAsker(Arc<dyn Asker>);
+
+impl Asker for SharedAsker {
+    fn ask(&self, question: &Question) -> Result<UserAnswer, String> {
+        self.0.ask(question)
+    }
+}
+
+impl ToolHost for SubagentTools {
+    fn tools(&self) -> Vec<ToolSpec> {
+        let mut tools = self.connection.tools();
+        tools.extend(self.ask.iter().flat_map(ToolHost::tools));
+        tools
+    }
+
+    fn call(&self, name: &str, arguments: &Map<String, Value>) -> ToolOutcome {
+        match (&self.ask, name) {
+            (Some(ask), "ask_user") => ask.call(name, arguments),
+            _ => self.connection.call(name, arguments),
+        }
+    }
+}
+
+impl SubagentFactory for ConnectionSubagents {
+    fn types(&self) -> Vec<String> {
+        SUBAGENT_TYPES.iter().map(|t| (*t).to_owned()).collect()
+    }
+
+    fn build(&self, kind: &str) -> Result<Subagent, String> {
+        let settings = self.setup.config.settings(Some(kind));
+        let choice = self.setup.config.choose(&settings, &self.setup.overrides).map_err(|e| e.to_string())?;
+        let provider = ucp_llm::connect(&choice).map_err(|e| e.to_string())?;
+        let offer = ToolOffer { read_only: self.offer.read_only || kind != "default", ..self.offer.clone() };
+        let connection = Connection::new(self.library.clone(), Arc::new(offer));
+        let host = SubagentTools {
+            connection: ConnectionTools(connection),
+            ask: self.asker.clone().map(|a| AskUser(SharedAsker(a))),
+        };
+        let mut allowed = settings.allowed_tools.or_else(|| default_allowed_tools(kind));
+        if let (Some(allowed), true) = (allowed.as_mut(), host.ask.is_some()) {
+            allowed.push("ask_user".into());
+        }
+        Ok(Subagent {
+            provider,
+            host: Box::new(host),
+            allowed_tools: allowed,
+            spec: AgentSpec {
+                budget: settings.max_context_tokens.unwrap_or(AgentSpec::default().budget),
+                max_steps: settings.max_steps.unwrap_or(AgentSpec::default().max_steps),
+                ..AgentSpec::default()
+            },
+        })
+    }
+}
+
+/// Asks the client's user through MCP elicitation: a form with the
+/// options as an enum and, when allowed, a free-text field. Called from a
+/// blocking thread of the server's runtime.
+pub struct ElicitingAsker {
+    peer: Peer<RoleServer>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl ElicitingAsker {
+    /// An asker over the client `peer`, whose requests run on `runtime`.
+    pub fn new(peer: Peer<RoleServer>, runtime: tokio::runtime::Handle) -> Self {
+        ElicitingAsker { peer, runtime }
+    }
+}
+
+impl Asker for ElicitingAsker {
+    fn ask(&self, question: &Question) -> Result<UserAnswer, String> {
+        if !self.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
+            return Err("this MCP client does not support elicitation; ask your user yourself".into());
+        }
+        let labels: Vec<&str> = question.options.iter().map(|c| c.label.as_str()).collect();
+        let described: Vec<String> = question
+            .options
+            .iter()
+            .map(|c| if c.description.is_empty() { c.label.clone() } else { format!("{}: {}", c.label, c.description) })
+            .collect();
+        let mut properties =
+            json!({"choice": {"type": "string", "title": "Choice", "enum": labels, "enumNames": described}});
+        let mut required = vec!["choice"];
+        if question.allow_free_text {
+            properties["text"] = json!({"type": "string", "title": "Or your own answer"});
+            required.clear();
+        }
+        let schema: ElicitationSchema =
+            serde_json::from_value(json!({"type": "object", "properties": properties, "required": required}))
+                .map_err(|e| format!("the question cannot be put as a form: {e}"))?;
+        let request = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: question.question.clone(),
+            requested_schema: schema,
+        };
+        let peer = self.peer.clone();
+        let result = self
+            .runtime
+            .block_on(async move { peer.create_elicitation(request).await })
+            .map_err(|e| format!("the client did not answer: {e}"))?;
+        match result.action {
+            ElicitationAction::Accept => {
+                let content = result.content.unwrap_or_default();
+                let text = content.get("text").and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty());
+                match (text, content.get("choice").and_then(Value::as_str)) {
+                    (Some(text), _) => Ok(UserAnswer::Text(text.to_owned())),
+                    (None, Some(choice)) => Ok(UserAnswer::Choice(choice.to_owned())),
+                    (None, None) => Err("the user accepted without answering".into()),
+                }
+            }
+            ElicitationAction::Decline => Err("the user declined to answer".into()),
+            _ => Err("the user dismissed the question".into()),
+        }
+    }
+}
+
+/// The agent tools of one connection: its background tasks and its asker.
+#[derive(Default)]
+pub(crate) struct AgentTools {
+    tasks: OnceLock<Option<Tasks>>,
+    asker: OnceLock<Arc<dyn Asker>>,
+}
+
+impl AgentTools {
+    /// Sets how this connection's user is asked (once, at initialize).
+    pub(crate) fn set_asker(&self, asker: Arc<dyn Asker>) {
+        let _ = self.asker.set(asker);
+    }
+
+    /// Runs `task` or `ask_user` for `connection`.
+    pub(crate) fn call(&self, connection: &Connection, name: &str, arguments: &Map<String, Value>) -> ToolOutput {
+        let outcome = match name {
+            "ask_user" => match self.asker.get() {
+                Some(asker) => AskUser(SharedAsker(asker.clone())).call(name, arguments),
+                None => ToolOutcome::error("no user can be asked over this connection"),
+            },
+            _ => {
+                let tasks = self.tasks.get_or_init(|| {
+                    let factory = ConnectionSubagents::new(
+                        connection.library().clone(),
+                        connection.offer(),
+                        self.asker.get().cloned(),
+                    )?;
+                    let tokenizer: Arc<dyn ucm_core::Tokenizer> = Arc::new(ucm_core::BpeTokenizer::default());
+                    Some(Tasks::new(Arc::new(factory), tokenizer, Arc::new(ExtractiveSummarizer), Cancel::new()))
+                });
+                match tasks {
+                    Some(tasks) => tasks.call(name, arguments),
+                    None => ToolOutcome::error("sub-agents are not offered by this server (ucp mcp --agents)"),
+                }
+            }
+        };
+        ToolOutput { text: outcome.text, is_error: outcome.is_error }
+    }
+}
+
+/// The agent tools' definitions.
+pub(crate) fn list() -> Vec<rmcp::model::Tool> {
+    let types: Vec<String> = SUBAGENT_TYPES.iter().map(|t| (*t).to_owned()).collect();
+    [task_tool(&types), ask_user_tool()]
+        .into_iter()
+        .map(|spec| {
+            let Value::Object(schema) = spec.parameters else { unreachable!("tool schemas are objects") };
+            crate::tools::tool_with_schema(spec.name, spec.description, schema, false)
+        })
+        .collect()
+}
