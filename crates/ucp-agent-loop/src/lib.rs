@@ -25,8 +25,8 @@ pub mod window;
 
 pub use ask::{ask_user_tool, AskUser, Asker, Choice, Question, UserAnswer};
 pub use host::{ToolHost, ToolOutcome, Tools};
-pub use policy::{LlmPolicy, PolicyStats, DEFAULT_JUDGED_SECTIONS};
+pub use policy::{LlmPolicy, PolicyStats, JUDGED_SECTIONS};
 pub use run::{Agent, AgentSpec, Event, RunError, SYSTEM_PROMPT};
 pub use summarizer::LlmSummarizer;
-pub use task::{task_tool, Subagent, SubagentFactory, TaskResult, Tasks, MAX_RESULT_TOKENS};
+pub use task::{task_tool, Subagent, SubagentFactory, TaskResult, Tasks, MAX_BACKGROUND_TASKS, MAX_RESULT_TOKENS};
 pub use transcript::{StepRecord, ToolRecord, Transcript};

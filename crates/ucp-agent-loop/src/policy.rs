@@ -21,9 +21,9 @@ use ucp_llm::{Cancel, Message, Provider, Request, ToolChoice};
 use ucp_orchestrator::coordination::{DiscoveryRelevance, NewDiscovery};
 use ucp_orchestrator::policy::{Decision, Exploration, HeuristicPolicy, Policy};
 
-/// Sections a model judges per question unless set: the queue serves the
-/// most promising first, the heuristic judges the rest.
-pub const DEFAULT_JUDGED_SECTIONS: usize = 8;
+/// Sections a model judges per question: the queue serves the most
+/// promising first, the heuristic judges the rest.
+pub const JUDGED_SECTIONS: usize = 8;
 /// Blocks a model is shown per section.
 const SHOWN: usize = 10;
 /// Words of a block's text in its stub.
@@ -51,7 +51,6 @@ pub struct LlmPolicy {
     provider: Box<dyn Provider>,
     heuristic: HeuristicPolicy,
     stats: PolicyStats,
-    max_judged: usize,
     /// Sections judged so far, by question.
     judged: Mutex<HashMap<String, usize>>,
 }
@@ -63,15 +62,8 @@ impl LlmPolicy {
             provider,
             heuristic: HeuristicPolicy::default(),
             stats: PolicyStats::default(),
-            max_judged: DEFAULT_JUDGED_SECTIONS,
             judged: Mutex::default(),
         }
-    }
-
-    /// The policy with at most `sections` judged by the model per question.
-    pub fn with_max_judged(mut self, sections: usize) -> Self {
-        self.max_judged = sections;
-        self
     }
 
     /// Whether the model may judge one more section for `question`.
@@ -79,7 +71,7 @@ impl LlmPolicy {
         let mut judged = self.judged.lock().unwrap_or_else(|e| e.into_inner());
         let count = judged.entry(question.to_owned()).or_default();
         *count += 1;
-        *count <= self.max_judged
+        *count <= JUDGED_SECTIONS
     }
 
     /// How its judgements went so far.

@@ -125,6 +125,7 @@ impl Agent<'_> {
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> Result<String, RunError> {
         transcript.model = self.provider.model().to_owned();
+        let task_at = transcript.messages.len();
         transcript.messages.push(task_message(task));
         transcript.answer = None;
         let specs = self.tools.specs();
@@ -136,7 +137,7 @@ impl Agent<'_> {
                     "You have used all your steps. Answer the task now from what you found, without tools.",
                 ));
             }
-            let fitted = fit(&mut messages, self.spec.budget, self.tokenizer, self.summarizer);
+            let fitted = fit(&mut messages, task_at, self.spec.budget, self.tokenizer, self.summarizer);
             if !last {
                 // What was compressed stays compressed in the record.
                 transcript.messages.clone_from(&messages);
@@ -158,7 +159,10 @@ impl Agent<'_> {
             if request.tool_choice == ToolChoice::Required && reply.tool_calls.is_empty() {
                 // A model that ignores `tool_choice` is asked once more.
                 let mut again = request.clone();
-                again.messages.extend([reply.message(), call_nudge(&specs)]);
+                if !reply.text.trim().is_empty() {
+                    again.messages.push(reply.message());
+                }
+                again.messages.push(call_nudge(&specs));
                 let second = self.provider.complete(&again, Some(&mut |t| on_event(Event::Text(t))), &self.cancel)?;
                 reply = Reply { usage: sum_usage(reply.usage, second.usage), ..second };
             }
@@ -174,6 +178,11 @@ impl Agent<'_> {
                     false,
                 ),
             };
+            if last {
+                // No tool runs on the last step: a call left in the record
+                // without its result would be an invalid conversation.
+                reply.tool_calls.clear();
+            }
             dedupe_calls(&mut reply, &transcript.messages);
             let mut record = StepRecord {
                 usage,
@@ -184,8 +193,12 @@ impl Agent<'_> {
                 calls_from_text: reply.calls_from_text,
                 tools: Vec::new(),
             };
+            if reply.text.trim().is_empty() && reply.tool_calls.is_empty() {
+                // An empty message is invalid for some APIs.
+                reply.text = "(no answer)".into();
+            }
             transcript.messages.push(reply.message());
-            if reply.tool_calls.is_empty() || last {
+            if reply.tool_calls.is_empty() {
                 transcript.steps.push(record);
                 let answer = reply.text.trim().to_owned();
                 transcript.answer = Some(answer.clone());
@@ -199,13 +212,14 @@ impl Agent<'_> {
                 }
                 on_event(Event::Calling(&call.name));
                 let started = Instant::now();
-                let outcome = if is_repeat(&transcript.messages, call) {
-                    crate::ToolOutcome::error(
-                        "you made this exact call before; its result is above. Try something else or answer.",
-                    )
-                } else {
-                    self.tools.call(&call.name, &call.arguments)
-                };
+                let mut outcome = self.tools.call(&call.name, &call.arguments);
+                if let Some(earlier) = same_result(&transcript.messages, call, &outcome.text) {
+                    // Run again (the world may have changed), but a result
+                    // still shown whole above is not shown twice.
+                    outcome.text = format!(
+                        "[the same result as the identical call {earlier} above; try something else, or answer]"
+                    );
+                }
                 let tool = ToolRecord {
                     tool: call.name.clone(),
                     arguments: call.arguments.clone(),
@@ -270,12 +284,19 @@ fn sum_usage(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
     Some(Usage { input_tokens: a?.input_tokens + b?.input_tokens, output_tokens: a?.output_tokens + b?.output_tokens })
 }
 
-/// Whether `call` repeats an earlier call exactly (the latest message is
-/// the reply that holds `call` itself).
-fn is_repeat(messages: &[Message], call: &ucp_llm::ToolCall) -> bool {
+/// The id of an earlier call identical to `call` whose result, still
+/// whole in the conversation, is `result` (the latest message is the reply
+/// that holds `call` itself).
+fn same_result<'a>(messages: &'a [Message], call: &ucp_llm::ToolCall, result: &str) -> Option<&'a str> {
     let earlier = &messages[..messages.len().saturating_sub(1)];
-    earlier
-        .iter()
-        .flat_map(|m| &m.parts)
-        .any(|part| matches!(part, Part::ToolCall(old) if old.name == call.name && old.arguments == call.arguments))
+    let parts = || earlier.iter().flat_map(|m| &m.parts);
+    parts().find_map(|part| match part {
+        Part::ToolCall(old) if old.name == call.name && old.arguments == call.arguments => {
+            let whole = parts().any(
+                |p| matches!(p, Part::ToolResult { call_id, content, .. } if *call_id == old.id && content == result),
+            );
+            whole.then_some(old.id.as_str())
+        }
+        _ => None,
+    })
 }

@@ -42,6 +42,9 @@ pub trait SubagentFactory: Send + Sync {
 /// The most tokens of an answer returned whole; longer ones are summarized.
 pub const MAX_RESULT_TOKENS: usize = 800;
 
+/// The most background tasks of one [`Tasks`] running at once.
+pub const MAX_BACKGROUND_TASKS: usize = 8;
+
 /// What a finished task returns.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct TaskResult {
@@ -97,30 +100,49 @@ impl Tasks {
         run_task(&*self.factory, &*self.tokenizer, &*self.summarizer, &self.cancel, id, kind, prompt)
     }
 
-    /// Starts a task in the background; returns its id.
-    pub fn start(&self, kind: &str, prompt: &str) -> String {
+    /// Starts a task in the background; returns its id, or an error when
+    /// [`MAX_BACKGROUND_TASKS`] are running.
+    pub fn start(&self, kind: &str, prompt: &str) -> Result<String, String> {
         let id = format!("task-{}", self.next.fetch_add(1, Ordering::SeqCst));
-        self.finished.0.lock().unwrap_or_else(|e| e.into_inner()).insert(id.clone(), None);
+        {
+            let mut finished = self.finished.0.lock().unwrap_or_else(|e| e.into_inner());
+            if finished.values().filter(|r| r.is_none()).count() >= MAX_BACKGROUND_TASKS {
+                return Err(format!("{MAX_BACKGROUND_TASKS} tasks are running already; wait for one"));
+            }
+            finished.insert(id.clone(), None);
+        }
         let (factory, tokenizer, summarizer) = (self.factory.clone(), self.tokenizer.clone(), self.summarizer.clone());
         let (cancel, finished, task_id) = (self.cancel.clone(), self.finished.clone(), id.clone());
         let (kind, prompt) = (kind.to_owned(), prompt.to_owned());
         std::thread::spawn(move || {
-            let result = run_task(&*factory, &*tokenizer, &*summarizer, &cancel, task_id.clone(), &kind, &prompt);
+            let run = || run_task(&*factory, &*tokenizer, &*summarizer, &cancel, task_id.clone(), &kind, &prompt);
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| TaskResult {
+                id: task_id.clone(),
+                kind: kind.clone(),
+                status: "failed",
+                result: "the sub-agent stopped on an internal error".into(),
+                summarized: false,
+                steps: 0,
+                input_tokens: 0,
+                output_tokens: 0,
+                duration_ms: 0,
+            });
             finished.0.lock().unwrap_or_else(|e| e.into_inner()).insert(task_id, Some(result));
             finished.1.notify_all();
         });
-        id
+        Ok(id)
     }
 
-    /// The result of background task `id`, waiting up to `wait` for it;
-    /// `Ok(None)` while it runs, an error for an unknown id.
+    /// The result of background task `id`, waiting up to `wait` for it
+    /// (handed out once: the task is then forgotten); `Ok(None)` while it
+    /// runs, an error for an unknown id.
     pub fn poll(&self, id: &str, wait: Duration) -> Result<Option<TaskResult>, String> {
         let until = Instant::now() + wait;
         let mut finished = self.finished.0.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             match finished.get(id) {
-                None => return Err(format!("no task {id:?} was started here")),
-                Some(Some(result)) => return Ok(Some(result.clone())),
+                None => return Err(format!("no task {id:?} is running here (a result is handed out once)")),
+                Some(Some(_)) => return Ok(finished.remove(id).flatten()),
                 Some(None) if Instant::now() >= until => return Ok(None),
                 Some(None) => {
                     let left = until.saturating_duration_since(Instant::now());
@@ -128,6 +150,13 @@ impl Tasks {
                 }
             }
         }
+    }
+}
+
+impl Drop for Tasks {
+    /// Background tasks stop with their owner (at their next check).
+    fn drop(&mut self) {
+        self.cancel.cancel();
     }
 }
 
@@ -232,8 +261,10 @@ impl ToolHost for Tasks {
         }
         let Some(prompt) = text("prompt") else { return ToolOutcome::error("prompt is required") };
         if arguments.get("background").and_then(Value::as_bool).unwrap_or(false) {
-            let id = self.start(kind, prompt);
-            return ToolOutcome::ok(json!({"id": id, "status": "running"}).to_string());
+            return match self.start(kind, prompt) {
+                Ok(id) => ToolOutcome::ok(json!({"id": id, "status": "running"}).to_string()),
+                Err(e) => ToolOutcome::error(e),
+            };
         }
         let result = self.run(kind, prompt);
         ToolOutcome { is_error: result.status != "done", text: json!(result).to_string() }

@@ -1,8 +1,9 @@
 //! The conversation under a token budget, by the context window's rules:
 //! what falls out is compressed, then stubbed — never silently dropped.
-//! The task (the first message) and the latest exchanges are kept whole;
-//! older tool results are summarized to a quarter of their size, and when
-//! that is not enough, replaced by a stub that names the tool and its size.
+//! The current task is kept whole and the latest exchange as long as the
+//! older ones make room; older tool results and texts are summarized to a
+//! quarter of their size, and when that is not enough, replaced by a stub
+//! that names what it was and its size.
 
 use ucm_core::Tokenizer;
 use ucp_context::Summarizer;
@@ -43,40 +44,54 @@ pub fn conversation_tokens(messages: &[Message], tokenizer: &dyn Tokenizer) -> u
     messages.iter().map(|m| message_tokens(m, tokenizer)).sum()
 }
 
-/// Brings `messages` within `budget` tokens: oldest tool results first,
-/// each summarized, then (if still over) stubbed; the last [`KEEP_LATEST`]
-/// messages only when the older ones are not enough. The first message
-/// (the task) is never touched, so only a task over the budget on its own
-/// leaves the conversation over it.
-pub fn fit(messages: &mut [Message], budget: usize, tokenizer: &dyn Tokenizer, summarizer: &dyn Summarizer) -> Fitted {
+/// Brings `messages` within `budget` tokens: oldest first, tool results
+/// and texts (earlier tasks and answers too) are summarized, then, if still
+/// over, stubbed; the last [`KEEP_LATEST`] messages only when the older ones
+/// are not enough. The message at `task` (the current task) is never
+/// touched, nor are tool calls' arguments, so only those can leave the
+/// conversation over its budget.
+pub fn fit(
+    messages: &mut [Message],
+    task: usize,
+    budget: usize,
+    tokenizer: &dyn Tokenizer,
+    summarizer: &dyn Summarizer,
+) -> Fitted {
     let mut fitted = Fitted::default();
     let mut total = conversation_tokens(messages, tokenizer);
-    let older = 1..messages.len().saturating_sub(KEEP_LATEST).max(1);
-    let all = 1..messages.len().max(1);
+    let older = 0..messages.len().saturating_sub(KEEP_LATEST);
+    let all = 0..messages.len();
     for (pass, range) in [(Pass::Compress, &older), (Pass::Stub, &older), (Pass::Compress, &all), (Pass::Stub, &all)] {
-        for message in &mut messages[range.clone()] {
-            if total <= budget {
-                return fitted;
+        for (at, message) in messages.iter_mut().enumerate().take(range.end).skip(range.start) {
+            if at == task {
+                continue;
             }
             for part in &mut message.parts {
-                let Part::ToolResult { name, content, .. } = part else { continue };
                 if total <= budget {
-                    break;
+                    return fitted;
                 }
+                let (what, content) = match part {
+                    Part::ToolResult { name, content, .. } => (format!("{name} result"), content),
+                    Part::Text { text } => ("text".to_owned(), text),
+                    Part::ToolCall(_) => continue,
+                };
                 let before = tokenizer.count(content);
                 let replaced = match pass {
                     Pass::Compress if !is_reduced(content) && before > MIN_SUMMARY_TOKENS * 2 => {
                         let summary = summarizer.summarize(content, (before / 4).max(MIN_SUMMARY_TOKENS), tokenizer);
-                        (!summary.is_empty()).then(|| {
+                        let new = format!("[{what} summarized from {before} tokens]\n{summary}");
+                        (!summary.is_empty() && tokenizer.count(&new) < before).then(|| {
                             fitted.compressed += 1;
-                            format!("[{name} result summarized from {before} tokens]\n{summary}")
+                            new
                         })
                     }
                     Pass::Stub if !content.starts_with(STUB) => {
-                        fitted.stubbed += 1;
-                        Some(format!(
-                            "{STUB} {name} result of {before} tokens dropped to fit the budget; call again to see it]"
-                        ))
+                        let again = if what == "text" { "" } else { "; call again to see it" };
+                        let new = format!("{STUB} {what} of {before} tokens dropped to fit the budget{again}]");
+                        (tokenizer.count(&new) < before).then(|| {
+                            fitted.stubbed += 1;
+                            new
+                        })
                     }
                     _ => None,
                 };
@@ -100,7 +115,7 @@ const STUB: &str = "[stub:";
 
 fn is_reduced(content: &str) -> bool {
     content.starts_with(STUB)
-        || (content.starts_with('[') && content.lines().next().is_some_and(|l| l.contains(" result summarized from ")))
+        || (content.starts_with('[') && content.lines().next().is_some_and(|l| l.contains(" summarized from ")))
 }
 
 #[cfg(test)]
@@ -131,22 +146,24 @@ mod tests {
         ];
         let whole = conversation_tokens(&messages, &tokenizer);
         let latest = messages[4].clone();
-        let fitted = fit(&mut messages, whole - 200, &tokenizer, &ExtractiveSummarizer);
+        let fitted = fit(&mut messages, 0, whole - 200, &tokenizer, &ExtractiveSummarizer);
         assert_eq!(fitted, Fitted { compressed: 1, stubbed: 0 });
         assert!(conversation_tokens(&messages, &tokenizer) <= whole - 200);
         let Part::ToolResult { content, .. } = &messages[1].parts[0] else { unreachable!() };
         assert!(content.starts_with("[search result summarized from "), "{content}");
-        let fitted = fit(&mut messages, 600, &tokenizer, &ExtractiveSummarizer);
+        let fitted = fit(&mut messages, 0, 600, &tokenizer, &ExtractiveSummarizer);
         assert!(fitted.stubbed >= 1, "{fitted:?}");
         assert!(conversation_tokens(&messages, &tokenizer) <= 600);
         assert_eq!(messages[0], Message::user("Task: explain streams."));
         assert_eq!(messages[4], latest, "the latest result is whole while the older ones make room");
         let Part::ToolResult { content, .. } = &messages[1].parts[0] else { unreachable!() };
         assert!(content.starts_with("[stub: search result of "), "{content}");
-        fit(&mut messages, 120, &tokenizer, &ExtractiveSummarizer);
+        let mut empty: Vec<Message> = Vec::new();
+        assert_eq!(fit(&mut empty, 0, 10, &tokenizer, &ExtractiveSummarizer), Fitted::default());
+        fit(&mut messages, 0, 120, &tokenizer, &ExtractiveSummarizer);
         assert!(conversation_tokens(&messages, &tokenizer) <= 120, "the budget is hard");
         assert_eq!(messages[0], Message::user("Task: explain streams."));
-        let again = fit(&mut messages, 120, &tokenizer, &ExtractiveSummarizer);
+        let again = fit(&mut messages, 0, 120, &tokenizer, &ExtractiveSummarizer);
         assert_eq!(again, Fitted::default(), "nothing is reduced twice");
     }
 }

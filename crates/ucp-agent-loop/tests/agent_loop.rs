@@ -131,7 +131,7 @@ fn the_loop_keeps_its_rules() {
     assert_eq!(steps.len(), 6);
     assert_eq!(saves, 6, "saved after every step");
     assert!(steps[1].tools[0].is_error, "write is refused");
-    assert!(steps[2].tools[0].is_error, "the repeated search is refused");
+    assert!(!steps[2].tools[0].is_error, "a repeated call runs again");
     assert!(!steps[3].tools[0].is_error && steps[3].tools[0].result_tokens > 300);
     let seen = seen.lock().unwrap();
     assert!(seen.iter().all(|(names, _, _)| names == &["search"]), "only allowed tools are offered");
@@ -141,6 +141,22 @@ fn the_loop_keeps_its_rules() {
     assert!(steps.iter().any(|s| s.fitted.compressed + s.fitted.stubbed > 0), "older results were reduced");
     assert_eq!(transcript.answer.as_deref(), Some("Streams move data."));
     assert!(steps.iter().all(|s| !s.usage_reported && s.usage.input_tokens > 0), "usage is counted when unreported");
+}
+
+#[test]
+fn a_repeated_call_with_the_same_result_is_not_shown_twice() {
+    let docs = Docs { writes: Mutex::new(0) };
+    let model = Scripted::new(vec![
+        call("search", json!({"query": "streams"})),
+        call("search", json!({"query": "streams"})),
+        answer("Done."),
+    ]);
+    let agent = agent(&model, Tools::new(vec![&docs], None), 8000, 8);
+    let mut transcript = Transcript::default();
+    agent.run(&mut transcript, "What are streams?", &mut |_| Ok(()), &mut |_| {}).unwrap();
+    let (first, again) = (&transcript.steps[0].tools[0], &transcript.steps[1].tools[0]);
+    assert!(first.result_tokens > 300 && again.result_tokens < 40, "{first:?} {again:?}");
+    assert!(!again.is_error);
 }
 
 #[test]

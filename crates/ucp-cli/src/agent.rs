@@ -36,6 +36,11 @@ pub(crate) struct LlmArgs {
 }
 
 impl LlmArgs {
+    /// Whether any model flag was given.
+    pub(crate) fn given(&self) -> bool {
+        self.api.is_some() || self.base_url.is_some() || self.llm.is_some() || self.provider.is_some()
+    }
+
     /// The configuration files (the user's, then the store's) and these
     /// flags over them.
     pub(crate) fn setup(&self, cli: &Cli) -> anyhow::Result<AgentSetup> {
@@ -88,11 +93,15 @@ pub(crate) struct AgentArgs {
 /// free text typed back.
 struct TerminalAsker;
 
+/// Held for a whole question: sub-agents asking at once take turns.
+static ASKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 impl Asker for TerminalAsker {
     fn ask(&self, question: &Question) -> Result<UserAnswer, String> {
         if !std::io::stdin().is_terminal() {
             return Err("there is no terminal to ask on".into());
         }
+        let _turn = ASKING.lock().unwrap_or_else(|e| e.into_inner());
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "\n? {}", question.question);
         for (n, choice) in question.options.iter().enumerate() {
@@ -118,6 +127,13 @@ impl Asker for TerminalAsker {
 }
 
 pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
+    // Bad input is refused before anything runs.
+    if args.task.trim().is_empty() {
+        anyhow::bail!("the task is empty");
+    }
+    if args.session.as_ref().is_some_and(|s| s.trim().is_empty()) {
+        anyhow::bail!("--session needs a name");
+    }
     let setup = args.llm.setup(cli)?;
     let settings = setup.config.settings(args.kind.as_deref());
     let choice = setup.config.choose(&settings, &setup.overrides)?;
@@ -127,16 +143,25 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
         library.summarizer = Some(Arc::new(ucp_agent_loop::LlmSummarizer::new(ucp_llm::connect(&choice)?)));
     }
     let library = Arc::new(ucp_workspace::Library::open(library)?);
+    let allowed = args.tools.clone().or(settings.allowed_tools.clone());
     let offer = ToolOffer {
         root: Some(cli.root.clone().unwrap_or_else(|| PathBuf::from("."))),
         read_only: args.read_only,
         agents: Some(Arc::new(setup)),
+        // Sub-agents are offered no more than the agent.
+        only: allowed.clone(),
         ..ToolOffer::documents(4000)
     };
+    if let Some(allowed) = &allowed {
+        let known = ucp_mcp::tools::list(&ToolOffer { only: None, ..offer.clone() });
+        if let Some(unknown) = allowed.iter().find(|name| !known.iter().any(|t| t.name == name.as_str())) {
+            let names: Vec<&str> = known.iter().map(|t| t.name.as_ref()).collect();
+            anyhow::bail!("no tool {unknown:?} to allow (the tools: {})", names.join(", "));
+        }
+    }
     let connection = Connection::new(library.clone(), Arc::new(offer));
     connection.set_asker(Arc::new(TerminalAsker));
     let host = ConnectionTools(connection);
-    let allowed = args.tools.clone().or(settings.allowed_tools.clone());
     let tokenizer = ucm_core::BpeTokenizer::default();
     let agent = Agent {
         provider: &*provider,

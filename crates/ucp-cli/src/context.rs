@@ -80,6 +80,9 @@ impl PolicyArgs {
     /// The LLM policy when asked for.
     fn policy(&self, cli: &Cli) -> anyhow::Result<Option<Arc<ucp_agent_loop::LlmPolicy>>> {
         if !self.llm_policy {
+            if self.llm.given() {
+                anyhow::bail!("the model flags (--api, --base-url, --llm, --provider) need --llm-policy");
+            }
             return Ok(None);
         }
         let setup = self.llm.setup(cli)?;

@@ -116,6 +116,9 @@ pub(crate) struct McpArgs {
 }
 
 pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
+    if args.llm.given() && !args.agents {
+        anyhow::bail!("the model flags (--api, --base-url, --llm, --provider) need --agents");
+    }
     let mut config = LibraryConfig::new(cli.store_dir());
     config.document = cli.doc.clone();
     config.model = cli.model.clone();

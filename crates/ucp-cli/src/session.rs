@@ -35,7 +35,7 @@ fn open(cli: &Cli, args: &SessionArgs) -> anyhow::Result<(Library, Arc<Workspace
 
 /// The session a run works in: the named one as stored, or a new one.
 fn open_session(library: &Library, workspace: &Workspace, args: &SessionArgs) -> anyhow::Result<SessionId> {
-    let options = NewSession { budget: args.budget, task: args.task.map(str::to_owned) };
+    let options = NewSession { budget: args.budget, task: args.task.map(str::to_owned), ..NewSession::default() };
     let session = match args.name {
         Some(name) => library.open_named(workspace, name, &options).map_err(|e| match e {
             WorkspaceError::Damaged(why) => anyhow!("session {name:?} of {} is damaged: {why}", workspace.name()),
@@ -51,7 +51,7 @@ pub(crate) fn run(cli: &Cli, script: &Path, args: &SessionArgs) -> anyhow::Resul
     crate::ucl::parse_or_report(&source)?;
     let library = cli.library(false)?;
     let name = cli.workspace(&library)?.name().to_owned();
-    let options = NewSession { budget: args.budget, task: args.task.map(str::to_owned) };
+    let options = NewSession { budget: args.budget, task: args.task.map(str::to_owned), ..NewSession::default() };
     // Another writer in between: the script runs again on the document as
     // it is then (scripts replay), a few times before giving up.
     let (workspace, _, run) =

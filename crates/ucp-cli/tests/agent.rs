@@ -117,6 +117,11 @@ fn without_a_model_the_agent_says_how_to_name_one() {
             .unwrap()
     };
     assert_user_error(&run(&[]), "--base-url");
+    let flags = ["--base-url", "http://127.0.0.1:9/v1", "--llm", "m"];
+    assert_user_error(&run(&[&flags[..], &["--tools", "search,serach"]].concat()), "no tool \"serach\"");
+    assert_user_error(&run(&[&flags[..], &["--session", " "]].concat()), "--session needs a name");
+    let context = ucp(&store, &["context", "streams", "--base-url", "http://127.0.0.1:9/v1"]);
+    assert_user_error(&context, "need --llm-policy");
     assert_user_error(&run(&["--base-url", "http://127.0.0.1:9/v1", "--llm", "m"]), "could not reach the model API");
     std::fs::write(store.join("config.toml"), "[agent]\nprovider = \"nope\"\n").unwrap();
     assert_user_error(&run(&[]), "no provider named \"nope\"");

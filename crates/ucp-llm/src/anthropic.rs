@@ -40,6 +40,7 @@ impl AnthropicProvider {
         let messages: Vec<Value> = request
             .messages
             .iter()
+            .filter(|message| !message.parts.is_empty())
             .map(|message| {
                 let content: Vec<Value> = message
                     .parts

@@ -224,7 +224,9 @@ impl Config {
     pub fn merge_toml(&mut self, text: &str) -> Result<(), LlmError> {
         let file: ConfigFile = toml::from_str(text).map_err(|e| {
             // One line: where, and what toml says (without its drawing).
-            let line = e.span().map(|span| text[..span.start.min(text.len())].lines().count().max(1));
+            let line = e
+                .span()
+                .map(|span| text.as_bytes()[..span.start.min(text.len())].iter().filter(|b| **b == b'\n').count() + 1);
             let message = e.message().trim().replace('\n', " ");
             LlmError::Config(match line {
                 Some(line) => format!("line {line}: {message}"),
@@ -252,7 +254,8 @@ impl Config {
     }
 
     /// The settings of sub-agent type `kind` (`None`: the main agent),
-    /// each field from its section, else `[agent]`.
+    /// each field from its section (`[subagents.default]` for a type
+    /// without one), else `[agent]`.
     pub fn settings(&self, kind: Option<&str>) -> SubagentConfig {
         match kind.and_then(|k| self.subagents.get(k).or_else(|| self.subagents.get("default"))) {
             Some(section) => section.or(&self.agent),
@@ -262,6 +265,9 @@ impl Config {
 
     /// The model `settings` name, with `overrides` applied.
     pub fn choose(&self, settings: &SubagentConfig, overrides: &Overrides) -> Result<ModelChoice, LlmError> {
+        if overrides.base_url.is_some() && overrides.provider.is_some() {
+            return Err(LlmError::Config("give --base-url or --provider, not both".into()));
+        }
         let (provider_name, provider) = if let Some(base_url) = &overrides.base_url {
             let provider = ProviderConfig {
                 api: overrides.api.unwrap_or(Api::OpenAi),
@@ -273,12 +279,13 @@ impl Config {
             };
             ("cli".to_owned(), provider)
         } else {
-            let name = overrides.provider.clone().or_else(|| settings.provider.clone()).or_else(|| {
-                overrides.api.map(|api| match api {
-                    Api::OpenAi => "openai".to_owned(),
-                    Api::Anthropic => "anthropic".to_owned(),
-                })
+            // A flag wins over the files: --provider, then --api's own
+            // provider, then the configured one.
+            let by_api = overrides.api.map(|api| match api {
+                Api::OpenAi => "openai".to_owned(),
+                Api::Anthropic => "anthropic".to_owned(),
             });
+            let name = overrides.provider.clone().or(by_api).or_else(|| settings.provider.clone());
             let name = name.ok_or_else(|| {
                 LlmError::Config(
                     "no model provider: set [agent] provider in .ucp/config.toml or ~/.config/ucp/config.toml, \
@@ -333,6 +340,8 @@ mod tests {
             )
             .unwrap();
         config.merge_toml("[subagents.explore]\nmodel = \"tiny\"\n").unwrap();
+        let line = config.merge_toml("[agent]\nmodle = 1").unwrap_err().to_string();
+        assert!(line.starts_with("line 2: "), "{line}");
         let explore = config.settings(Some("explore"));
         assert_eq!(explore.max_context_tokens, Some(3000));
         assert_eq!(explore.allowed_tools.as_deref(), Some(&["search".to_owned()][..]));

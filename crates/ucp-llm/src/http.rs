@@ -115,7 +115,14 @@ impl Transport {
                 }
                 Err(ureq::Error::Transport(transport)) => {
                     let error = transport_error(&transport, self.timeout);
-                    (error, true, None)
+                    // A broken or refused connection may mend; a call that
+                    // timed out already took its whole time, and a bad URL
+                    // stays bad.
+                    let retryable = matches!(
+                        transport.kind(),
+                        ureq::ErrorKind::ConnectionFailed | ureq::ErrorKind::Io | ureq::ErrorKind::Dns
+                    ) && !matches!(error, LlmError::Timeout(_));
+                    (error, retryable, None)
                 }
             };
             let (error, retryable, retry_after) = failure;
@@ -136,11 +143,21 @@ fn transport_error(transport: &ureq::Transport, timeout: Duration) -> LlmError {
         .and_then(|e| e.downcast_ref::<std::io::Error>())
         .is_some_and(|e| matches!(e.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock));
     if timed_out {
-        LlmError::Timeout(timeout.as_secs().max(1))
-    } else {
-        // ureq's message names the host and the failure, never headers.
-        LlmError::Transport(transport.to_string())
+        return LlmError::Timeout(timeout.as_secs().max(1));
     }
+    // The host and the failure, never the URL's user, password, path or
+    // query (where some APIs take a key) nor any header.
+    let host =
+        transport.url().and_then(|u| u.host_str().map(|h| format!("{h}:{}", u.port_or_known_default().unwrap_or(0))));
+    let what = match transport.message() {
+        Some(message) => format!("{}: {message}", transport.kind()),
+        None => transport.kind().to_string(),
+    };
+    let cause = std::error::Error::source(transport).map(|e| format!(" ({e})")).unwrap_or_default();
+    LlmError::Transport(match host {
+        Some(host) => format!("{host}: {what}{cause}"),
+        None => format!("{what}{cause}"),
+    })
 }
 
 /// Reads a whole answer body as JSON.

@@ -164,8 +164,11 @@ fn slow_servers_time_out_and_calls_can_be_cancelled() {
     assert!(matches!(error, LlmError::Cancelled), "{error}");
     assert!(started.elapsed() < Duration::from_secs(2), "cancelled while waiting to retry");
 
-    let unreachable = OpenAiProvider::new("http://127.0.0.1:9/v1", "m", None, transport(1000, 0));
-    assert!(matches!(unreachable.complete(&request(), None, &Cancel::new()), Err(LlmError::Transport(_))));
+    let unreachable =
+        OpenAiProvider::new("http://user:sekret1@127.0.0.1:9/v1?key=sekret2", "m", None, transport(1000, 0));
+    let error = unreachable.complete(&request(), None, &Cancel::new()).unwrap_err();
+    assert!(matches!(error, LlmError::Transport(_)), "{error}");
+    assert!(!error.to_string().contains("sekret") && error.to_string().contains("127.0.0.1:9"), "{error}");
 }
 
 #[test]

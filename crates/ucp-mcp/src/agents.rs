@@ -133,10 +133,15 @@ impl SubagentFactory for ConnectionSubagents {
             connection: ConnectionTools(connection),
             ask: self.asker.clone().map(|a| AskUser(SharedAsker(a))),
         };
-        let mut allowed = settings.allowed_tools.or_else(|| default_allowed_tools(kind));
-        if let (Some(allowed), true) = (allowed.as_mut(), host.ask.is_some()) {
-            allowed.push("ask_user".into());
-        }
+        let allowed = match settings.allowed_tools {
+            Some(named) => Some(named),
+            None => default_allowed_tools(kind).map(|mut tools| {
+                if host.ask.is_some() {
+                    tools.push("ask_user".into());
+                }
+                tools
+            }),
+        };
         Ok(Subagent {
             provider,
             host: Box::new(host),
@@ -262,4 +267,36 @@ pub(crate) fn list() -> Vec<rmcp::model::Tool> {
             crate::tools::tool_with_schema(spec.name, spec.description, schema, false)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::LibraryConfig;
+
+    #[test]
+    fn a_read_only_connection_changes_nothing_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let doc = dir.path().join("guide.md");
+        std::fs::write(&doc, "# Guide\n\nStreams move data.\n").unwrap();
+        let mut config = LibraryConfig::new(dir.path().join(".ucp"));
+        config.allowed_roots = None;
+        let library = Arc::new(Library::open(config).unwrap());
+        library.index(std::slice::from_ref(&doc), Some("guide"), &Default::default(), &()).unwrap();
+        let offer = ToolOffer { read_only: true, ..ToolOffer::documents(4000) };
+        let tools = ConnectionTools(Connection::new(library.clone(), Arc::new(offer)));
+        let args = |v: Value| v.as_object().unwrap().clone();
+        let root = library.read_document(Some("guide")).unwrap().root();
+        let edit = tools.call("ucl", &args(json!({"commands": format!("APPEND {root} text :: \"added\"")})));
+        assert!(edit.is_error && edit.text.contains("may not do edits"), "{}", edit.text);
+        let plan = tools.call("plan", &args(json!({"action": "add", "title": "a step"})));
+        assert!(plan.is_error && plan.text.contains("read-only"), "{}", plan.text);
+        let open = tools.call("open", &args(json!({"path": doc.to_str().unwrap(), "name": "copy"})));
+        assert!(open.is_error && open.text.contains("read-only"), "{}", open.text);
+        assert!(!library.holds("copy"));
+        let read = tools.call("ucl", &args(json!({"commands": format!("GOTO {root}")})));
+        assert!(!read.is_error, "{}", read.text);
+        let stored = library.read_document(Some("guide")).unwrap();
+        assert!(!format!("{stored:?}").contains("added"));
+    }
 }

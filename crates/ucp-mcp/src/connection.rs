@@ -73,6 +73,11 @@ impl Connection {
         }
     }
 
+    /// How its sessions are opened: read-only when its offer is.
+    fn new_session(&self) -> NewSession {
+        NewSession { read_only: self.offer.read_only, ..NewSession::default() }
+    }
+
     /// Its agent tools (`task`, `ask_user`).
     pub(crate) fn agent_tools(&self) -> &crate::agents::AgentTools {
         &self.agents
@@ -127,8 +132,8 @@ impl Connection {
         }
         let workspace = self.workspace(state)?;
         let session = match &state.named {
-            Some(name) => self.library.open_named(&workspace, name, &NewSession::default())?,
-            None => self.library.create_session(&workspace, &NewSession::default())?,
+            Some(name) => self.library.open_named(&workspace, name, &self.new_session())?,
+            None => self.library.create_session(&workspace, &self.new_session())?,
         };
         state.workspace = Some(Arc::clone(&workspace));
         state.session = Some(session);
@@ -222,7 +227,7 @@ impl Connection {
             return Ok(());
         }
         let workspace = self.workspace(state)?;
-        let opened = self.library.open_named(&workspace, name, &NewSession::default())?;
+        let opened = self.library.open_named(&workspace, name, &self.new_session())?;
         self.leave(state);
         state.workspace = Some(workspace);
         state.session = Some(opened);
@@ -373,6 +378,12 @@ impl Connection {
                 return Ok(self.bounded(&mut state, text, false));
             }
             (Some(document), None) => (self.library.workspace(document)?, "opened"),
+            // A read-only library refuses what would write itself (and
+            // opens what is unchanged); a read-only connection over a
+            // writable one (a read-only agent) indexes nothing.
+            (None, Some(_)) if self.offer.read_only && !self.library.config().read_only => {
+                return Err(McpError::Arguments("this connection is read-only: open a stored document instead".into()))
+            }
             (None, Some(path)) => {
                 let indexed = self.library.index(&[path.to_path_buf()], name, &IndexOptions::default(), &())?;
                 let note = if indexed.changed { "indexed and opened" } else { "unchanged since last indexed; opened" };
@@ -380,7 +391,7 @@ impl Connection {
             }
         };
         self.leave(&mut state);
-        let session = self.library.create_session(&workspace, &NewSession::default())?;
+        let session = self.library.create_session(&workspace, &self.new_session())?;
         let blocks = workspace.traversal().engine().document().len();
         state.workspace = Some(Arc::clone(&workspace));
         state.session = Some(session);

@@ -207,7 +207,7 @@ fn plan(connection: &Connection, args: &Arguments<'_>) -> Result<String, McpErro
     let status = args.string("status")?.map(str::parse::<Status>).transpose()?;
     let relation = args.string("relation")?;
     let action = args.required("action")?;
-    if action != "show" && library.config().read_only {
+    if action != "show" && (library.config().read_only || connection.offer().read_only) {
         return Err(McpError::Arguments("this server is read-only: plan can only show".into()));
     }
     let said = match action {

@@ -166,7 +166,7 @@ impl Store {
         budget: Option<usize>,
         task: Option<String>,
     ) -> PyResult<Session> {
-        let options = NewSession { budget, task };
+        let options = NewSession { budget, task, ..NewSession::default() };
         py.detach(|| Session::open(Arc::clone(&self.library), self.workspace(doc.as_deref())?, name, options))
             .or_raise(py)
     }

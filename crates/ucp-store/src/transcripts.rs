@@ -59,16 +59,6 @@ impl Store {
         tx.commit().map_err(db("committing a transcript"))?;
         Ok(found + 1)
     }
-
-    /// Names of the stored transcripts with their last save time.
-    pub fn transcripts(&self) -> Result<Vec<(String, i64)>, StoreError> {
-        let mut query = self
-            .conn
-            .prepare("SELECT name, updated_ms FROM transcripts ORDER BY name")
-            .map_err(db("listing transcripts"))?;
-        let rows = query.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(db("listing transcripts"))?;
-        rows.collect::<Result<_, _>>().map_err(db("listing transcripts"))
-    }
 }
 
 #[cfg(test)]
@@ -86,7 +76,6 @@ mod tests {
         assert!(matches!(stale, StoreError::TranscriptConflict { expected: 1, found: 2, .. }), "{stale}");
         assert!(store.save_transcript("t", "new", 3).is_err(), "a transcript that is not there was not read");
         assert_eq!(store.load_transcript("s").unwrap(), Some(StoredTranscript { body: "two".into(), revision: 2 }));
-        assert_eq!(store.transcripts().unwrap().len(), 1);
         assert!(store.save_transcript(" ", "x", 0).is_err());
     }
 }

@@ -15,6 +15,9 @@ pub struct NewSession {
     /// The task its relevance is measured against (a stored session's is
     /// replaced).
     pub task: Option<String>,
+    /// It may not run edit commands, even in a library that allows them
+    /// (a read-only agent's session).
+    pub read_only: bool,
 }
 
 impl Library {
@@ -39,7 +42,7 @@ impl Library {
                 name: name.map(str::to_owned),
                 task: options.task.clone(),
                 limits: limits.clone(),
-                capabilities: self.capabilities(),
+                capabilities: self.capabilities(options.read_only),
                 ..SessionConfig::default()
             })
         })
@@ -65,7 +68,7 @@ impl Library {
         let Some(stored) = stored else { return self.new_session(workspace, Some(name), options) };
         let mut record: Session = serde_json::from_str(&stored.record)
             .map_err(|e| WorkspaceError::Damaged(format!("session {name:?} of {}: {e}", workspace.name())))?;
-        record.set_capabilities(self.capabilities());
+        record.set_capabilities(self.capabilities(options.read_only));
         let id = self.making_room(workspace, || workspace.traversal().restore_session(record.clone()))?;
         let traversal = workspace.traversal();
         if let Some(budget) = options.budget {
@@ -139,8 +142,8 @@ impl Library {
         workspace.traversal().close_session(idlest.id).is_ok()
     }
 
-    fn capabilities(&self) -> Capabilities {
-        if self.config.read_only {
+    fn capabilities(&self, read_only: bool) -> Capabilities {
+        if self.config.read_only || read_only {
             Capabilities::read_only()
         } else {
             Capabilities::default()

@@ -17,9 +17,4 @@ impl Library {
     pub fn save_transcript(&self, name: &str, body: &str, read_at: u64) -> Result<u64, WorkspaceError> {
         Ok(lock(&self.store).save_transcript(name, body, read_at)?)
     }
-
-    /// The stored transcripts' names with their last save time (ms).
-    pub fn transcripts(&self) -> Result<Vec<(String, i64)>, WorkspaceError> {
-        Ok(lock(&self.store).transcripts()?)
-    }
 }

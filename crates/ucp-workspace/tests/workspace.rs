@@ -85,7 +85,7 @@ fn named_sessions_come_back_as_saved_and_are_held_by_one_caller() {
     let dir = tempfile::tempdir().unwrap();
     let library = library(dir.path());
     let workspace = library.workspace("node").unwrap();
-    let options = NewSession { budget: Some(300), task: None };
+    let options = NewSession { budget: Some(300), ..NewSession::default() };
     let session = library.open_named(&workspace, "work", &options).unwrap();
     assert!(matches!(library.open_named(&workspace, "work", &options), Err(WorkspaceError::SessionInUse(_))));
     let run = library.run_script(&workspace, session, "FIND ROLE=heading1\nCTX ADD RESULTS\n").unwrap();
