@@ -9,9 +9,9 @@ use std::time::Instant;
 use anyhow::Context as _;
 use clap::Args;
 use serde_json::json;
-use ucp_agent_loop::{Agent, AgentSpec, Asker, Event, Question, Tools, Transcript, UserAnswer};
+use ucp_agent_loop::{Agent, AgentSpec, Asker, Event, Question, RunError, Tools, Transcript, UserAnswer};
 use ucp_context::ExtractiveSummarizer;
-use ucp_llm::{Api, Cancel, Config, Overrides};
+use ucp_llm::{Api, Cancel, Config, LlmError, Overrides};
 use ucp_mcp::agents::{AgentSetup, ConnectionTools};
 use ucp_mcp::{Connection, ToolOffer};
 
@@ -126,6 +126,26 @@ impl Asker for TerminalAsker {
     }
 }
 
+/// A flag the first Ctrl-C raises (the run stops at its next check, its
+/// transcript saved up to its last step); a second Ctrl-C exits at once.
+fn cancel_on_interrupt() -> Cancel {
+    let cancel = Cancel::new();
+    let raised = cancel.clone();
+    std::thread::spawn(move || {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+        runtime.block_on(async {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\nucp: stopping after the current call (Ctrl-C again to quit now)");
+                raised.cancel();
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    std::process::exit(130);
+                }
+            }
+        });
+    });
+    cancel
+}
+
 pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
     // Bad input is refused before anything runs.
     if args.task.trim().is_empty() {
@@ -173,7 +193,7 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
         },
         tokenizer: &tokenizer,
         summarizer: &ExtractiveSummarizer,
-        cancel: Cancel::new(),
+        cancel: cancel_on_interrupt(),
     };
     let name = args.session.clone().unwrap_or_else(|| format!("agent-{}", ucm_core::now_ms()));
     let (mut transcript, mut revision) = match library.load_transcript(&name)? {
@@ -206,7 +226,12 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
         _ => {}
     };
     let started = Instant::now();
-    let answer = agent.run(&mut transcript, &args.task, &mut save, &mut on_event)?;
+    let answer = match agent.run(&mut transcript, &args.task, &mut save, &mut on_event) {
+        Err(RunError::Llm(LlmError::Cancelled)) => {
+            anyhow::bail!("interrupted; session {name} keeps the steps that finished")
+        }
+        other => other?,
+    };
     let usage = transcript.usage();
     if cli.json {
         return print_json(&json!({

@@ -158,3 +158,41 @@ fn the_mcp_agent_tools_are_offered_on_request_and_fail_clearly() {
     let unknown = agents.call(&session, "task", json!({"id": "task-41"}));
     assert!(result_text(&unknown).contains("no task"), "{unknown}");
 }
+
+#[test]
+fn ctrl_c_stops_the_agent_between_streamed_pieces() {
+    use std::io::{Read as _, Write as _};
+    let (_dir, store) = indexed();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let Ok((mut stream, _)) = listener.accept() else { return };
+        let mut request = [0u8; 65536];
+        let _ = stream.read(&mut request);
+        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n");
+        // A model that streams a word every 100 ms for a minute.
+        for _ in 0..600 {
+            let event = r#"data: {"choices":[{"index":0,"delta":{"content":"word "}}]}"#;
+            if stream.write_all(format!("{event}\n\n").as_bytes()).is_err() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    });
+    let child = Command::new(env!("CARGO_BIN_EXE_ucp"))
+        .arg("--store")
+        .arg(&store)
+        .args(["agent", "What are streams?", "--base-url", &url, "--llm", "m", "--session", "s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let started = std::time::Instant::now();
+    let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "it stopped at the next piece");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("interrupted; session s keeps the steps that finished"), "{}", stderr(&out));
+}
