@@ -54,8 +54,9 @@ fn task_message(task: &str) -> Message {
     Message::user(format!("Task: {}\nCall a tool to find what the task needs.", task.trim()))
 }
 
-/// What a model that answered without the tool call it owed is told, once:
-/// the tools with their required arguments, e.g. `search(query)`.
+/// What a model that answered without the tool call it owed is told, once,
+/// in place of its answer: the tools with their required arguments, e.g.
+/// `"search" (arguments: query)`.
 fn call_nudge(specs: &[ucp_llm::ToolSpec]) -> Message {
     let tools: Vec<String> = specs
         .iter()
@@ -66,12 +67,15 @@ fn call_nudge(specs: &[ucp_llm::ToolSpec]) -> Message {
                 .flatten()
                 .filter_map(serde_json::Value::as_str)
                 .collect();
-            format!("{}({})", spec.name, required.join(", "))
+            match required.is_empty() {
+                true => format!("\"{}\"", spec.name),
+                false => format!("\"{}\" (arguments: {})", spec.name, required.join(", ")),
+            }
         })
         .collect();
     Message::user(format!(
         "You have not called a tool. Call one now: reply with only a JSON object {{\"name\": ..., \"arguments\": \
-         {{...}}}} for one of: {}.",
+         {{...}}}} naming one of these tools: {}.",
         tools.join(", ")
     ))
 }
@@ -157,11 +161,9 @@ impl Agent<'_> {
             let started = Instant::now();
             let mut reply = self.provider.complete(&request, Some(&mut |t| on_event(Event::Text(t))), &self.cancel)?;
             if request.tool_choice == ToolChoice::Required && reply.tool_calls.is_empty() {
-                // A model that ignores `tool_choice` is asked once more.
+                // A model that ignores `tool_choice` is asked once more; its
+                // answer is left out (small models would copy it).
                 let mut again = request.clone();
-                if !reply.text.trim().is_empty() {
-                    again.messages.push(reply.message());
-                }
                 again.messages.push(call_nudge(&specs));
                 let second = self.provider.complete(&again, Some(&mut |t| on_event(Event::Text(t))), &self.cancel)?;
                 reply = Reply { usage: sum_usage(reply.usage, second.usage), ..second };
