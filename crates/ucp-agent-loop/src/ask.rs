@@ -79,6 +79,12 @@ pub trait Asker: Send + Sync {
     fn ask(&self, question: &Question) -> Result<UserAnswer, String>;
 }
 
+impl<A: Asker + ?Sized> Asker for std::sync::Arc<A> {
+    fn ask(&self, question: &Question) -> Result<UserAnswer, String> {
+        (**self).ask(question)
+    }
+}
+
 /// The `ask_user` tool's definition.
 pub fn ask_user_tool() -> ToolSpec {
     ToolSpec {

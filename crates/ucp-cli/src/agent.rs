@@ -172,13 +172,7 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
         only: allowed.clone(),
         ..ToolOffer::documents(4000)
     };
-    if let Some(allowed) = &allowed {
-        let known = ucp_mcp::tools::list(&ToolOffer { only: None, ..offer.clone() });
-        if let Some(unknown) = allowed.iter().find(|name| !known.iter().any(|t| t.name == name.as_str())) {
-            let names: Vec<&str> = known.iter().map(|t| t.name.as_ref()).collect();
-            anyhow::bail!("no tool {unknown:?} to allow (the tools: {})", names.join(", "));
-        }
-    }
+    offer.check_only(false).map_err(|e| anyhow::anyhow!("allowed tools: {e}"))?;
     let connection = Connection::new(library.clone(), Arc::new(offer));
     connection.set_asker(Arc::new(TerminalAsker));
     let host = ConnectionTools(connection);

@@ -160,13 +160,7 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         let lsp = ucp_lsp::Lsp::new(root, crate::lsp::config(args.lsp_config.as_ref())?)?;
         offer.lsp = Some(ucp_mcp::lsp_tools::SharedLsp(Arc::new(lsp)));
     }
-    if let Some(only) = &offer.only {
-        let known = ucp_mcp::tools::list(&ToolOffer { only: None, read_only: false, ..offer.clone() });
-        if let Some(unknown) = only.iter().find(|name| !known.iter().any(|t| t.name == name.as_str())) {
-            let names: Vec<&str> = known.iter().map(|t| t.name.as_ref()).collect();
-            anyhow::bail!("--tools: no tool {unknown:?} (the tools: {})", names.join(", "));
-        }
-    }
+    offer.check_only(true).map_err(|e| anyhow::anyhow!("--tools: {e}"))?;
     // Fails now, not at a client's first call, when the root is unusable.
     if let Some(root) = &offer.root {
         let jail = ucp_tools::Jail::new(root)?;

@@ -2,10 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::http::read_json;
-use crate::openai::arguments_of;
-use crate::sse::for_each_event;
-use crate::text_calls::read_text_calls;
+use crate::endpoint::{arguments_of, Endpoint};
 use crate::{
     Cancel, LlmError, Part, Provider, Reply, Request, Role, StopReason, ToolCall, ToolChoice, Transport, Usage,
 };
@@ -14,26 +11,14 @@ use crate::{
 const API_VERSION: &str = "2023-06-01";
 
 /// A model behind the Anthropic Messages API.
-pub struct AnthropicProvider {
-    url: String,
-    model: String,
-    key: Option<String>,
-    transport: Transport,
-}
-
-impl std::fmt::Debug for AnthropicProvider {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Never the key.
-        f.debug_struct("AnthropicProvider").field("url", &self.url).field("model", &self.model).finish()
-    }
-}
+#[derive(Debug)]
+pub struct AnthropicProvider(Endpoint);
 
 impl AnthropicProvider {
     /// A provider for `model` at `base_url` (which ends before `/messages`,
     /// e.g. `https://api.anthropic.com/v1`).
     pub fn new(base_url: &str, model: &str, key: Option<String>, transport: Transport) -> Self {
-        let url = format!("{}/messages", base_url.trim_end_matches('/'));
-        AnthropicProvider { url, model: model.to_owned(), key, transport }
+        AnthropicProvider(Endpoint::new(base_url, "messages", model, key, transport))
     }
 
     fn body(&self, request: &Request, stream: bool) -> Value {
@@ -61,7 +46,7 @@ impl AnthropicProvider {
                 json!({"role": role, "content": content})
             })
             .collect();
-        let mut body = json!({"model": self.model, "messages": messages, "max_tokens": request.max_tokens});
+        let mut body = json!({"model": self.0.model, "messages": messages, "max_tokens": request.max_tokens});
         if !request.system.is_empty() {
             body["system"] = json!(request.system);
         }
@@ -90,7 +75,7 @@ impl AnthropicProvider {
 
 impl Provider for AnthropicProvider {
     fn model(&self) -> &str {
-        &self.model
+        &self.0.model
     }
 
     fn complete(
@@ -100,20 +85,11 @@ impl Provider for AnthropicProvider {
         cancel: &Cancel,
     ) -> Result<Reply, LlmError> {
         let mut headers = vec![("anthropic-version", API_VERSION)];
-        if let Some(key) = &self.key {
+        if let Some(key) = &self.0.key {
             headers.push(("x-api-key", key.as_str()));
         }
-        let body = self.transport.post(&self.url, &headers, &self.body(request, on_text.is_some()), cancel)?;
-        let mut reply = match on_text {
-            None => parse_reply(&read_json(body, self.transport.timeout())?)?,
-            Some(on_text) => {
-                let mut stream = StreamedReply::default();
-                for_each_event(body, self.transport.timeout(), cancel, |event| stream.add(&event, on_text))?;
-                stream.finish()
-            }
-        };
-        read_text_calls(&mut reply, request);
-        Ok(reply)
+        let body = self.body(request, on_text.is_some());
+        self.0.exchange::<StreamedReply>(&headers, &body, request, on_text, cancel, parse_reply)
     }
 }
 
@@ -171,7 +147,7 @@ struct StreamedReply {
     usage: Option<Usage>,
 }
 
-impl StreamedReply {
+impl crate::endpoint::StreamedReply for StreamedReply {
     fn add(&mut self, event: &Value, on_text: &mut dyn FnMut(&str)) -> Result<(), LlmError> {
         match event["type"].as_str() {
             Some("message_start") => {

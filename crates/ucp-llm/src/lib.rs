@@ -11,6 +11,7 @@
 
 mod anthropic;
 mod config;
+mod endpoint;
 mod error;
 mod http;
 mod local;

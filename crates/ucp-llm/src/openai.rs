@@ -3,34 +3,20 @@
 
 use serde_json::{json, Value};
 
-use crate::http::read_json;
-use crate::sse::for_each_event;
-use crate::text_calls::read_text_calls;
+use crate::endpoint::{arguments_of, Endpoint};
 use crate::{
     Cancel, LlmError, Part, Provider, Reply, Request, Role, StopReason, ToolCall, ToolChoice, Transport, Usage,
 };
 
 /// A model behind an OpenAI-compatible API.
-pub struct OpenAiProvider {
-    url: String,
-    model: String,
-    key: Option<String>,
-    transport: Transport,
-}
-
-impl std::fmt::Debug for OpenAiProvider {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Never the key.
-        f.debug_struct("OpenAiProvider").field("url", &self.url).field("model", &self.model).finish()
-    }
-}
+#[derive(Debug)]
+pub struct OpenAiProvider(Endpoint);
 
 impl OpenAiProvider {
     /// A provider for `model` at `base_url` (which ends before
     /// `/chat/completions`, e.g. `http://127.0.0.1:8080/v1`).
     pub fn new(base_url: &str, model: &str, key: Option<String>, transport: Transport) -> Self {
-        let url = format!("{}/chat/completions", base_url.trim_end_matches('/'));
-        OpenAiProvider { url, model: model.to_owned(), key, transport }
+        OpenAiProvider(Endpoint::new(base_url, "chat/completions", model, key, transport))
     }
 
     fn body(&self, request: &Request, stream: bool) -> Value {
@@ -66,7 +52,7 @@ impl OpenAiProvider {
                 messages.push(entry);
             }
         }
-        let mut body = json!({"model": self.model, "messages": messages, "max_tokens": request.max_tokens});
+        let mut body = json!({"model": self.0.model, "messages": messages, "max_tokens": request.max_tokens});
         if let Some(t) = request.temperature {
             body["temperature"] = json!(t);
         }
@@ -94,13 +80,13 @@ impl OpenAiProvider {
     }
 
     fn headers(&self) -> Vec<(&str, String)> {
-        self.key.iter().map(|k| ("authorization", format!("Bearer {k}"))).collect()
+        self.0.key.iter().map(|k| ("authorization", format!("Bearer {k}"))).collect()
     }
 }
 
 impl Provider for OpenAiProvider {
     fn model(&self) -> &str {
-        &self.model
+        &self.0.model
     }
 
     fn complete(
@@ -111,17 +97,8 @@ impl Provider for OpenAiProvider {
     ) -> Result<Reply, LlmError> {
         let headers = self.headers();
         let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let body = self.transport.post(&self.url, &headers, &self.body(request, on_text.is_some()), cancel)?;
-        let mut reply = match on_text {
-            None => parse_reply(&read_json(body, self.transport.timeout())?)?,
-            Some(on_text) => {
-                let mut stream = StreamedReply::default();
-                for_each_event(body, self.transport.timeout(), cancel, |event| stream.add(&event, on_text))?;
-                stream.finish()
-            }
-        };
-        read_text_calls(&mut reply, request);
-        Ok(reply)
+        let body = self.body(request, on_text.is_some());
+        self.0.exchange::<StreamedReply>(&headers, &body, request, on_text, cancel, parse_reply)
     }
 }
 
@@ -140,15 +117,6 @@ fn usage(value: &Value) -> Option<Usage> {
         input_tokens: usage["prompt_tokens"].as_u64().unwrap_or(0),
         output_tokens: usage["completion_tokens"].as_u64().unwrap_or(0),
     })
-}
-
-/// A call's arguments: the JSON they hold, or their text as a string
-/// when it is not JSON (the loop answers the model that they are invalid).
-pub(crate) fn arguments_of(text: &str) -> Value {
-    if text.trim().is_empty() {
-        return json!({});
-    }
-    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
 }
 
 /// A whole (not streamed) answer.
@@ -183,7 +151,7 @@ struct StreamedReply {
     usage: Option<Usage>,
 }
 
-impl StreamedReply {
+impl crate::endpoint::StreamedReply for StreamedReply {
     fn add(&mut self, event: &Value, on_text: &mut dyn FnMut(&str)) -> Result<(), LlmError> {
         if let Some(error) = event.get("error") {
             return Err(LlmError::Protocol(format!("the stream reported an error: {error}")));

@@ -92,15 +92,7 @@ impl ConnectionSubagents {
 /// asked.
 struct SubagentTools {
     connection: ConnectionTools,
-    ask: Option<AskUser<SharedAsker>>,
-}
-
-struct SharedAsker(Arc<dyn Asker>);
-
-impl Asker for SharedAsker {
-    fn ask(&self, question: &Question) -> Result<UserAnswer, String> {
-        self.0.ask(question)
-    }
+    ask: Option<AskUser<Arc<dyn Asker>>>,
 }
 
 impl ToolHost for SubagentTools {
@@ -129,10 +121,7 @@ impl SubagentFactory for ConnectionSubagents {
         let provider = ucp_llm::connect(&choice).map_err(|e| e.to_string())?;
         let offer = ToolOffer { read_only: self.offer.read_only || kind != "default", ..self.offer.clone() };
         let connection = Connection::new(self.library.clone(), Arc::new(offer));
-        let host = SubagentTools {
-            connection: ConnectionTools(connection),
-            ask: self.asker.clone().map(|a| AskUser(SharedAsker(a))),
-        };
+        let host = SubagentTools { connection: ConnectionTools(connection), ask: self.asker.clone().map(AskUser) };
         let allowed = match settings.allowed_tools {
             Some(named) => Some(named),
             None => default_allowed_tools(kind).map(|mut tools| {
@@ -234,7 +223,7 @@ impl AgentTools {
     pub(crate) fn call(&self, connection: &Connection, name: &str, arguments: &Map<String, Value>) -> ToolOutput {
         let outcome = match name {
             "ask_user" => match self.asker.get() {
-                Some(asker) => AskUser(SharedAsker(asker.clone())).call(name, arguments),
+                Some(asker) => AskUser(asker.clone()).call(name, arguments),
                 None => ToolOutcome::error("no user can be asked over this connection"),
             },
             _ => {

@@ -95,6 +95,22 @@ impl ToolOffer {
         self.only.as_ref().is_none_or(|only| only.iter().any(|o| o == name))
     }
 
+    /// Checks that every tool `only` names exists (among those offered
+    /// without `only`, and, when `writing_too`, without `read_only`);
+    /// otherwise a message naming it and the tools.
+    pub fn check_only(&self, writing_too: bool) -> Result<(), String> {
+        let Some(only) = &self.only else { return Ok(()) };
+        let read_only = self.read_only && !writing_too;
+        let known = crate::tools::list(&ToolOffer { only: None, read_only, ..self.clone() });
+        match only.iter().find(|name| !known.iter().any(|t| t.name == name.as_str())) {
+            Some(unknown) => {
+                let names: Vec<&str> = known.iter().map(|t| t.name.as_ref()).collect();
+                Err(format!("no tool {unknown:?} (the tools: {})", names.join(", ")))
+            }
+            None => Ok(()),
+        }
+    }
+
     /// The coding tools over the root, for one client (its background
     /// jobs end with it).
     pub(crate) fn tools(&self, cap: usize) -> Result<Option<Tools>, McpError> {
