@@ -250,6 +250,12 @@ impl Document {
         Some(Arc::make_mut(&mut node.block))
     }
 
+    /// A block by id, like [`Document::get`], but never recorded as asked
+    /// for in a partial document: for a writer checking what it holds.
+    pub fn holding(&self, id: BlockId) -> Option<&Block> {
+        self.nodes.get(&id).map(|n| n.block.as_ref())
+    }
+
     /// The parent of a block (`None` for the root, orphans and unknown ids).
     pub fn parent(&self, id: BlockId) -> Option<BlockId> {
         match self.nodes.get(&id) {

@@ -82,7 +82,9 @@ pub struct SessionHost {
     /// was derived from.
     derived: Mutex<HashMap<TypeId, Derived>>,
     pub(crate) search: Option<Arc<dyn RagProvider>>,
-    pub(crate) tokenizer: Arc<dyn Tokenizer>,
+    /// Made on first use: a session that only edits never waits for its
+    /// tables.
+    tokenizer: std::sync::OnceLock<Arc<dyn Tokenizer>>,
     pub(crate) summarizer: Arc<dyn Summarizer>,
     pub(crate) limits: GlobalLimits,
     sessions: RwLock<Registry>,
@@ -110,7 +112,7 @@ impl SessionHost {
             indexes: Mutex::new(None),
             derived: Mutex::new(HashMap::new()),
             search: None,
-            tokenizer: Arc::new(BpeTokenizer::default()),
+            tokenizer: std::sync::OnceLock::new(),
             summarizer: Arc::new(ExtractiveSummarizer),
             rate: TokenBucket::new(limits.max_ops_per_second, now),
             limits,
@@ -200,7 +202,7 @@ impl SessionHost {
 
     /// The tokenizer windows count with.
     pub fn tokenizer(&self) -> &Arc<dyn Tokenizer> {
-        &self.tokenizer
+        self.tokenizer.get_or_init(|| Arc::new(BpeTokenizer::default()))
     }
 
     /// The summarizer of CTX COMPRESS METHOD=SUMMARIZE.
@@ -338,7 +340,7 @@ impl SessionHost {
         let engine = self.engine();
         let env = ucp_context::Env {
             doc: engine.document(),
-            tokenizer: &*self.tokenizer,
+            tokenizer: &**self.tokenizer(),
             summarizer: &*self.summarizer,
             now_ms: (self.clock)(),
         };

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, Context as _};
 use ucp_agent::{AgentError, SessionId};
-use ucp_workspace::{Library, NewSession, Workspace, WorkspaceError};
+use ucp_workspace::{Library, LibraryConfig, NewSession, Workspace, WorkspaceError};
 
 use crate::{print, print_json, Cli};
 
@@ -49,8 +49,9 @@ fn open_session(library: &Library, workspace: &Workspace, args: &SessionArgs) ->
 pub(crate) fn run(cli: &Cli, script: &Path, args: &SessionArgs) -> anyhow::Result<()> {
     let source = crate::ucl::read_source(script)?;
     crate::ucl::parse_or_report(&source)?;
-    let library = cli.library(false)?;
-    let name = cli.workspace(&library)?.name().to_owned();
+    // An edit by id counts no token: the tables are built only if needed.
+    let library = Library::open_existing(LibraryConfig { warm_tokenizer: false, ..cli.library_config() })?;
+    let name = library.default_document()?;
     let options = NewSession { budget: args.budget, task: args.task.map(str::to_owned), ..NewSession::default() };
     // Another writer in between: the script runs again on the document as
     // it is then (scripts replay), a few times before giving up.
@@ -61,6 +62,7 @@ pub(crate) fn run(cli: &Cli, script: &Path, args: &SessionArgs) -> anyhow::Resul
             }
             other => other.into(),
         })?;
+    crate::search::announce(&workspace);
     if cli.json {
         let mut report = run.to_json();
         report["document"] = workspace.name().into();

@@ -520,18 +520,22 @@ fn concurrent_runs_lose_no_edit() {
 }
 
 /// Two processes each incrementing one counter fifteen times: thirty
-/// increments, none lost.
+/// increments, none lost. One names it by label (the document is loaded
+/// whole), the other by id (only the parts the edit reaches are read).
 #[test]
 fn concurrent_increments_all_count() {
     let (_dir, store) = indexed();
     let setup = format!("APPEND {ROOT} text WITH label=\"c\" counter=0 :: \"counter\"\n");
     assert!(ucp_stdin(&store, &["run", "-"], &setup).status.success());
-    let workers: Vec<_> = (0..2)
-        .map(|_| {
+    let view = stdout_json(&ucp(&store, &["view", "@c", "--json"]));
+    let id = view["id"].as_str().unwrap().to_owned();
+    let workers: Vec<_> = ["@c".to_owned(), id.clone()]
+        .into_iter()
+        .map(|target| {
             let store = store.clone();
             std::thread::spawn(move || {
                 for _ in 0..15 {
-                    let out = ucp_stdin(&store, &["run", "-"], "EDIT @c SET counter ++\n");
+                    let out = ucp_stdin(&store, &["run", "-"], &format!("EDIT {target} SET counter ++\n"));
                     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
                 }
             })
@@ -540,9 +544,7 @@ fn concurrent_increments_all_count() {
     for worker in workers {
         worker.join().unwrap();
     }
-    let view = stdout_json(&ucp(&store, &["view", "@c", "--json"]));
     let doc = stdout_json(&ucp(&store, &["export", "--format", "json"]));
-    let id = view["id"].as_str().unwrap();
     let block = doc["blocks"].as_array().unwrap().iter().find(|b| b["id"] == id).unwrap().clone();
     assert_eq!(block["metadata"]["custom"]["counter"], 30, "{block}");
 }

@@ -115,6 +115,43 @@ impl Catalog {
     /// set: appended to the log beside `path`, or the whole catalog written
     /// when the log would outgrow a quarter of it.
     pub fn save_changes(&self, path: &Path, removed: &[BlockId], changed: &[BlockId]) -> Result<(), SearchError> {
+        if !self.append_changes(path, removed, changed)? {
+            self.save(path)?;
+        }
+        Ok(())
+    }
+
+    /// [`Catalog::save_changes`] for a catalog holding only the entries of
+    /// some blocks (those a part of the document changed): when the log is
+    /// due to be folded, the whole catalog is read, given the changes, and
+    /// written.
+    pub fn save_changes_of_some(
+        &self,
+        path: &Path,
+        removed: &[BlockId],
+        changed: &[BlockId],
+    ) -> Result<(), SearchError> {
+        if self.append_changes(path, removed, changed)? {
+            return Ok(());
+        }
+        let mut whole = Catalog::load(path)?;
+        for id in removed {
+            whole.entries.remove(id);
+        }
+        for id in changed {
+            let Some(entry) = self.entries.get(id) else { continue };
+            let name = |i: u16| self.strings.get(usize::from(i)).map_or("", String::as_str);
+            let role = whole.intern(name(entry.role));
+            let tags = entry.tags.iter().map(|&t| whole.intern(name(t))).collect();
+            whole.entries.insert(*id, Entry { fingerprint: entry.fingerprint, role, tags });
+        }
+        whole.save(path)
+    }
+
+    /// Appends the records of the changes to the log beside `path`; false,
+    /// appending nothing, when the log would outgrow a quarter of the
+    /// catalog (or there is none): it is time to write it whole.
+    fn append_changes(&self, path: &Path, removed: &[BlockId], changed: &[BlockId]) -> Result<bool, SearchError> {
         let log = log_path(path);
         let base = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
         let logged = std::fs::metadata(&log).map(|m| m.len()).unwrap_or(0);
@@ -140,14 +177,15 @@ impl Catalog {
             }
         }
         if base == 0 || (logged + records.len() as u64) * 4 > base {
-            return self.save(path);
+            return Ok(false);
         }
         let mut file =
             std::fs::OpenOptions::new().create(true).append(true).open(&log).map_err(SearchError::io(&log))?;
         if logged == 0 {
             records.splice(0..0, LOG_MAGIC.iter().copied());
         }
-        file.write_all(&records).map_err(SearchError::io(&log))
+        file.write_all(&records).map_err(SearchError::io(&log))?;
+        Ok(true)
     }
 
     /// Applies the log at `log`, when there is one, record by record; why
@@ -287,5 +325,53 @@ mod tests {
         catalog.save_changes(&path, &[], &all).unwrap();
         assert!(!log_path(&path).exists());
         assert_eq!(Catalog::load(&path).unwrap().entries, catalog.entries);
+    }
+
+    #[test]
+    fn a_catalog_of_some_blocks_logs_their_changes_and_folds_into_the_whole() {
+        let doc = doc();
+        let items = indexables(&doc);
+        let mut whole = Catalog::default();
+        for item in &items {
+            whole.insert(item, 1);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("catalog.bin");
+        whole.save(&path).unwrap();
+        whole.insert(&items[5], 5);
+        whole.save_changes(&path, &[], &[items[5].id]).unwrap();
+
+        // A catalog of three blocks, as the whole one holds them.
+        let mut some = Catalog::default();
+        some.insert(&items[4], 1);
+        some.insert(&items[5], 5);
+        some.insert(&items[6], 1);
+
+        // A change of one: logged, and the whole catalog reads it.
+        some.insert(&items[4], 7);
+        whole.insert(&items[4], 7);
+        some.save_changes_of_some(&path, &[], &[items[4].id]).unwrap();
+        assert!(log_path(&path).exists());
+        assert_eq!(Catalog::load(&path).unwrap().entries, whole.entries);
+
+        // Enough changes to fold: the whole catalog is written with them,
+        // every other entry kept.
+        let gone = items[6].id;
+        some.entries.remove(&gone);
+        whole.entries.remove(&gone);
+        let mut tagged = items[4].clone();
+        let tags = vec!["fresh".to_owned()];
+        tagged.tags = &tags;
+        some.insert(&tagged, 8);
+        whole.insert(&tagged, 8);
+        let changed = vec![items[4].id; 40];
+        some.save_changes_of_some(&path, &[gone], &changed).unwrap();
+        assert!(!log_path(&path).exists(), "folded");
+        let folded = Catalog::load(&path).unwrap();
+        assert_eq!(folded.entries.len(), items.len() - 1);
+        let name = |c: &Catalog, i: u16| c.strings[usize::from(i)].clone();
+        let entry = &folded.entries[&items[4].id];
+        assert_eq!((entry.fingerprint, name(&folded, entry.tags[0])), (8, "fresh".to_owned()));
+        assert_eq!(folded.entries[&items[0].id], whole.entries[&items[0].id]);
     }
 }

@@ -38,6 +38,10 @@ pub enum SearchError {
     /// An index opened only to search was asked to change.
     #[error("this search index was opened only to search; open it with its document to bring it up to date")]
     SearchOnly,
+    /// An index opened to follow a part's changes was asked to search, or
+    /// to sync a whole document.
+    #[error("this search index was opened only to follow changed blocks; open it with its document to search it")]
+    ChangesOnly,
     /// Vector or hybrid search was asked for without a model.
     #[error("no embedding model is configured (pass --model DIR or set UCP_MODEL; scripts/fetch-model gets one)")]
     NoModel,
@@ -54,6 +58,7 @@ impl SearchError {
             SearchError::Vector(_) => "search_vector",
             SearchError::NoModel => "search_no_model",
             SearchError::SearchOnly => "search_only",
+            SearchError::ChangesOnly => "search_changes_only",
         }
     }
 

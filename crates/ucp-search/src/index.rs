@@ -139,9 +139,23 @@ pub struct SearchIndex {
     /// The document version last synced in this process.
     synced: Mutex<Option<(u64, usize)>>,
     config: SearchConfig,
-    /// Opened without its catalog, only to search
-    /// ([`SearchIndex::open_current`]): it refuses to sync.
-    search_only: bool,
+    /// What it was opened for.
+    opened: Opened,
+}
+
+/// What an index was opened for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Opened {
+    /// Searching and syncing with the whole document: its catalog is read.
+    Whole,
+    /// Searching only, without the catalog ([`SearchIndex::open_current`]):
+    /// it refuses to sync.
+    SearchOnly,
+    /// Syncing blocks a part of the document changed, what it holds of
+    /// them taken from the part as read ([`SearchIndex::open_for_changes`],
+    /// [`SearchIndex::sync_part`]): the catalog is not read, and it refuses
+    /// to search and any other sync.
+    ChangesOnly,
 }
 
 fn read_meta(dir: &Path) -> Result<Meta, String> {
@@ -181,7 +195,7 @@ impl SearchIndex {
         progress: &dyn SyncProgress,
     ) -> Result<(SearchIndex, SyncReport), SearchError> {
         let _turn = take_turn(dir)?;
-        let (index, rebuilt) = match SearchIndex::load(dir, doc.name(), embedder, config, true) {
+        let (index, rebuilt) = match SearchIndex::load(dir, doc.name(), embedder, config, Opened::Whole) {
             Ok((index, meta)) => {
                 if revision.is_some() && meta.revision == revision && index.embedder.is_none() {
                     *index.synced.lock().expect("sync lock") = Some((doc.version(), doc.len()));
@@ -196,7 +210,7 @@ impl SearchIndex {
                 (SearchIndex::create(dir, doc.name(), embedder, config)?, Some(reason))
             }
         };
-        let mut report = index.sync_scope(doc, None, progress)?;
+        let mut report = index.sync_scope(doc, None, None, progress)?;
         report.rebuilt = rebuilt;
         if revision.is_some() {
             index.save_meta(revision)?;
@@ -214,11 +228,39 @@ impl SearchIndex {
         revision: u64,
         config: SearchConfig,
     ) -> Result<Option<SearchIndex>, SearchError> {
+        SearchIndex::open_without_document(dir, document, revision, config, Opened::SearchOnly)
+    }
+
+    /// The index in `dir` of document `document`, when it was last brought
+    /// up to date with the store's `revision` of it and needs no model,
+    /// opened to follow changes without the document: for a caller that
+    /// holds part of it and syncs only blocks it changed
+    /// ([`SearchIndex::sync_part`]; never [`SearchIndex::sync`], which
+    /// would drop every block the part does not hold). `None` when it is
+    /// behind, missing or damaged.
+    pub fn open_for_changes(
+        dir: &Path,
+        document: &str,
+        revision: u64,
+        config: SearchConfig,
+    ) -> Result<Option<SearchIndex>, SearchError> {
+        SearchIndex::open_without_document(dir, document, revision, config, Opened::ChangesOnly)
+    }
+
+    /// The index in `dir`, opened for `opened` when it is up to date with
+    /// `revision` and needs no model.
+    fn open_without_document(
+        dir: &Path,
+        document: &str,
+        revision: u64,
+        config: SearchConfig,
+        opened: Opened,
+    ) -> Result<Option<SearchIndex>, SearchError> {
         if !dir.join("meta.json").exists() {
             return Ok(None);
         }
         let _turn = take_turn(dir)?;
-        Ok(match SearchIndex::load(dir, document, None, config, false) {
+        Ok(match SearchIndex::load(dir, document, None, config, opened) {
             Ok((index, meta)) if meta.revision == Some(revision) && meta.model.is_none() => Some(index),
             _ => None,
         })
@@ -227,7 +269,7 @@ impl SearchIndex {
     /// Records that the index is up to date with the store's `revision` of
     /// its document (call it after the sync that made it so).
     pub fn record_revision(&self, revision: u64) -> Result<(), SearchError> {
-        if self.search_only {
+        if self.opened == Opened::SearchOnly {
             return Err(SearchError::SearchOnly);
         }
         let _turn = take_turn(&self.dir)?;
@@ -240,15 +282,15 @@ impl SearchIndex {
         document: &str,
         embedder: Option<Box<dyn Embedder>>,
         config: SearchConfig,
-        with_catalog: bool,
+        opened: Opened,
     ) -> Result<(SearchIndex, Meta), (String, Option<Box<dyn Embedder>>, SearchConfig)> {
         let meta = match read_meta(dir) {
             Ok(meta) => meta,
             Err(reason) => return Err((reason, embedder, config)),
         };
-        let catalog = || match with_catalog {
-            true => Catalog::load(&dir.join("catalog.bin")),
-            false => Ok(Catalog::default()),
+        let catalog = || match opened {
+            Opened::Whole => Catalog::load(&dir.join("catalog.bin")),
+            Opened::SearchOnly | Opened::ChangesOnly => Ok(Catalog::default()),
         };
         let parts = Bm25::open(&dir.join("bm25")).and_then(|bm25| Ok((bm25, catalog()?)));
         let (bm25, catalog) = match parts {
@@ -272,7 +314,7 @@ impl SearchIndex {
             catalog: RwLock::new(catalog),
             synced: Mutex::new(None),
             config,
-            search_only: !with_catalog,
+            opened,
         };
         Ok((index, meta))
     }
@@ -296,7 +338,7 @@ impl SearchIndex {
             catalog: RwLock::new(Catalog::default()),
             synced: Mutex::new(None),
             config,
-            search_only: false,
+            opened: Opened::Whole,
         };
         index.save_meta(None)?;
         Ok(index)
@@ -357,7 +399,7 @@ impl SearchIndex {
     /// [`SearchIndex::sync`] with progress reports.
     pub fn sync_with(&self, doc: &Document, progress: &dyn SyncProgress) -> Result<SyncReport, SearchError> {
         let _turn = take_turn(&self.dir)?;
-        self.sync_scope(doc, None, progress)
+        self.sync_scope(doc, None, None, progress)
     }
 
     /// Brings the index up to date with `doc` when it was up to date with
@@ -367,7 +409,18 @@ impl SearchIndex {
     /// whatever the document's size.
     pub fn sync_changed(&self, doc: &Document, changed: &[BlockId]) -> Result<SyncReport, SearchError> {
         let _turn = take_turn(&self.dir)?;
-        self.sync_scope(doc, Some(changed), &())
+        self.sync_scope(doc, Some(changed), None, &())
+    }
+
+    /// [`SearchIndex::sync_changed`] for an index opened to follow a part
+    /// of the document ([`SearchIndex::open_for_changes`]): `doc` is that
+    /// part after its changes, `before` the same part as read. What the
+    /// index holds of the changed blocks is what `before` says of them (the
+    /// index was current with the revision they were read at), so the
+    /// catalog is not read.
+    pub fn sync_part(&self, before: &Document, doc: &Document, changed: &[BlockId]) -> Result<SyncReport, SearchError> {
+        let _turn = take_turn(&self.dir)?;
+        self.sync_scope(doc, Some(changed), Some(before), &())
     }
 
     /// Syncs every block, or those `changed` and below; the caller holds
@@ -376,10 +429,13 @@ impl SearchIndex {
         &self,
         doc: &Document,
         changed: Option<&[BlockId]>,
+        before: Option<&Document>,
         progress: &dyn SyncProgress,
     ) -> Result<SyncReport, SearchError> {
-        if self.search_only {
-            return Err(SearchError::SearchOnly);
+        match (self.opened, before) {
+            (Opened::SearchOnly, _) => return Err(SearchError::SearchOnly),
+            (Opened::ChangesOnly, None) | (Opened::Whole, Some(_)) => return Err(SearchError::ChangesOnly),
+            _ => {}
         }
         let mut synced = self.synced.lock().expect("sync lock");
         let shape = (doc.version(), doc.len());
@@ -390,6 +446,14 @@ impl SearchIndex {
         let (items, scope) = match changed {
             None => (indexables(doc), None),
             Some(changed) => {
+                if let Some(before) = before {
+                    // What the catalog holds of these blocks.
+                    let mut catalog = Catalog::default();
+                    for item in indexables_within(before, changed).0 {
+                        catalog.insert(&item, item.fingerprint());
+                    }
+                    *self.catalog.write().expect("catalog lock") = catalog;
+                }
                 let (items, scope) = indexables_within(doc, changed);
                 (items, Some(scope))
             }
@@ -473,7 +537,11 @@ impl SearchIndex {
                 catalog.insert(&items[k], fingerprints[k]);
             }
             let changed: Vec<BlockId> = changed.iter().map(|&k| items[k].id).collect();
-            catalog.save_changes(&self.dir.join("catalog.bin"), &removed, &changed)?;
+            let path = self.dir.join("catalog.bin");
+            match self.opened {
+                Opened::ChangesOnly => catalog.save_changes_of_some(&path, &removed, &changed)?,
+                _ => catalog.save_changes(&path, &removed, &changed)?,
+            }
         }
         if report.changed() {
             // The model the vectors now come from.
@@ -488,6 +556,9 @@ impl SearchIndex {
     /// minimum similarity of `options` apply (in hybrid mode, to each side
     /// before fusion). At most [`MAX_HITS`] hits, whatever `options.limit` asks.
     pub fn search_mode(&self, query: &str, options: &SearchOptions, mode: Mode) -> Result<Vec<SearchHit>, SearchError> {
+        if self.opened == Opened::ChangesOnly {
+            return Err(SearchError::ChangesOnly);
+        }
         let options = &SearchOptions { limit: options.limit.min(MAX_HITS), ..options.clone() };
         match mode {
             Mode::Bm25 => self.bm25.search(query, options),
@@ -558,7 +629,7 @@ impl RagProvider for SearchIndex {
         // reads the document at ([`SearchIndex::open_current`]): current by
         // construction, and its caller may hold only part of the document,
         // which must never be mistaken for the whole.
-        if self.search_only {
+        if self.opened != Opened::Whole {
             return Ok(());
         }
         self.sync_with(document, &()).map(drop)

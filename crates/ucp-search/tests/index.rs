@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use ucm_core::{Block, BlockId, Content, Document, Metadata, RemoveMode, Role};
 use ucp_ingest::{markdown_document, IngestOptions};
-use ucp_search::{load_embedder, Embedder, Mode, SearchConfig, SearchIndex, SearchOptions, SyncReport};
+use ucp_search::{load_embedder, Embedder, Mode, SearchConfig, SearchError, SearchIndex, SearchOptions, SyncReport};
 
 const GUIDE: &str = "\
 # File system
@@ -351,4 +351,36 @@ fn an_index_at_the_stores_revision_opens_without_its_document_only_to_search() {
     doc.get_mut(id).unwrap().content = Content::markdown("edited");
     assert!(matches!(alone.sync_changed(&doc, &[id]), Err(ucp_search::SearchError::SearchOnly)));
     assert!(matches!(alone.record_revision(8), Err(ucp_search::SearchError::SearchOnly)));
+}
+
+#[test]
+fn an_index_opened_for_a_parts_changes_syncs_those_blocks_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index");
+    let mut doc = guide();
+    drop(SearchIndex::open_at(&path, &doc, Some(7), None, SearchConfig::default(), &()).unwrap());
+    assert!(SearchIndex::open_for_changes(&path, "guide", 8, SearchConfig::default()).unwrap().is_none(), "behind");
+
+    let before = doc.clone();
+    let id = find_block(&doc, "A socket emits");
+    doc.get_mut(id).unwrap().content = Content::markdown("A quokka emits");
+    let changes = SearchIndex::open_for_changes(&path, "guide", 7, SearchConfig::default()).unwrap().expect("at 7");
+    // It knows what is indexed of the changed blocks only from the document
+    // as read: no searching, no other sync.
+    assert!(matches!(
+        changes.search_mode("socket", &SearchOptions::default(), Mode::Bm25),
+        Err(SearchError::ChangesOnly)
+    ));
+    assert!(matches!(changes.sync(&doc), Err(SearchError::ChangesOnly)));
+    assert!(matches!(changes.sync_changed(&doc, &[id]), Err(SearchError::ChangesOnly)));
+    let report = changes.sync_part(&before, &doc, &[id]).unwrap();
+    assert_eq!((report.added, report.updated, report.removed), (0, 1, 0));
+    changes.record_revision(8).unwrap();
+    drop(changes);
+
+    // The whole index, opened with the document, is current and finds it.
+    let (index, opened) = SearchIndex::open_at(&path, &doc, Some(8), None, SearchConfig::default(), &()).unwrap();
+    assert!(!opened.changed());
+    assert_eq!(bm25(&doc, &index, "quokka"), ["A quokka emits"]);
+    assert!(!index.sync(&doc).unwrap().changed(), "nothing was missed");
 }

@@ -50,8 +50,12 @@ pub(crate) fn write_document(tx: &Transaction<'_>, document: &Document) -> Resul
     )
     .map_err(db("writing the document"))?;
     let doc = tx.last_insert_rowid();
-    let tokens = document.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
-    write_summary(tx, doc, document, tokens)?;
+    let totals = Totals {
+        blocks: document.len() as i64,
+        tokens: document.blocks().map(|b| i64::from(b.metadata.tokens.unwrap_or(0))).sum(),
+        edges: document.edges().len() as i64,
+    };
+    write_summary(tx, doc, document, totals)?;
     // Rows go in in key order: appending to the tables' trees is much
     // cheaper than inserting all over them.
     let mut ids = document.ordered_ids();
@@ -84,14 +88,15 @@ pub(crate) fn write_document(tx: &Transaction<'_>, document: &Document) -> Resul
 /// same name, which must be the one `document` was loaded from or last
 /// saved as, at version `base_version`. Returns false, writing nothing,
 /// when the stored document is not that one (the caller then writes it
-/// whole).
+/// whole). The document's totals move by what the changed rows held and
+/// now hold, so `document` may be a part of the stored one when it holds
+/// every block in `changed` that it did not delete (the caller checks).
 pub(crate) fn write_changes(
     tx: &Transaction<'_>,
     document: &Document,
     base_version: u64,
     changed: &[BlockId],
 ) -> Result<bool, StoreError> {
-    refuse_partial(document)?;
     let stored: Option<(i64, i64)> = tx
         .query_row("SELECT doc, version FROM documents WHERE name = ?1", params![document.name()], |r| {
             Ok((r.get(0)?, r.get(1)?))
@@ -103,22 +108,31 @@ pub(crate) fn write_changes(
         return Ok(false);
     }
     bump_revision(tx, document.name())?;
-    // The token total moves by what the changed rows held and now hold.
-    let stored: i64 = tx
-        .query_row("SELECT token_count FROM documents WHERE doc = ?1", params![doc], |r| r.get(0))
+    // The totals move by what the changed rows held and now hold.
+    let mut totals: Totals = tx
+        .query_row("SELECT block_count, token_count, edge_count FROM documents WHERE doc = ?1", params![doc], |r| {
+            Ok(Totals { blocks: r.get(0)?, tokens: r.get(1)?, edges: r.get(2)? })
+        })
         .map_err(db("reading the document"))?;
-    let mut old_tokens =
+    let mut old_row =
         tx.prepare("SELECT tokens FROM blocks WHERE doc = ?1 AND id = ?2").map_err(db("preparing token reads"))?;
-    let mut tokens = stored;
+    let mut old_edges =
+        tx.prepare("SELECT COUNT(*) FROM edges WHERE doc = ?1 AND source = ?2").map_err(db("preparing edge counts"))?;
     for &id in changed {
-        let old: Option<Option<i64>> = old_tokens
-            .query_row(params![doc, &id.as_bytes()[..]], |r| r.get(0))
-            .optional()
-            .map_err(db("reading token counts"))?;
-        tokens -= old.flatten().unwrap_or(0);
-        tokens += document.get(id).map_or(0, |b| i64::from(b.metadata.tokens.unwrap_or(0)));
+        let old: Option<Option<i64>> =
+            old_row.query_row(params![doc, &id.as_bytes()[..]], |r| r.get(0)).optional().map_err(db("reading rows"))?;
+        let edges: i64 =
+            old_edges.query_row(params![doc, &id.as_bytes()[..]], |r| r.get(0)).map_err(db("counting edges"))?;
+        totals.blocks -= i64::from(old.is_some());
+        totals.tokens -= old.flatten().unwrap_or(0);
+        totals.edges -= edges;
+        if let Some(block) = document.holding(id) {
+            totals.blocks += 1;
+            totals.tokens += i64::from(block.metadata.tokens.unwrap_or(0));
+            totals.edges += document.edges().outgoing(id).len() as i64;
+        }
     }
-    write_summary(tx, doc, document, tokens.max(0) as u64)?;
+    write_summary(tx, doc, document, totals)?;
     let mut upsert = tx.prepare(UPSERT_BLOCK).map_err(db("preparing block writes"))?;
     let mut delete = tx.prepare("DELETE FROM blocks WHERE doc = ?1 AND id = ?2").map_err(db("preparing deletes"))?;
     let mut delete_edges =
@@ -126,7 +140,7 @@ pub(crate) fn write_changes(
     let mut insert_edge = tx.prepare(INSERT_EDGE).map_err(db("preparing edge writes"))?;
     for &id in changed {
         delete_edges.execute(params![doc, &id.as_bytes()[..]]).map_err(db("deleting edges"))?;
-        if !document.contains(id) {
+        if document.holding(id).is_none() {
             delete.execute(params![doc, &id.as_bytes()[..]]).map_err(db("deleting a block"))?;
             continue;
         }
@@ -142,6 +156,7 @@ pub(crate) fn write_changes(
 /// only the rows its journal says changed, or whole when that is unknown
 /// (or the stored document is not that version).
 pub(crate) fn write_since_saved(tx: &Transaction<'_>, document: &Document) -> Result<(), StoreError> {
+    refuse_partial(document)?;
     let written = match document.unsaved_changes() {
         Some(changes) => write_changes(tx, document, changes.since_version, &changes.blocks)?,
         None => false,
@@ -163,9 +178,15 @@ fn bump_revision(tx: &Transaction<'_>, name: &str) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// Sets the document row's version, metadata and totals (`tokens` over
-/// all blocks).
-fn write_summary(tx: &Transaction<'_>, doc: i64, document: &Document, tokens: u64) -> Result<(), StoreError> {
+/// A stored document's totals: blocks, tokens over all blocks, edges.
+struct Totals {
+    blocks: i64,
+    tokens: i64,
+    edges: i64,
+}
+
+/// Sets the document row's version, metadata and totals.
+fn write_summary(tx: &Transaction<'_>, doc: i64, document: &Document, totals: Totals) -> Result<(), StoreError> {
     let metadata = serde_json::to_string(&document.metadata).expect("metadata serializes");
     tx.execute(
         "UPDATE documents SET version = ?2, metadata = ?3, block_count = ?4, token_count = ?5, edge_count = ?6,
@@ -175,9 +196,9 @@ fn write_summary(tx: &Transaction<'_>, doc: i64, document: &Document, tokens: u6
             doc,
             document.version() as i64,
             metadata,
-            document.len() as i64,
-            tokens as i64,
-            document.edges().len() as i64,
+            totals.blocks.max(0),
+            totals.tokens.max(0),
+            totals.edges.max(0),
             ucm_core::now_ms()
         ],
     )

@@ -10,10 +10,10 @@ use rusqlite::{params, OptionalExtension};
 use ucm_core::{BlockId, Document, DocumentLoader, DocumentMetadata, Edge, IdSet};
 
 use crate::load::{block_id, decode_block, decode_edge, read_header, Row, BLOCK_COLUMNS};
-use crate::{db, revision_in, Store, StoreError};
+use crate::{check_revision, codec, db, revision_in, write_session, SessionWrite, Store, StoreError, Written};
 
 /// Blocks of a stored document read so far, with their edges.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Part {
     name: String,
     metadata: DocumentMetadata,
@@ -24,6 +24,8 @@ pub struct Part {
     edges: Vec<Edge>,
     /// Stored edges read so far, by source and place among its edges.
     edges_read: HashSet<(BlockId, i64)>,
+    /// Ids asked for that the stored document does not hold.
+    not_stored: IdSet,
 }
 
 impl Part {
@@ -45,6 +47,23 @@ impl Part {
     /// Whether it holds block `id`.
     pub fn holds(&self, id: BlockId) -> bool {
         self.held.contains(&id)
+    }
+
+    /// Whether the stored document's state of block `id` is known: the
+    /// part holds it, or it was asked for and the document does not hold
+    /// it.
+    pub fn settled(&self, id: BlockId) -> bool {
+        self.held.contains(&id) || self.not_stored.contains(&id)
+    }
+
+    /// The blocks `document` (grown from this part) changed since it was
+    /// read that the part did not hold and `document` does not hold now:
+    /// rows a write of `document` would delete without knowing them (a
+    /// block whose incoming edges changed, say). Empty when it can be
+    /// written ([`Store::save_part`]); unknown changes count as none here.
+    pub fn outside(&self, document: &Document) -> Vec<BlockId> {
+        let Some(changes) = document.unsaved_changes() else { return Vec::new() };
+        changes.blocks.into_iter().filter(|&id| !self.held.contains(&id) && document.holding(id).is_none()).collect()
     }
 
     /// Targets of the edges read so far that it does not hold (a link out
@@ -99,6 +118,7 @@ impl Store {
             held: IdSet::default(),
             edges: Vec::new(),
             edges_read: HashSet::new(),
+            not_stored: IdSet::default(),
         };
         // False when another writer came in between the two reads.
         Ok(self.extend_part(&mut part, &[BlockId::ROOT], 0, usize::MAX)?.then_some(part))
@@ -121,6 +141,7 @@ impl Store {
             .map_err(db("reading blocks"))?;
         let mut files: HashMap<String, Arc<str>> = HashMap::new();
         let mut added: Vec<Row> = Vec::new();
+        let mut not_stored: Vec<BlockId> = Vec::new();
         let mut seen: IdSet = IdSet::default();
         let mut read = |id: BlockId,
                         files: &mut HashMap<String, Arc<str>>|
@@ -144,7 +165,10 @@ impl Store {
                 if part.held.contains(&id) && !ids.contains(&id) || !seen.insert(id) {
                     continue;
                 }
-                let Some((row, parent)) = read(id, &mut files)? else { continue };
+                let Some((row, parent)) = read(id, &mut files)? else {
+                    not_stored.push(id);
+                    continue;
+                };
                 next.extend(row.1.iter().copied());
                 parents.extend(parent);
                 if !part.held.contains(&id) {
@@ -203,7 +227,47 @@ impl Store {
             part.held.insert(row.0.id);
             part.rows.push(row);
         }
+        part.not_stored.extend(not_stored);
         Ok(true)
+    }
+
+    /// Writes what `document` changed since it was grown from `part`
+    /// ([`Part::document`]): the touched rows only, with the document's
+    /// totals moved by them, and a named session's record, in one
+    /// transaction; snapshots are left as they are. Refused, writing
+    /// nothing, when the stored document moved on from the part's
+    /// revision ([`StoreError::Conflict`]), or when a change reaches a
+    /// block the part did not hold ([`Part::outside`]) or is not known
+    /// ([`StoreError::Partial`]).
+    pub fn save_part(
+        &mut self,
+        part: &Part,
+        document: &Document,
+        session: Option<SessionWrite<'_>>,
+    ) -> Result<Written, StoreError> {
+        if document.name() != part.name {
+            return Err(StoreError::NameMismatch { expected: part.name.clone(), found: document.name().to_owned() });
+        }
+        let changes = document.unsaved_changes().ok_or_else(|| StoreError::Partial(part.name.clone()))?;
+        if !part.outside(document).is_empty() {
+            return Err(StoreError::Partial(part.name.clone()));
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(db("starting a transaction"))?;
+        check_revision(&tx, &part.name, part.revision)?;
+        if !changes.blocks.is_empty() {
+            // The revision matched, so the stored version is the part's.
+            if !codec::write_changes(&tx, document, changes.since_version, &changes.blocks)? {
+                let found = revision_in(&tx, &part.name)?;
+                return Err(StoreError::Conflict { document: part.name.clone(), expected: part.revision, found });
+            }
+        }
+        let session = session.map(|session| write_session(&tx, &part.name, session)).transpose()?;
+        let revision = revision_in(&tx, &part.name)?;
+        tx.commit().map_err(db("committing the document"))?;
+        Ok(Written { document: revision, session })
     }
 }
 
@@ -278,5 +342,69 @@ mod tests {
         edited.append_child(b, block("new", Role::Paragraph, 5)).unwrap();
         store.save_document(&edited).unwrap();
         assert!(!store.extend_part(&mut small, &[b], usize::MAX, usize::MAX).unwrap());
+    }
+
+    #[test]
+    fn a_part_writes_what_it_changed_and_refuses_what_it_did_not_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path()).unwrap();
+        let mut doc = Document::new("d");
+        let a = doc.append_child(BlockId::ROOT, block("# A", Role::Heading1, 0)).unwrap();
+        let p = doc.append_child(a, block("deep", Role::Paragraph, 1)).unwrap();
+        let b = doc.append_child(BlockId::ROOT, block("# B", Role::Heading1, 2)).unwrap();
+        let q = doc.append_child(b, block("other", Role::Paragraph, 3)).unwrap();
+        doc.add_edge(Edge::new(q, EdgeType::LinksTo, p)).unwrap();
+        store.save_document(&doc).unwrap();
+        let totals = |store: &Store| {
+            let d = store.documents().unwrap().into_iter().next().unwrap();
+            (d.blocks, d.tokens, d.edges)
+        };
+        let recount = |store: &Store| {
+            let d = store.load_document("d").unwrap();
+            let tokens = d.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
+            (d.len() as u64, tokens, d.edges().len() as u64)
+        };
+
+        // Edit p, add a block under it and link it: only those rows move.
+        let mut part = store.part("d").unwrap().unwrap();
+        assert!(store.extend_part(&mut part, &[p], 0, usize::MAX).unwrap());
+        let mut held = part.document();
+        held.get_mut(p).unwrap().content = Content::markdown("edited");
+        let mut added = block("added", Role::Paragraph, 9);
+        added.metadata.tokens = Some(7);
+        let added = held.append_child(p, added).unwrap();
+        held.add_edge(Edge::new(added, EdgeType::References, p)).unwrap();
+        assert!(part.outside(&held).is_empty());
+        store.save_part(&part, &held, None).unwrap();
+        let stored = store.load_document("d").unwrap();
+        assert_eq!(stored.get(p).unwrap().plain_text(), "edited");
+        assert_eq!(stored.children(p), [added]);
+        assert_eq!(stored.get(q), doc.get(q), "a block the part did not hold is as it was");
+        assert_eq!(stored.edges().incoming(p).len(), 2);
+        assert_eq!(totals(&store), recount(&store));
+
+        // Written at a revision the store has moved on from: refused.
+        assert!(matches!(store.save_part(&part, &held, None), Err(StoreError::Conflict { .. })));
+
+        // Deleting p drops q's link to it: q is not held, so nothing is written.
+        let mut part = store.part("d").unwrap().unwrap();
+        assert!(store.extend_part(&mut part, &[p], usize::MAX, usize::MAX).unwrap());
+        let mut held = part.document();
+        held.remove_block(p, ucm_core::RemoveMode::Cascade).unwrap();
+        assert_eq!(part.outside(&held), [q]);
+        let before = store.load_document("d").unwrap().to_json(false);
+        assert!(matches!(store.save_part(&part, &held, None), Err(StoreError::Partial(_))));
+        assert_eq!(store.load_document("d").unwrap().to_json(false), before);
+
+        // Holding q too, the same delete is written, q's link gone with it.
+        assert!(store.extend_part(&mut part, &[q], 0, usize::MAX).unwrap());
+        let mut held = part.document();
+        held.remove_block(p, ucm_core::RemoveMode::Cascade).unwrap();
+        assert!(part.outside(&held).is_empty());
+        store.save_part(&part, &held, None).unwrap();
+        let stored = store.load_document("d").unwrap();
+        assert!(!stored.contains(p) && !stored.contains(added));
+        assert!(stored.edges().outgoing(q).is_empty());
+        assert_eq!(totals(&store), recount(&store));
     }
 }

@@ -46,6 +46,7 @@ mod memory;
 mod parts;
 pub mod relations;
 mod script;
+mod script_part;
 mod search;
 pub mod semantic_cache;
 mod sessions;

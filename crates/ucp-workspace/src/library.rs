@@ -12,7 +12,7 @@ use ucm_engine::{Engine, Snapshot};
 use ucp_agent::{GlobalLimits, SessionHost, SessionLimits};
 use ucp_ingest::{Changes, IngestOptions, IngestReport, Sources, Update};
 use ucp_search::{load_embedder, SearchConfig, SearchIndex, SyncProgress, SyncReport};
-use ucp_store::{DocumentSummary, IndexedFrom, SessionWrite, Store};
+use ucp_store::{DocumentSummary, IndexedFrom, Part, SessionWrite, Store};
 
 use crate::WorkspaceError;
 
@@ -43,6 +43,12 @@ pub struct LibraryConfig {
     /// Writes the summaries of `CTX COMPRESS METHOD=SUMMARIZE` (the
     /// extractive summarizer when `None`; an LLM summarizer plugs in here).
     pub summarizer: Option<Arc<dyn ucp_context::Summarizer>>,
+    /// Start building the tokenizer's tables in the background when the
+    /// library opens, for a caller that will count tokens soon (on by
+    /// default). A one-shot call that may count none turns it off: the
+    /// tables are then built only if it does, and a two-core machine is
+    /// not kept busy for nothing.
+    pub warm_tokenizer: bool,
 }
 
 /// Default idle time after which a session may give its place to a new one.
@@ -62,6 +68,7 @@ impl LibraryConfig {
             evict_idle_after: EVICT_IDLE_AFTER,
             sync_progress: None,
             summarizer: None,
+            warm_tokenizer: true,
         }
     }
 }
@@ -75,6 +82,10 @@ pub struct Workspace {
     opened: SyncReport,
     /// What was last written to (or read from) the store.
     pub(crate) saved: Mutex<Saved>,
+    /// For a document held in part (a one-shot script on the blocks it
+    /// names): what was read, which writes go through
+    /// ([`Store::save_part`]). `None` for a whole document.
+    pub(crate) part: Option<Part>,
 }
 
 impl Workspace {
@@ -240,9 +251,11 @@ impl Library {
         store_paths.dedup();
         // The tables take a while to build; the first caller waits for
         // this thread's work instead of repeating it.
-        std::thread::spawn(|| {
-            let _ = BpeTokenizer::default();
-        });
+        if config.warm_tokenizer {
+            std::thread::spawn(|| {
+                let _ = BpeTokenizer::default();
+            });
+        }
         Ok(Library {
             store_paths,
             config,
@@ -307,7 +320,7 @@ impl Library {
 
     fn load(&self, doc: Document, snapshots: Vec<Snapshot>, revision: u64) -> Result<Workspace, WorkspaceError> {
         let (index, opened) = self.open_index(&doc, revision)?;
-        Ok(self.assemble(doc, snapshots, revision, index, opened))
+        Ok(self.assemble(doc, snapshots, revision, Arc::new(index), opened))
     }
 
     /// A workspace over `doc`, stored at `revision`, with its open index.
@@ -316,10 +329,9 @@ impl Library {
         doc: Document,
         snapshots: Vec<Snapshot>,
         revision: u64,
-        index: SearchIndex,
+        index: Arc<SearchIndex>,
         opened: SyncReport,
     ) -> Workspace {
-        let index = Arc::new(index);
         let name = doc.name().to_owned();
         let version = doc.version();
         let mut traversal =
@@ -329,7 +341,17 @@ impl Library {
             traversal.set_summarizer(Arc::clone(summarizer));
         }
         let saved = Mutex::new(Saved { version, snapshots, revision, sessions: HashMap::new() });
-        Workspace { name, traversal, index, opened, saved }
+        Workspace { name, traversal, index, opened, saved, part: None }
+    }
+
+    /// A workspace over the partial document `doc` grown from `part` (the
+    /// library does not keep it): its writes are [`Store::save_part`]s,
+    /// its index syncs only the changed blocks.
+    pub(crate) fn assemble_part(&self, doc: Document, part: Part, index: Arc<SearchIndex>) -> Workspace {
+        let revision = part.revision();
+        let mut workspace = self.assemble(doc, Vec::new(), revision, index, SyncReport::default());
+        workspace.part = Some(part);
+        workspace
     }
 
     /// Opens the search index of `doc`, as the store holds it at
@@ -608,7 +630,7 @@ impl Library {
         };
         index.record_revision(revision)?;
         document.mark_saved();
-        let workspace = Arc::new(self.assemble(document, snapshots, revision, index, synced));
+        let workspace = Arc::new(self.assemble(document, snapshots, revision, Arc::new(index), synced));
         lock(&self.loaded).insert(name.to_owned(), Arc::clone(&workspace));
         Ok(Some((workspace, report, true)))
     }
@@ -707,7 +729,11 @@ impl Library {
         // Refused, writing nothing, when another writer changed the stored
         // document since this copy was loaded, or the session since it was
         // opened: never a silent overwrite.
-        let written = lock(&self.store).save_checked(&workspace.name, saved.revision, document, session);
+        let written = match &workspace.part {
+            // A part holds no snapshots: they stay as stored.
+            Some(part) => lock(&self.store).save_part(part, engine.document(), session),
+            None => lock(&self.store).save_checked(&workspace.name, saved.revision, document, session),
+        };
         let revision = match written {
             Ok(written) => {
                 if let (Some(session), Some(revision)) = (session, written.session) {
@@ -728,9 +754,12 @@ impl Library {
         };
         saved.revision = revision;
         if changed {
-            match &changes {
-                Some(changes) => workspace.index.sync_changed(engine.document(), &changes.blocks)?,
-                None => workspace.index.sync(engine.document())?,
+            match (&changes, &workspace.part) {
+                (Some(changes), Some(part)) => {
+                    workspace.index.sync_part(&part.document(), engine.document(), &changes.blocks)?
+                }
+                (Some(changes), None) => workspace.index.sync_changed(engine.document(), &changes.blocks)?,
+                (None, _) => workspace.index.sync(engine.document())?,
             };
             workspace.index.record_revision(revision)?;
             saved.version = version;

@@ -7,7 +7,7 @@ use serde::Serialize;
 use ucm_engine::Kept;
 use ucp_agent::{MetricsSnapshot, ScriptReport, SessionId, Step};
 
-use crate::library::{Library, Workspace};
+use crate::library::{lock, Library, Workspace};
 use crate::WorkspaceError;
 
 /// A script that ran, and whether the document was written afterwards.
@@ -54,7 +54,10 @@ impl Library {
     /// [`Library::run_script`]; when another writer changed the document in
     /// between, loads it again and runs the script again on it (UCL
     /// scripts replay), up to `attempts` times in all. Returns the
-    /// workspace and session it ran in last, and that run.
+    /// workspace and session it ran in last, and that run. When this
+    /// library does not hold the document and the script edits only blocks
+    /// it names by id, only those and what is next to them are read
+    /// (`script_part`): the returned workspace then holds that part.
     pub fn run_script_replayed(
         &self,
         name: &str,
@@ -63,6 +66,11 @@ impl Library {
         source: &str,
         attempts: usize,
     ) -> Result<(std::sync::Arc<Workspace>, SessionId, ScriptRun), WorkspaceError> {
+        if !lock(&self.loaded).contains_key(name) {
+            if let Some(run) = self.run_script_on_part(name, named, options, source, attempts)? {
+                return Ok(run);
+            }
+        }
         let mut attempt = 1;
         loop {
             let workspace = self.workspace(name)?;

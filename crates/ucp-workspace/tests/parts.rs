@@ -4,20 +4,13 @@
 //! several budgets and formats; and a store whose layout is stale or
 //! damaged is read whole instead.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::{data, open};
 use ucp_orchestrator::BuiltContext;
-use ucp_workspace::{ContextOptions, IndexOptions, Library, LibraryConfig, NewSession, Scope, SearchRequest};
-
-fn data(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data").join(path)
-}
-
-fn open(dir: &Path) -> Library {
-    let mut config = LibraryConfig::new(dir.join(".ucp"));
-    config.allowed_roots = None;
-    Library::open(config).unwrap()
-}
+use ucp_workspace::{ContextOptions, IndexOptions, NewSession, Scope, SearchRequest};
 
 fn whole(dir: &Path, name: &str, options: &ContextOptions) -> BuiltContext {
     let library = open(dir);

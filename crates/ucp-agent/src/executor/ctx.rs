@@ -16,7 +16,7 @@ impl Run<'_> {
         let traversal = self.traversal;
         let env = Env {
             doc: self.doc,
-            tokenizer: &*traversal.tokenizer,
+            tokenizer: &**traversal.tokenizer(),
             summarizer: &*traversal.summarizer,
             now_ms: self.now,
         };

@@ -93,7 +93,7 @@ impl Run<'_> {
         mode: ViewMode,
         budget: usize,
     ) -> (Vec<Item>, Vec<Stub>) {
-        let tokenizer = &*self.traversal.tokenizer;
+        let tokenizer = &**self.traversal.tokenizer();
         let task = session.window.task_terms();
         let mut ranked: Vec<(usize, f64)> = found
             .iter()
