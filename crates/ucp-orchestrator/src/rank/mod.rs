@@ -22,9 +22,10 @@
 //! The [`Layout`] (content blocks in document order, grouped by section) is
 //! built once per document version.
 
-use ucm_core::{outline, Block, BlockId, Content, Document, IdMap, Role};
-use ucp_search::{BlockLengths, TermPostings};
+use ucm_core::{Block, BlockId, Content, Document, IdMap, Role};
+use ucp_search::TermPostings;
 
+mod build;
 mod codec;
 mod slots;
 
@@ -135,71 +136,6 @@ pub fn layout(host: &ucp_agent::SessionHost, doc: &Document) -> std::sync::Arc<L
 }
 
 impl Layout {
-    /// The layout of `doc`, with the blocks' `lengths` as the search index
-    /// measured them (else their token counts).
-    pub fn build(doc: &Document, lengths: Option<&[BlockLengths]>) -> Self {
-        let measured: IdMap<(u32, u32)> =
-            lengths.unwrap_or_default().iter().map(|l| (l.id, (l.text, l.headings))).collect();
-        let mut layout = Layout {
-            blocks: Vec::new(),
-            slot: SlotTable::build(&[]),
-            tokens: Vec::new(),
-            path_tokens: Vec::new(),
-            prior: Vec::new(),
-            section: Vec::new(),
-            window_tokens: Vec::new(),
-            sections: Vec::new(),
-            mean_block: 1.0,
-            mean_path: 1.0,
-            mean_window: 1.0,
-            mean_section: 1.0,
-        };
-        let mut section_slot: IdMap<u32> = IdMap::default();
-        // Depth first in document order, each block with its parent and the
-        // nearest heading or file above it (what `section_of` would find).
-        let mut stack: Vec<(BlockId, BlockId, Option<BlockId>)> = vec![(BlockId::ROOT, BlockId::ROOT, None)];
-        while let Some((id, parent, above)) = stack.pop() {
-            let Some(block) = doc.get(id) else { continue };
-            let opens = !id.is_root() && is_section_root(block);
-            let below = if opens { Some(id) } else { above };
-            stack.extend(doc.children(id).iter().rev().map(|&child| (child, id, below)));
-            if !is_content(block) {
-                continue;
-            }
-            // Blocks under no heading or file (a single file's preamble, a
-            // file without headings) share their parent as a section.
-            let root = above.unwrap_or(parent);
-            let at = *section_slot.entry(root).or_insert_with(|| {
-                layout.sections.push(Section { root, blocks: Vec::new(), tokens: 0 });
-                (layout.sections.len() - 1) as u32
-            });
-            let (tokens, path_tokens) = measured
-                .get(&id)
-                .copied()
-                .unwrap_or_else(|| (block.metadata.tokens.unwrap_or_else(|| (block.plain_text().len() / 4) as u32), 1));
-            let tokens = tokens.max(1);
-            let index = layout.blocks.len() as u32;
-            let section = &mut layout.sections[at as usize];
-            layout.section.push((at, section.blocks.len() as u32));
-            section.blocks.push(index);
-            section.tokens += u64::from(tokens);
-            layout.blocks.push(id);
-            layout.tokens.push(tokens);
-            layout.path_tokens.push(path_tokens.max(1));
-            layout.prior.push(outline::rank_prior(block));
-        }
-        layout.slot = SlotTable::build(&layout.blocks);
-        layout.window_tokens = (0..layout.blocks.len())
-            .map(|i| layout.window(i).map(|j| u64::from(layout.tokens[j as usize])).sum())
-            .collect();
-        let n = layout.blocks.len();
-        layout.mean_block = mean(layout.tokens.iter().map(|&t| f64::from(t)).sum(), n);
-        layout.mean_path = mean(layout.path_tokens.iter().map(|&t| f64::from(t)).sum(), n);
-        layout.mean_window = mean(layout.window_tokens.iter().map(|&t| t as f64).sum(), n);
-        layout.mean_section = mean(layout.sections.iter().map(|s| s.tokens as f64).sum(), layout.sections.len());
-        layout
-    }
-
     /// The blocks of content block `i`'s window (itself included).
     fn window(&self, i: usize) -> impl Iterator<Item = u32> + '_ {
         let (section, at) = self.section[i];
