@@ -650,8 +650,12 @@ impl Iterator for Descendants<'_> {
                 return None;
             }
             let id = self.stack.pop()?;
-            // A listed child that does not exist (see `validate`) is skipped.
-            let Some(node) = self.doc.nodes.get(&id) else { continue };
+            // A listed child that does not exist (see `validate`) is skipped
+            // (and recorded as asked for, in a partial document).
+            let Some(node) = self.doc.nodes.get(&id) else {
+                self.doc.missed(id);
+                continue;
+            };
             self.emitted += 1;
             self.stack.extend(node.children.iter().rev().copied());
             return Some(id);

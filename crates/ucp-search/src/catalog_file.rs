@@ -124,7 +124,9 @@ impl Catalog {
     /// [`Catalog::save_changes`] for a catalog holding only the entries of
     /// some blocks (those a part of the document changed): when the log is
     /// due to be folded, the whole catalog is read, given the changes, and
-    /// written.
+    /// written. A whole catalog that cannot be read is removed instead, so
+    /// the next opening with the document rebuilds the index (the document
+    /// was written already: failing here would only hide that).
     pub fn save_changes_of_some(
         &self,
         path: &Path,
@@ -134,7 +136,16 @@ impl Catalog {
         if self.append_changes(path, removed, changed)? {
             return Ok(());
         }
-        let mut whole = Catalog::load(path)?;
+        let Ok(mut whole) = Catalog::load(path) else {
+            for file in [path.to_owned(), log_path(path)] {
+                if let Err(e) = std::fs::remove_file(&file) {
+                    if e.kind() != std::io::ErrorKind::NotFound {
+                        return Err(SearchError::io(&file)(e));
+                    }
+                }
+            }
+            return Ok(());
+        };
         for id in removed {
             whole.entries.remove(id);
         }
@@ -373,5 +384,11 @@ mod tests {
         let entry = &folded.entries[&items[4].id];
         assert_eq!((entry.fingerprint, name(&folded, entry.tags[0])), (8, "fresh".to_owned()));
         assert_eq!(folded.entries[&items[0].id], whole.entries[&items[0].id]);
+
+        // A whole catalog that cannot be read when a fold is due is removed,
+        // so the index is rebuilt when it is next opened with its document.
+        std::fs::write(&path, b"not a catalog").unwrap();
+        some.save_changes_of_some(&path, &[], &changed).unwrap();
+        assert!(!path.exists() && !log_path(&path).exists());
     }
 }

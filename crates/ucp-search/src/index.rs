@@ -128,6 +128,16 @@ struct Meta {
     revision: Option<u64>,
 }
 
+/// A write of a document to its store that an index follows: the store's
+/// revision it was based on and the one it made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Write {
+    /// The revision the writer's copy was read at.
+    pub from: u64,
+    /// The revision the write made.
+    pub to: u64,
+}
+
 /// The search index of one document, in its own directory.
 pub struct SearchIndex {
     dir: PathBuf,
@@ -244,6 +254,9 @@ impl SearchIndex {
         revision: u64,
         config: SearchConfig,
     ) -> Result<Option<SearchIndex>, SearchError> {
+        if !dir.join("catalog.bin").exists() {
+            return Ok(None); // nothing to log its changes against
+        }
         SearchIndex::open_without_document(dir, document, revision, config, Opened::ChangesOnly)
     }
 
@@ -264,16 +277,6 @@ impl SearchIndex {
             Ok((index, meta)) if meta.revision == Some(revision) && meta.model.is_none() => Some(index),
             _ => None,
         })
-    }
-
-    /// Records that the index is up to date with the store's `revision` of
-    /// its document (call it after the sync that made it so).
-    pub fn record_revision(&self, revision: u64) -> Result<(), SearchError> {
-        if self.opened == Opened::SearchOnly {
-            return Err(SearchError::SearchOnly);
-        }
-        let _turn = take_turn(&self.dir)?;
-        self.save_meta(Some(revision))
     }
 
     #[allow(clippy::type_complexity)]
@@ -402,14 +405,25 @@ impl SearchIndex {
         self.sync_scope(doc, None, None, progress)
     }
 
-    /// Brings the index up to date with `doc` when it was up to date with
-    /// the document before the blocks in `changed` were touched (as
+    /// Brings the index up to date with `doc`, just written whole to the
+    /// store at revision `written`, and records that revision (in the same
+    /// turn: whatever another writer's sync did before, every block is
+    /// now `doc`'s).
+    pub fn sync_written(&self, doc: &Document, written: u64) -> Result<SyncReport, SearchError> {
+        let _turn = take_turn(&self.dir)?;
+        let report = self.sync_scope(doc, None, None, &())?;
+        self.save_meta(Some(written))?;
+        Ok(report)
+    }
+
+    /// Brings the index up to date with `doc`, just written to the store
+    /// (`write`), when it was up to date with the document before the
+    /// blocks in `changed` were touched (as
     /// [`ucm_core::Document::unsaved_changes`] lists them): only those and
     /// the blocks below them are looked at, so a small edit costs little
     /// whatever the document's size.
-    pub fn sync_changed(&self, doc: &Document, changed: &[BlockId]) -> Result<SyncReport, SearchError> {
-        let _turn = take_turn(&self.dir)?;
-        self.sync_scope(doc, Some(changed), None, &())
+    pub fn sync_changed(&self, doc: &Document, changed: &[BlockId], write: Write) -> Result<SyncReport, SearchError> {
+        self.sync_write(doc, changed, None, write)
     }
 
     /// [`SearchIndex::sync_changed`] for an index opened to follow a part
@@ -418,9 +432,33 @@ impl SearchIndex {
     /// index holds of the changed blocks is what `before` says of them (the
     /// index was current with the revision they were read at), so the
     /// catalog is not read.
-    pub fn sync_part(&self, before: &Document, doc: &Document, changed: &[BlockId]) -> Result<SyncReport, SearchError> {
+    pub fn sync_part(
+        &self,
+        before: &Document,
+        doc: &Document,
+        changed: &[BlockId],
+        write: Write,
+    ) -> Result<SyncReport, SearchError> {
+        self.sync_write(doc, changed, Some(before), write)
+    }
+
+    /// Syncs a write's changed blocks and, in the same turn, records the
+    /// revision it made when the index was recorded current with the one
+    /// it was based on; otherwise another writer's sync came in between,
+    /// in either order, so none is recorded and the next opening with the
+    /// document syncs it whole.
+    fn sync_write(
+        &self,
+        doc: &Document,
+        changed: &[BlockId],
+        before: Option<&Document>,
+        write: Write,
+    ) -> Result<SyncReport, SearchError> {
         let _turn = take_turn(&self.dir)?;
-        self.sync_scope(doc, Some(changed), Some(before), &())
+        let current = read_meta(&self.dir).ok().and_then(|meta| meta.revision) == Some(write.from);
+        let report = self.sync_scope(doc, Some(changed), before, &())?;
+        self.save_meta(current.then_some(write.to))?;
+        Ok(report)
     }
 
     /// Syncs every block, or those `changed` and below; the caller holds

@@ -34,7 +34,7 @@ pub use embed::{load_embedder, Embedder};
 pub use embed::{OnnxEmbedder, StaticEmbedder};
 pub use error::SearchError;
 pub use fusion::fuse;
-pub use index::{Mode, SearchConfig, SearchIndex, SyncProgress, SyncReport};
+pub use index::{Mode, SearchConfig, SearchIndex, SyncProgress, SyncReport, Write};
 pub use provider::{BlockLengths, RagCapabilities, RagProvider, SearchHit, SearchOptions, TermPostings, MAX_HITS};
 pub use vector::{hnsw_threshold, HNSW_MIN_COMPONENTS};
 

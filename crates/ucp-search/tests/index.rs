@@ -349,8 +349,9 @@ fn an_index_at_the_stores_revision_opens_without_its_document_only_to_search() {
     // It refuses to change: it holds no record of what is indexed.
     let id = find_block(&doc, "A socket emits");
     doc.get_mut(id).unwrap().content = Content::markdown("edited");
-    assert!(matches!(alone.sync_changed(&doc, &[id]), Err(ucp_search::SearchError::SearchOnly)));
-    assert!(matches!(alone.record_revision(8), Err(ucp_search::SearchError::SearchOnly)));
+    let write = ucp_search::Write { from: 7, to: 8 };
+    assert!(matches!(alone.sync_changed(&doc, &[id], write), Err(ucp_search::SearchError::SearchOnly)));
+    assert!(matches!(alone.sync_written(&doc, 8), Err(ucp_search::SearchError::SearchOnly)));
 }
 
 #[test]
@@ -372,10 +373,10 @@ fn an_index_opened_for_a_parts_changes_syncs_those_blocks_and_nothing_else() {
         Err(SearchError::ChangesOnly)
     ));
     assert!(matches!(changes.sync(&doc), Err(SearchError::ChangesOnly)));
-    assert!(matches!(changes.sync_changed(&doc, &[id]), Err(SearchError::ChangesOnly)));
-    let report = changes.sync_part(&before, &doc, &[id]).unwrap();
+    let write = ucp_search::Write { from: 7, to: 8 };
+    assert!(matches!(changes.sync_changed(&doc, &[id], write), Err(SearchError::ChangesOnly)));
+    let report = changes.sync_part(&before, &doc, &[id], write).unwrap();
     assert_eq!((report.added, report.updated, report.removed), (0, 1, 0));
-    changes.record_revision(8).unwrap();
     drop(changes);
 
     // The whole index, opened with the document, is current and finds it.
@@ -383,4 +384,31 @@ fn an_index_opened_for_a_parts_changes_syncs_those_blocks_and_nothing_else() {
     assert!(!opened.changed());
     assert_eq!(bm25(&doc, &index, "quokka"), ["A quokka emits"]);
     assert!(!index.sync(&doc).unwrap().changed(), "nothing was missed");
+}
+
+#[test]
+fn a_write_is_recorded_only_over_the_revision_it_was_based_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index");
+    let mut doc = guide();
+    let (index, _) = SearchIndex::open_at(&path, &doc, Some(7), None, SearchConfig::default(), &()).unwrap();
+    let id = find_block(&doc, "A socket emits");
+    doc.get_mut(id).unwrap().content = Content::markdown("A quokka emits");
+    // Based on 7, which the index was current with: 8 is recorded.
+    index.sync_changed(&doc, &[id], ucp_search::Write { from: 7, to: 8 }).unwrap();
+    drop(index);
+    assert!(SearchIndex::open_current(&path, "guide", 8, SearchConfig::default()).unwrap().is_some());
+
+    // A write based on 9 while the index says 8: another writer's sync is
+    // missing (or came late), so no revision is recorded.
+    let (index, _) = SearchIndex::open_at(&path, &doc, Some(8), None, SearchConfig::default(), &()).unwrap();
+    doc.get_mut(id).unwrap().content = Content::markdown("A wombat emits");
+    index.sync_changed(&doc, &[id], ucp_search::Write { from: 9, to: 10 }).unwrap();
+    drop(index);
+    for revision in [8, 9, 10] {
+        assert!(SearchIndex::open_current(&path, "guide", revision, SearchConfig::default()).unwrap().is_none());
+    }
+    // Opened with the document at 10, it syncs and finds the edit.
+    let (index, _) = SearchIndex::open_at(&path, &doc, Some(10), None, SearchConfig::default(), &()).unwrap();
+    assert_eq!(bm25(&doc, &index, "wombat"), ["A wombat emits"]);
 }

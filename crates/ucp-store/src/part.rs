@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use rusqlite::{params, OptionalExtension};
-use ucm_core::{BlockId, Document, DocumentLoader, DocumentMetadata, Edge, IdSet};
+use ucm_core::{BlockId, Document, DocumentLoader, DocumentMetadata, Edge, IdMap, IdSet};
 
 use crate::load::{block_id, decode_block, decode_edge, read_header, Row, BLOCK_COLUMNS};
 use crate::{check_revision, codec, db, revision_in, write_session, SessionWrite, Store, StoreError, Written};
@@ -20,8 +20,11 @@ pub struct Part {
     version: u64,
     revision: u64,
     rows: Vec<Row>,
-    held: IdSet,
-    edges: Vec<Edge>,
+    /// Each block held, with its place in `rows`.
+    held: IdMap<usize>,
+    /// The edges read, each with its source and place among the source's
+    /// edges (the order a whole load gives them).
+    edges: Vec<((BlockId, i64), Edge)>,
     /// Stored edges read so far, by source and place among its edges.
     edges_read: HashSet<(BlockId, i64)>,
     /// Ids asked for that the stored document does not hold.
@@ -46,14 +49,14 @@ impl Part {
 
     /// Whether it holds block `id`.
     pub fn holds(&self, id: BlockId) -> bool {
-        self.held.contains(&id)
+        self.held.contains_key(&id)
     }
 
     /// Whether the stored document's state of block `id` is known: the
     /// part holds it, or it was asked for and the document does not hold
     /// it.
     pub fn settled(&self, id: BlockId) -> bool {
-        self.held.contains(&id) || self.not_stored.contains(&id)
+        self.held.contains_key(&id) || self.not_stored.contains(&id)
     }
 
     /// The blocks `document` (grown from this part) changed since it was
@@ -63,14 +66,18 @@ impl Part {
     /// written ([`Store::save_part`]); unknown changes count as none here.
     pub fn outside(&self, document: &Document) -> Vec<BlockId> {
         let Some(changes) = document.unsaved_changes() else { return Vec::new() };
-        changes.blocks.into_iter().filter(|&id| !self.held.contains(&id) && document.holding(id).is_none()).collect()
+        changes
+            .blocks
+            .into_iter()
+            .filter(|&id| !self.held.contains_key(&id) && document.holding(id).is_none())
+            .collect()
     }
 
     /// Targets of the edges read so far that it does not hold (a link out
     /// of a block it holds to one it has not read), in the order read.
     pub fn unread_targets(&self) -> Vec<BlockId> {
         let mut seen = IdSet::default();
-        self.edges.iter().map(|e| e.target).filter(|t| !self.held.contains(t) && seen.insert(*t)).collect()
+        self.edges.iter().map(|(_, e)| e.target).filter(|t| !self.held.contains_key(t) && seen.insert(*t)).collect()
     }
 
     /// The blocks and edges read so far as a partial document
@@ -81,7 +88,9 @@ impl Part {
         for (block, children) in &self.rows {
             loader.push(block.clone(), children.clone());
         }
-        for edge in &self.edges {
+        let mut edges: Vec<&((BlockId, i64), Edge)> = self.edges.iter().collect();
+        edges.sort_by_key(|(key, _)| *key);
+        for (_, edge) in edges {
             loader.push_edge(edge.clone());
         }
         let mut doc = loader.finish();
@@ -115,7 +124,7 @@ impl Store {
             version: header.version,
             revision,
             rows: Vec::new(),
-            held: IdSet::default(),
+            held: IdMap::default(),
             edges: Vec::new(),
             edges_read: HashSet::new(),
             not_stored: IdSet::default(),
@@ -162,7 +171,12 @@ impl Store {
         for _ in 0..=depth {
             let mut next = Vec::new();
             for id in level {
-                if part.held.contains(&id) && !ids.contains(&id) || !seen.insert(id) {
+                if !seen.insert(id) {
+                    continue;
+                }
+                if let Some(&at) = part.held.get(&id).filter(|_| !ids.contains(&id)) {
+                    // Held already: what is below it may not be.
+                    next.extend(part.rows[at].1.iter().copied());
                     continue;
                 }
                 let Some((row, parent)) = read(id, &mut files)? else {
@@ -171,7 +185,7 @@ impl Store {
                 };
                 next.extend(row.1.iter().copied());
                 parents.extend(parent);
-                if !part.held.contains(&id) {
+                if !part.held.contains_key(&id) {
                     added.push(row);
                 }
                 if part.rows.len() + added.len() > most {
@@ -185,7 +199,7 @@ impl Store {
         }
         // Every ancestor not held yet.
         while let Some(id) = parents.pop() {
-            if part.held.contains(&id) || !seen.insert(id) {
+            if part.held.contains_key(&id) || !seen.insert(id) {
                 continue;
             }
             if let Some((row, parent)) = read(id, &mut files)? {
@@ -220,11 +234,11 @@ impl Store {
         tx.commit().map_err(db("ending a read"))?;
         for (key, edge) in edges {
             if part.edges_read.insert(key) {
-                part.edges.push(edge);
+                part.edges.push((key, edge));
             }
         }
         for row in added {
-            part.held.insert(row.0.id);
+            part.held.insert(row.0.id, part.rows.len());
             part.rows.push(row);
         }
         part.not_stored.extend(not_stored);

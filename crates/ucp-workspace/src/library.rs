@@ -619,16 +619,17 @@ impl Library {
         let Some((report, sources)) = changes.apply(&mut document, &links) else { return Ok(None) };
         progress.writing(name, document.len());
         let changed = document.unsaved_changes();
-        let (revision, snapshots) = {
+        let (written, snapshots) = {
             let mut store = lock(&self.store);
-            let revision = store.save_indexed(&document, revision, indexed_from(&sources.to_bytes()))?;
-            (revision, store.load_snapshots(name)?)
+            let written = store.save_indexed(&document, revision, indexed_from(&sources.to_bytes()))?;
+            (written, store.load_snapshots(name)?)
         };
+        let write = ucp_search::Write { from: revision, to: written };
+        let revision = written;
         let synced = match &changed {
-            Some(changed) => index.sync_changed(&document, &changed.blocks)?,
-            None => index.sync(&document)?,
+            Some(changed) => index.sync_changed(&document, &changed.blocks, write)?,
+            None => index.sync_written(&document, write.to)?,
         };
-        index.record_revision(revision)?;
         document.mark_saved();
         let workspace = Arc::new(self.assemble(document, snapshots, revision, Arc::new(index), synced));
         lock(&self.loaded).insert(name.to_owned(), Arc::clone(&workspace));
@@ -752,16 +753,16 @@ impl Library {
                 return Err(error.into());
             }
         };
+        let write = ucp_search::Write { from: saved.revision, to: revision };
         saved.revision = revision;
         if changed {
             match (&changes, &workspace.part) {
                 (Some(changes), Some(part)) => {
-                    workspace.index.sync_part(&part.document(), engine.document(), &changes.blocks)?
+                    workspace.index.sync_part(&part.document(), engine.document(), &changes.blocks, write)?
                 }
-                (Some(changes), None) => workspace.index.sync_changed(engine.document(), &changes.blocks)?,
-                (None, _) => workspace.index.sync(engine.document())?,
+                (Some(changes), None) => workspace.index.sync_changed(engine.document(), &changes.blocks, write)?,
+                (None, _) => workspace.index.sync_written(engine.document(), write.to)?,
             };
-            workspace.index.record_revision(revision)?;
             saved.version = version;
             saved.snapshots = snapshots;
             drop(engine);

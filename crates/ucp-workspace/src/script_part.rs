@@ -104,11 +104,12 @@ impl Library {
                 if part.len() != held {
                     continue; // the run saw less than the document holds: again
                 }
+                if !wanted.subtrees.is_empty() {
+                    // Blocks below it are listed that the store does not hold.
+                    return Ok(None);
+                }
                 // What it asked for and lacked, the document lacks too.
                 workspace.part = Some(part.clone());
-                if let Some((was, now)) = report.end.and_then(|end| end.restored) {
-                    workspace.note_unchanged(was, now);
-                }
                 match self.save_session(&workspace, session) {
                     Err(WorkspaceError::Store(StoreError::Conflict { .. })) if attempt < attempts => {
                         attempt += 1;
@@ -192,9 +193,7 @@ fn blocks_named(source: &str) -> Option<Wanted> {
                     wanted.blocks.push(*id);
                 }
             }
-            // Names bound inside the script are blocks it made.
-            BlockRef::Name(_) => {}
-            BlockRef::Label(_) | BlockRef::Short(_) => by_id = false,
+            BlockRef::Label(_) | BlockRef::Short(_) | BlockRef::Name(_) => by_id = false,
         });
         if !by_id {
             return None;

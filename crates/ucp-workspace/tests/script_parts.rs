@@ -131,7 +131,10 @@ fn hits(dir: &Path, query: &str) -> Vec<(String, String, Vec<String>)> {
     let library = open(dir);
     let workspace = library.workspace(NAME).unwrap();
     assert!(workspace.index_opened().rebuilt.is_none() && !workspace.index_opened().changed(), "index was current");
-    let results = workspace.search(&SearchRequest::new(query)).unwrap().results;
+    // Every hit: a cut among blocks of equal score would fall anywhere.
+    let request = SearchRequest { limit: 1000, ..SearchRequest::new(query) };
+    let results = workspace.search(&request).unwrap().results;
+    assert!(results.len() < 1000);
     let mut hits: Vec<_> = results.into_iter().map(|h| (format!("{:.9}", h.score), h.id, h.heading_path)).collect();
     // Blocks of equal score come in the order the index happens to hold them.
     hits.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
@@ -177,6 +180,50 @@ fn scripts_that_name_their_blocks_write_what_the_whole_document_would() {
     for (script, queries) in &cases {
         assert!(fixture.same_either_way(script, queries), "ran on parts: {script}");
     }
+}
+
+#[test]
+fn blocks_named_inside_a_deleted_moved_or_retitled_section_do_not_cut_it_short() {
+    let fixture = Fixture::new();
+    let doc = &fixture.doc;
+    // A section whose first subsection has content of its own.
+    let (outer, inner) = fixture
+        .blocks(Role::Heading1, 2)
+        .into_iter()
+        .find_map(|h| {
+            let inner = doc
+                .children(h)
+                .iter()
+                .copied()
+                .find(|&c| doc.get(c).unwrap().role() == Some(&Role::Heading2) && !doc.children(c).is_empty())?;
+            Some((h, inner))
+        })
+        .expect("a heading with a subsection with content");
+    let elsewhere =
+        fixture.blocks(Role::Heading2, 2).into_iter().find(|&h| !doc.ancestors(h).any(|a| a == outer)).unwrap();
+    for script in [
+        format!("EDIT {inner} SET label = \"inner\"\nDELETE {outer} CASCADE"),
+        format!("EDIT {outer} SET text = \"# Renamed outer\"\nEDIT {inner} SET label = \"inner\""),
+        format!("EDIT {inner} SET label = \"inner\"\nMOVE {outer} TO {elsewhere}"),
+    ] {
+        assert!(fixture.same_either_way(&script, &["renamed outer", "stream"]), "ran on parts: {script}");
+    }
+}
+
+#[test]
+fn a_rewritten_blocks_links_keep_their_order() {
+    let fixture = Fixture::new();
+    let doc = &fixture.doc;
+    let source = doc
+        .document_order()
+        .find(|&id| {
+            let out = doc.edges().outgoing(id);
+            out.len() >= 2 && out[0].target != out[1].target
+        })
+        .expect("a block linking to two blocks");
+    let second = doc.edges().outgoing(source)[1].target;
+    let script = format!("EDIT {second} SET label = \"second\"\nEDIT {source} SET label = \"source\"");
+    assert!(fixture.same_either_way(&script, &[]), "ran on parts: {script}");
 }
 
 #[test]
