@@ -66,6 +66,8 @@ pub(crate) fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<()> {
     if result.is_err() && !existed && library.documents().is_ok_and(|docs| docs.is_empty()) {
         drop(library);
         let _ = std::fs::remove_dir_all(cli.store_dir());
+    } else {
+        library.close_for_exit();
     }
     result
 }

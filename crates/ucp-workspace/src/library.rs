@@ -266,6 +266,16 @@ impl Library {
         })
     }
 
+    /// Ends the library of a process about to exit: the store is closed as
+    /// usual, but the loaded documents are left to the operating system,
+    /// which takes their memory back at once (freeing 750,000 blocks one
+    /// by one costs a quarter of a second, for nothing).
+    pub fn close_for_exit(self) {
+        let Library { store, loaded, .. } = self;
+        drop(store);
+        std::mem::forget(loaded);
+    }
+
     /// The configuration.
     pub fn config(&self) -> &LibraryConfig {
         &self.config
