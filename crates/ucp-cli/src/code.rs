@@ -41,8 +41,13 @@ pub(crate) fn eval_code(cli: &Cli, args: &EvalCodeArgs) -> anyhow::Result<()> {
         tasks.truncate(limit.max(1));
     }
     let stores = args.stores.clone().unwrap_or_else(|| cli.store_dir());
-    let options =
-        CodeEvalOptions { repos: args.repos.clone(), stores, budget: args.budget, baseline: !args.no_baselines };
+    let options = CodeEvalOptions {
+        repos: args.repos.clone(),
+        stores,
+        budget: args.budget,
+        baseline: !args.no_baselines,
+        model: cli.model.clone(),
+    };
     let interactive = std::io::stderr().is_terminal() && !cli.json;
     let total = tasks.len() * if args.no_baselines { 1 } else { 2 };
     let mut done = 0;

@@ -12,8 +12,13 @@ fn the_harness_scores_engine_and_baseline_on_each_task() {
     let tasks = load_code_tasks(&data.join("tasks.jsonl")).unwrap();
     assert_eq!(tasks.len(), 2);
     let stores = tempfile::tempdir().unwrap();
-    let options =
-        CodeEvalOptions { repos: data.join("repos"), stores: stores.path().to_owned(), budget: 400, baseline: true };
+    let options = CodeEvalOptions {
+        repos: data.join("repos"),
+        stores: stores.path().to_owned(),
+        budget: 400,
+        baseline: true,
+        model: None,
+    };
     let mut seen = 0;
     let report = run_code_eval(&tasks, &options, &mut |snapshot, _| {
         assert_eq!(snapshot, "shop-1.0");

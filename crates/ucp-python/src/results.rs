@@ -202,8 +202,11 @@ impl Context {
 pub struct SearchHit {
     /// The block's id.
     pub id: String,
-    /// Its score, normalized by the most the query could score (0..1).
+    /// Its score in the ranking (0..1): its own match for prose; for code,
+    /// its own with a share of its file's and its class's.
     pub score: f64,
+    /// How well its own text matches the query (0..1).
+    pub match_score: f64,
     /// Its role.
     pub role: Option<String>,
     /// The file it came from.
@@ -232,6 +235,7 @@ impl From<ucp_workspace::SearchHit> for SearchHit {
         SearchHit {
             id: hit.id,
             score: hit.score,
+            match_score: hit.match_score,
             role: hit.role,
             file: hit.file,
             lines: hit.lines.map(|[first, last]| (first, last)),

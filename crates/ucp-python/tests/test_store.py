@@ -96,6 +96,8 @@ def test_search_ranks_and_filters(guide):
     assert 1 <= len(hits) <= 5
     scores = [hit.score for hit in hits]
     assert scores == sorted(scores, reverse=True) and all(0.0 < score <= 1.0 for score in scores)
+    # Prose ranks by its own match alone.
+    assert all(hit.match_score == hit.score for hit in hits)
     assert all(hit.preview and hit.tokens > 0 for hit in hits)
     code = guide.search("ucp context budget", limit=5, roles=["code"])
     assert code and all(hit.role == "code" for hit in code)

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 use ucm_core::{outline, printable, BlockId, Document, Tokenizer};
+use ucp_orchestrator::structure::{file_evidence, scores_in_structure};
 use ucp_search::{Mode, SearchConfig, SearchIndex, SearchOptions};
 
 use crate::library::{lock, Library, Workspace};
@@ -14,6 +15,9 @@ use crate::WorkspaceError;
 pub const HIT_PREVIEW_CHARS: usize = 160;
 /// Characters of a file name or heading path shown on one line.
 const SHOWN_CHARS: usize = 200;
+/// Hits drawn from the index to rank code hits among where they stand (the
+/// request's limit when it asks for more).
+const STRUCTURE_POOL: usize = 100;
 
 /// A search query and its filters.
 #[derive(Debug, Clone)]
@@ -51,8 +55,13 @@ impl SearchRequest {
 pub struct SearchHit {
     /// The block.
     pub id: String,
-    /// Its normalized score.
+    /// Its score in the ranking (0..1): its own for a block of prose; for
+    /// a block of a source file, its own with a share of its file's and
+    /// its class's (see `match_score`).
     pub score: f64,
+    /// How well its own text and heading path match the query,
+    /// normalized (0..1).
+    pub match_score: f64,
     /// Its role.
     pub role: Option<String>,
     /// The file it came from.
@@ -87,7 +96,7 @@ impl Workspace {
     /// Searches the document.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults, WorkspaceError> {
         let mode = check(request, self.index.default_mode())?;
-        let hits = self.index.search_mode(&request.query, &options(request), mode)?;
+        let hits = self.index.search_mode(&request.query, &pool(request), mode)?;
         let engine = self.traversal().engine();
         let tokenizer = ucm_core::BpeTokenizer::default();
         Ok(results(self.name(), request, mode, &hits, engine.document(), &|| &tokenizer))
@@ -117,7 +126,7 @@ impl Library {
             return Ok(None);
         };
         let mode = check(request, index.default_mode())?;
-        let hits = index.search_mode(&request.query, &options(request), mode)?;
+        let hits = index.search_mode(&request.query, &pool(request), mode)?;
         let ids: Vec<BlockId> = hits.iter().map(|hit| hit.id).collect();
         let (excerpt, read_at) = lock(&self.store).read_excerpt(name, &ids)?;
         if read_at != revision {
@@ -136,17 +145,21 @@ fn check(request: &SearchRequest, default: Mode) -> Result<Mode, WorkspaceError>
     Ok(request.mode.unwrap_or(default))
 }
 
-fn options(request: &SearchRequest) -> SearchOptions {
+/// What to draw from the index: the request's filters, and enough hits
+/// to rank code hits where they stand (any score; the request's lowest
+/// is applied to the scores in structure).
+fn pool(request: &SearchRequest) -> SearchOptions {
     SearchOptions {
-        limit: request.limit,
-        min_similarity: request.min_similarity,
+        limit: request.limit.max(STRUCTURE_POOL),
+        min_similarity: 0.0,
         roles: request.roles.clone(),
         tags: request.tags.clone(),
     }
 }
 
 /// The hits with their place, from a document holding each hit and its
-/// ancestors (the whole document, or an excerpt of it).
+/// ancestors (the whole document, or an excerpt of it), ranked where they
+/// stand and cut to the request's limit and lowest score.
 fn results<'t>(
     name: &str,
     request: &SearchRequest,
@@ -155,7 +168,7 @@ fn results<'t>(
     document: &Document,
     tokenizer: &dyn Fn() -> &'t dyn Tokenizer,
 ) -> SearchResults {
-    let results = hits
+    let (ids, mut results): (Vec<BlockId>, Vec<SearchHit>) = hits
         .iter()
         .filter_map(|hit| {
             let block = document.get(hit.id)?;
@@ -164,9 +177,10 @@ fn results<'t>(
                 Some(tokens) => tokens as usize,
                 None => outline::block_tokens(block, tokenizer()),
             };
-            Some(SearchHit {
+            let found = SearchHit {
                 id: hit.id.to_string(),
                 score: hit.score,
+                match_score: hit.score,
                 role: block.role().map(|r| r.as_str().to_owned()),
                 file: source.map(|s| s.file.to_string()),
                 lines: source.map(|s| [s.start_line, s.end_line]),
@@ -174,9 +188,17 @@ fn results<'t>(
                 symbol: outline::symbol(block).map(str::to_owned),
                 preview: block.preview(HIT_PREVIEW_CHARS),
                 tokens,
-            })
+            };
+            Some((hit.id, found))
         })
-        .collect();
+        .unzip();
+    let scored: Vec<(BlockId, f64)> = ids.into_iter().zip(results.iter().map(|hit| hit.match_score)).collect();
+    for (hit, score) in results.iter_mut().zip(scores_in_structure(document, &scored)) {
+        hit.score = score;
+    }
+    results.sort_by(|a, b| b.score.total_cmp(&a.score));
+    results.retain(|hit| hit.score >= request.min_similarity);
+    results.truncate(request.limit);
     SearchResults { document: name.to_owned(), query: request.query.clone(), mode: mode.as_str(), results }
 }
 
@@ -185,7 +207,8 @@ fn results<'t>(
 pub struct FileHit {
     /// The file.
     pub file: String,
-    /// Its best hit's score plus a tenth of the next [`FILE_EVIDENCE`]'s.
+    /// Its best hit's match score plus a tenth of the next
+    /// [`FILE_EVIDENCE`]'s.
     pub score: f64,
     /// Hits in it.
     pub hits: usize,
@@ -194,9 +217,7 @@ pub struct FileHit {
 }
 
 /// Hits after a file's best that add to its score.
-pub const FILE_EVIDENCE: usize = 10;
-/// What each of those adds, as a share of its own score.
-const FILE_EVIDENCE_SHARE: f64 = 0.1;
+pub use ucp_orchestrator::structure::FILE_EVIDENCE;
 
 impl SearchResults {
     /// The files the hits fall in, best first: a file ranks by its best
@@ -211,19 +232,22 @@ impl SearchResults {
                 Some(&at) => {
                     let (f, scores) = &mut files[at];
                     f.hits += 1;
-                    scores.push(hit.score);
+                    if hit.match_score > f.best.match_score {
+                        f.best = hit.clone();
+                    }
+                    scores.push(hit.match_score);
                 }
                 None => {
                     slot.insert(file, files.len());
-                    let best = FileHit { file: file.clone(), score: hit.score, hits: 1, best: hit.clone() };
-                    files.push((best, Vec::new()));
+                    let best = FileHit { file: file.clone(), score: 0.0, hits: 1, best: hit.clone() };
+                    files.push((best, vec![hit.match_score]));
                 }
             }
         }
         let mut out: Vec<FileHit> = files
             .into_iter()
-            .map(|(mut file, more)| {
-                file.score += FILE_EVIDENCE_SHARE * more.iter().take(FILE_EVIDENCE).sum::<f64>();
+            .map(|(mut file, scores)| {
+                file.score = file_evidence(scores);
                 file
             })
             .collect();

@@ -314,3 +314,41 @@ fn one_shot_searches_and_views_read_the_store_alone_and_answer_as_the_loaded_doc
     std::fs::remove_dir_all(dir.path().join(".ucp/search")).unwrap();
     assert!(reopen(dir.path()).search_stored(Some("node"), &SearchRequest::new("stream")).unwrap().is_none());
 }
+
+#[test]
+fn code_hits_rank_where_they_stand_the_same_from_the_store_alone_and_files_by_their_own_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = LibraryConfig::new(dir.path().join(".ucp"));
+    config.allowed_roots = None;
+    let library = Library::open(config).unwrap();
+    let shop = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/code/repos/shop-1.0");
+    let loaded = library.index(&[shop], Some("shop"), &IndexOptions::default(), &()).unwrap().workspace;
+    let one_shot = reopen(dir.path());
+    for query in ["cart total with a coupon", "item subtotal price quantity", "tax on a receipt"] {
+        let request = SearchRequest { limit: 5, ..SearchRequest::new(query) };
+        let full = loaded.search(&request).unwrap();
+        let stored = one_shot.search_stored(Some("shop"), &request).unwrap().expect("the index is at the revision");
+        assert_eq!(serde_json::to_value(&stored).unwrap(), serde_json::to_value(&full).unwrap(), "{query}");
+        assert!(!full.results.is_empty() && full.results.len() <= 5, "{query}");
+        assert!(full.results.windows(2).all(|w| w[0].score >= w[1].score), "ranked by score: {query}");
+        for hit in &full.results {
+            assert!((0.0..=1.0).contains(&hit.score) && hit.match_score > 0.0, "{query}: {hit:?}");
+        }
+        // Files rank by their hits' own matches: the best plus a tenth of
+        // the next ten, the best being the best match.
+        let wide = loaded.search(&SearchRequest { limit: 50, ..request.clone() }).unwrap();
+        let files = wide.files();
+        assert!(files.windows(2).all(|w| w[0].score >= w[1].score), "{query}");
+        for file in &files {
+            let mut own: Vec<f64> =
+                wide.results.iter().filter(|h| h.file.as_ref() == Some(&file.file)).map(|h| h.match_score).collect();
+            own.sort_by(|a, b| b.total_cmp(a));
+            let evidence = own[0] + 0.1 * own.iter().skip(1).take(10).sum::<f64>();
+            assert!((file.score - evidence).abs() < 1e-9, "{query}: {}", file.file);
+            assert_eq!((file.best.match_score, file.hits), (own[0], own.len()), "{query}: {}", file.file);
+        }
+    }
+    // Source hits carry their structure's share: some score differs from its match.
+    let hits = loaded.search(&SearchRequest { limit: 20, ..SearchRequest::new("cart item quantity") }).unwrap();
+    assert!(hits.results.iter().any(|h| (h.score - h.match_score).abs() > 1e-9));
+}

@@ -85,6 +85,8 @@ pub struct CodeEvalOptions {
     pub budget: usize,
     /// Compute the reference baseline too.
     pub baseline: bool,
+    /// An embedding model directory: the engine's search is hybrid.
+    pub model: Option<PathBuf>,
 }
 
 /// One system's result on one task.
@@ -177,7 +179,11 @@ pub fn run_code_eval(
         if !root.is_dir() {
             return Err(EvalError::Io(root.display().to_string(), std::io::ErrorKind::NotFound.into()));
         }
-        let config = LibraryConfig { allowed_roots: None, ..LibraryConfig::new(options.stores.join(&name)) };
+        let config = LibraryConfig {
+            allowed_roots: None,
+            model: options.model.clone(),
+            ..LibraryConfig::new(options.stores.join(&name))
+        };
         let library = Library::open(config)?;
         let indexed = library.index(std::slice::from_ref(&root), Some(&name), &IndexOptions::default(), &())?;
         report.snapshots.push(SnapshotIndexed {

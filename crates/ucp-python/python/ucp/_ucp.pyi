@@ -89,6 +89,7 @@ class SearchHit:
 
     id: str
     score: float
+    match_score: float
     role: Optional[str]
     file: Optional[str]
     lines: Optional[tuple[int, int]]
