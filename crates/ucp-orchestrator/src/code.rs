@@ -15,13 +15,7 @@ const NEIGHBOUR_SHARE: f64 = 0.5;
 /// best blocks added (each at [`NEIGHBOUR_SHARE`] of the score it was
 /// reached from, unless it ranks higher on its own); best first.
 pub(crate) fn code_ranking(doc: &Document, ranked: Vec<(BlockId, f64)>) -> Vec<(BlockId, f64)> {
-    let mut kept: Vec<(BlockId, f64)> =
-        ranked.into_iter().filter(|(id, _)| outline::in_source_file(doc, *id)).collect();
-    let in_structure = crate::structure::scores_in_structure(doc, &kept);
-    for ((_, score), ranked) in kept.iter_mut().zip(in_structure) {
-        *score = ranked;
-    }
-    kept.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let kept: Vec<(BlockId, f64)> = ranked.into_iter().filter(|(id, _)| outline::in_source_file(doc, *id)).collect();
     let mut best: IdMap<f64> = kept.iter().copied().collect();
     for (id, score) in kept.iter().take(WALKED) {
         let outgoing = doc

@@ -26,7 +26,6 @@ pub mod coordination;
 mod heuristic;
 pub mod policy;
 pub mod rank;
-pub mod structure;
 mod subagent;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

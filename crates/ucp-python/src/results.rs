@@ -203,9 +203,10 @@ pub struct SearchHit {
     /// The block's id.
     pub id: String,
     /// Its score in the ranking (0..1): its own match for prose; for code,
-    /// its own with a share of its file's and its class's.
+    /// its own with a share of the other matches in its file and class.
     pub score: f64,
-    /// How well its own text matches the query (0..1).
+    /// Its own match (text, heading path and label), as the index scored
+    /// it (0..1).
     pub match_score: f64,
     /// Its role.
     pub role: Option<String>,

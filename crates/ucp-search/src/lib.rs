@@ -10,6 +10,9 @@
 //!   search.
 //! - **Hybrid** ([`Mode::Hybrid`]): reciprocal rank fusion ([`fuse`]) of both;
 //!   the default whenever a model is configured.
+//! - **Code where it stands** ([`structure`]): hits of source files ranked
+//!   with a share of the other matches in their file and class, as search
+//!   and the code scope of a context show them.
 //!
 //! A [`SearchIndex`] lives in a directory, is brought up to date with
 //! [`SearchIndex::sync`] (only changed blocks are re-indexed) and implements
@@ -26,6 +29,7 @@ mod error;
 mod fusion;
 mod index;
 mod provider;
+pub mod structure;
 mod turns;
 mod vector;
 

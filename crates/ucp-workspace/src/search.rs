@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 use ucm_core::{outline, printable, BlockId, Document, Tokenizer};
-use ucp_orchestrator::structure::{file_evidence, scores_in_structure};
+use ucp_search::structure::{file_evidence, rank_hits, wants_pool, RankedHit, EVIDENCE_POOL};
 use ucp_search::{Mode, SearchConfig, SearchIndex, SearchOptions};
 
 use crate::library::{lock, Library, Workspace};
@@ -15,9 +15,6 @@ use crate::WorkspaceError;
 pub const HIT_PREVIEW_CHARS: usize = 160;
 /// Characters of a file name or heading path shown on one line.
 const SHOWN_CHARS: usize = 200;
-/// Hits drawn from the index to rank code hits among where they stand (the
-/// request's limit when it asks for more).
-const STRUCTURE_POOL: usize = 100;
 
 /// A search query and its filters.
 #[derive(Debug, Clone)]
@@ -55,12 +52,13 @@ impl SearchRequest {
 pub struct SearchHit {
     /// The block.
     pub id: String,
-    /// Its score in the ranking (0..1): its own for a block of prose; for
-    /// a block of a source file, its own with a share of its file's and
-    /// its class's (see `match_score`).
+    /// Its score in the ranking (0..1): its own match for a block of
+    /// prose; for a block of a source file, its own with a share of the
+    /// other matches in its file and its class (a lone match keeps its
+    /// own).
     pub score: f64,
-    /// How well its own text and heading path match the query,
-    /// normalized (0..1).
+    /// Its own match (text, heading path and label), as the index scored
+    /// it (0..1): what the request's lowest score is compared with.
     pub match_score: f64,
     /// Its role.
     pub role: Option<String>,
@@ -96,10 +94,14 @@ impl Workspace {
     /// Searches the document.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults, WorkspaceError> {
         let mode = check(request, self.index.default_mode())?;
-        let hits = self.index.search_mode(&request.query, &pool(request), mode)?;
         let engine = self.traversal().engine();
+        let document = engine.document();
+        let mut hits = self.index.search_mode(&request.query, &options(request, request.limit), mode)?;
+        if wants_pool(document, hits.iter().map(|hit| hit.id), request.limit) {
+            hits = self.index.search_mode(&request.query, &options(request, EVIDENCE_POOL), mode)?;
+        }
         let tokenizer = ucm_core::BpeTokenizer::default();
-        Ok(results(self.name(), request, mode, &hits, engine.document(), &|| &tokenizer))
+        Ok(results(self.name(), request, mode, &hits, document, &|| &tokenizer))
     }
 }
 
@@ -126,9 +128,16 @@ impl Library {
             return Ok(None);
         };
         let mode = check(request, index.default_mode())?;
-        let hits = index.search_mode(&request.query, &pool(request), mode)?;
-        let ids: Vec<BlockId> = hits.iter().map(|hit| hit.id).collect();
-        let (excerpt, read_at) = lock(&self.store).read_excerpt(name, &ids)?;
+        let read = |limit: usize| -> Result<_, WorkspaceError> {
+            let hits = index.search_mode(&request.query, &options(request, limit), mode)?;
+            let ids: Vec<BlockId> = hits.iter().map(|hit| hit.id).collect();
+            let (excerpt, read_at) = lock(&self.store).read_excerpt(name, &ids)?;
+            Ok((hits, excerpt, read_at))
+        };
+        let (mut hits, mut excerpt, mut read_at) = read(request.limit)?;
+        if wants_pool(&excerpt, hits.iter().map(|hit| hit.id), request.limit) {
+            (hits, excerpt, read_at) = read(EVIDENCE_POOL)?;
+        }
         if read_at != revision {
             return Ok(None);
         }
@@ -145,13 +154,12 @@ fn check(request: &SearchRequest, default: Mode) -> Result<Mode, WorkspaceError>
     Ok(request.mode.unwrap_or(default))
 }
 
-/// What to draw from the index: the request's filters, and enough hits
-/// to rank code hits where they stand (any score; the request's lowest
-/// is applied to the scores in structure).
-fn pool(request: &SearchRequest) -> SearchOptions {
+/// What to draw from the index: `limit` hits passing the request's
+/// filters and lowest score (of their own match).
+fn options(request: &SearchRequest, limit: usize) -> SearchOptions {
     SearchOptions {
-        limit: request.limit.max(STRUCTURE_POOL),
-        min_similarity: 0.0,
+        limit,
+        min_similarity: request.min_similarity,
         roles: request.roles.clone(),
         tags: request.tags.clone(),
     }
@@ -159,7 +167,7 @@ fn pool(request: &SearchRequest) -> SearchOptions {
 
 /// The hits with their place, from a document holding each hit and its
 /// ancestors (the whole document, or an excerpt of it), ranked where they
-/// stand and cut to the request's limit and lowest score.
+/// stand (see [`rank_hits`]) and cut to the request's limit.
 fn results<'t>(
     name: &str,
     request: &SearchRequest,
@@ -168,37 +176,31 @@ fn results<'t>(
     document: &Document,
     tokenizer: &dyn Fn() -> &'t dyn Tokenizer,
 ) -> SearchResults {
-    let (ids, mut results): (Vec<BlockId>, Vec<SearchHit>) = hits
-        .iter()
-        .filter_map(|hit| {
-            let block = document.get(hit.id)?;
+    let found: Vec<ucp_search::SearchHit> = hits.iter().filter(|hit| document.contains(hit.id)).cloned().collect();
+    let ranked = rank_hits(document, &found, request.limit);
+    let results = ranked
+        .into_iter()
+        .filter_map(|RankedHit { id, score, match_score }| {
+            let block = document.get(id)?;
             let source = block.metadata.source.as_ref();
             let tokens = match block.metadata.tokens {
                 Some(tokens) => tokens as usize,
                 None => outline::block_tokens(block, tokenizer()),
             };
-            let found = SearchHit {
-                id: hit.id.to_string(),
-                score: hit.score,
-                match_score: hit.score,
+            Some(SearchHit {
+                id: id.to_string(),
+                score,
+                match_score,
                 role: block.role().map(|r| r.as_str().to_owned()),
                 file: source.map(|s| s.file.to_string()),
                 lines: source.map(|s| [s.start_line, s.end_line]),
-                heading_path: outline::path_titles(document, hit.id),
+                heading_path: outline::path_titles(document, id),
                 symbol: outline::symbol(block).map(str::to_owned),
                 preview: block.preview(HIT_PREVIEW_CHARS),
                 tokens,
-            };
-            Some((hit.id, found))
+            })
         })
-        .unzip();
-    let scored: Vec<(BlockId, f64)> = ids.into_iter().zip(results.iter().map(|hit| hit.match_score)).collect();
-    for (hit, score) in results.iter_mut().zip(scores_in_structure(document, &scored)) {
-        hit.score = score;
-    }
-    results.sort_by(|a, b| b.score.total_cmp(&a.score));
-    results.retain(|hit| hit.score >= request.min_similarity);
-    results.truncate(request.limit);
+        .collect();
     SearchResults { document: name.to_owned(), query: request.query.clone(), mode: mode.as_str(), results }
 }
 
@@ -217,7 +219,7 @@ pub struct FileHit {
 }
 
 /// Hits after a file's best that add to its score.
-pub use ucp_orchestrator::structure::FILE_EVIDENCE;
+pub use ucp_search::structure::FILE_EVIDENCE;
 
 impl SearchResults {
     /// The files the hits fall in, best first: a file ranks by its best

@@ -332,8 +332,12 @@ fn code_hits_rank_where_they_stand_the_same_from_the_store_alone_and_files_by_th
         assert!(!full.results.is_empty() && full.results.len() <= 5, "{query}");
         assert!(full.results.windows(2).all(|w| w[0].score >= w[1].score), "ranked by score: {query}");
         for hit in &full.results {
-            assert!((0.0..=1.0).contains(&hit.score) && hit.match_score > 0.0, "{query}: {hit:?}");
+            assert!(hit.match_score > 0.0 && (hit.match_score..=1.0).contains(&hit.score), "{query}: {hit:?}");
         }
+        // The lowest score asked for is of a hit's own match.
+        let floor = full.results[0].match_score / 2.0;
+        let high = loaded.search(&SearchRequest { min_similarity: floor, ..request.clone() }).unwrap();
+        assert!(!high.results.is_empty() && high.results.iter().all(|h| h.match_score >= floor), "{query}");
         // Files rank by their hits' own matches: the best plus a tenth of
         // the next ten, the best being the best match.
         let wide = loaded.search(&SearchRequest { limit: 50, ..request.clone() }).unwrap();
@@ -348,7 +352,38 @@ fn code_hits_rank_where_they_stand_the_same_from_the_store_alone_and_files_by_th
             assert_eq!((file.best.match_score, file.hits), (own[0], own.len()), "{query}: {}", file.file);
         }
     }
-    // Source hits carry their structure's share: some score differs from its match.
+    // Hits with other matches in their file and class gain from them.
     let hits = loaded.search(&SearchRequest { limit: 20, ..SearchRequest::new("cart item quantity") }).unwrap();
-    assert!(hits.results.iter().any(|h| (h.score - h.match_score).abs() > 1e-9));
+    assert!(hits.results.iter().any(|h| h.score > h.match_score), "{:?}", hits.results);
+    // UCL SEARCH in a session ranks the same way, though here that is not
+    // the order of the hits' own matches.
+    let five = loaded.search(&SearchRequest { limit: 5, ..SearchRequest::new("receipt total tax") }).unwrap();
+    let mut own = five.results.clone();
+    own.sort_by(|a, b| b.match_score.total_cmp(&a.match_score));
+    assert_ne!(own.iter().map(|h| &h.id).collect::<Vec<_>>(), five.results.iter().map(|h| &h.id).collect::<Vec<_>>());
+    let session = library.create_session(&loaded, &NewSession::default()).unwrap();
+    let run = library.run_script(&loaded, session, "SEARCH \"receipt total tax\" LIMIT=5").unwrap();
+    let listed = run.report.steps[0].result.as_ref().unwrap().reply.results().expect("a listing");
+    let searched: Vec<String> = five.results.iter().map(|h| h.id.clone()).collect();
+    assert_eq!(listed.iter().map(|id| id.to_string()).collect::<Vec<_>>(), searched);
+}
+
+#[test]
+fn prose_beside_code_keeps_its_own_score_and_a_lone_code_match_keeps_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    std::fs::create_dir_all(&corpus).unwrap();
+    std::fs::write(corpus.join("notes.md"), "# Notes\n\nThe ledger balance is settled nightly.\n").unwrap();
+    std::fs::write(corpus.join("ledger.py"), "def settle_balance(ledger):\n    return sum(ledger)\n").unwrap();
+    let mut config = LibraryConfig::new(dir.path().join(".ucp"));
+    config.allowed_roots = None;
+    let library = Library::open(config).unwrap();
+    let workspace = library.index(&[corpus], Some("mixed"), &IndexOptions::default(), &()).unwrap().workspace;
+    let hits = workspace.search(&SearchRequest::new("ledger balance settled")).unwrap();
+    let files: Vec<&str> = hits.results.iter().filter_map(|h| h.file.as_deref()).collect();
+    assert!(files.contains(&"notes.md") && files.contains(&"ledger.py"), "{files:?}");
+    for hit in &hits.results {
+        assert_eq!(hit.score, hit.match_score, "{hit:?}");
+    }
+    assert!(hits.results.windows(2).all(|w| w[0].score >= w[1].score));
 }

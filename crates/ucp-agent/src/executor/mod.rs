@@ -24,7 +24,7 @@ use crate::safety::Deadline;
 use crate::session::Session;
 use crate::view::{view, BlockView};
 use crate::Step;
-use ucp_search::SearchOptions;
+use ucp_search::{structure, SearchOptions};
 
 /// What a command may need the session to be allowed.
 fn check_permission(session: &Session, command: &Command) -> Result<(), AgentError> {
@@ -159,7 +159,12 @@ impl Run<'_> {
                 };
                 let failed = |e: ucp_search::SearchError| AgentError::SearchFailed(e.to_string());
                 provider.sync(self.doc).map_err(failed)?;
-                let hits = provider.search(&search.query, &options).map_err(failed)?;
+                let mut hits = provider.search(&search.query, &options).map_err(failed)?;
+                if structure::wants_pool(self.doc, hits.iter().map(|h| h.id), options.limit) {
+                    let pool = SearchOptions { limit: structure::EVIDENCE_POOL, ..options.clone() };
+                    hits = provider.search(&search.query, &pool).map_err(failed)?;
+                }
+                let hits = structure::rank_hits(self.doc, &hits, options.limit);
                 if session.window.task().is_none() {
                     session.window.set_task_text(Some(&search.query));
                 }

@@ -123,6 +123,8 @@ pub struct CodeOutcome {
 pub struct CodeReport {
     /// The context budget.
     pub budget: usize,
+    /// The embedding model directory the engine's search was hybrid with.
+    pub model: Option<String>,
     /// Every system's outcome on every task.
     pub outcomes: Vec<CodeOutcome>,
     /// Per snapshot: files, seconds to index (0 when found indexed).
@@ -173,7 +175,12 @@ pub fn run_code_eval(
     for task in tasks {
         by_snapshot.entry(task.snapshot()).or_default().push(task);
     }
-    let mut report = CodeReport { budget: options.budget, outcomes: Vec::new(), snapshots: Vec::new() };
+    let mut report = CodeReport {
+        budget: options.budget,
+        model: options.model.as_ref().map(|m| m.display().to_string()),
+        outcomes: Vec::new(),
+        snapshots: Vec::new(),
+    };
     for (name, tasks) in by_snapshot {
         let root = options.repos.join(&name);
         if !root.is_dir() {
@@ -382,7 +389,11 @@ impl CodeReport {
             }
         }
         let ctx = format!("Ctx@{}", self.budget);
-        let mut out = format!(
+        let mut out = match &self.model {
+            Some(model) => format!("ucp search: hybrid with the model in {model}\n"),
+            None => String::new(),
+        };
+        out += &format!(
             "{:<16} {:<22} {:>5} {:>7} {:>7} {:>8} {:>9} {:>9} {:>9} {:>10} {:>8} {:>8}\n",
             "system",
             "repo",
