@@ -44,9 +44,13 @@ def write(root, path, text):
 class Workspace:
     """A store and a project folder with rules and a skill."""
 
-    def __init__(self):
-        self.store = tempfile.mkdtemp(prefix="ucp-guidance-store-")
-        self.root = tempfile.mkdtemp(prefix="ucp-guidance-root-")
+    def __init__(self, test):
+        # Both folders are removed when the test ends, passed or not.
+        store = tempfile.TemporaryDirectory(prefix="ucp-guidance-store-")
+        root = tempfile.TemporaryDirectory(prefix="ucp-guidance-root-")
+        test.addCleanup(store.cleanup)
+        test.addCleanup(root.cleanup)
+        self.store, self.root = store.name, root.name
         write(self.root, "AGENTS.md", "Run the tests before every commit.\n")
         write(self.root, "README.md", "A project.\n")
         write(self.root, "billing/AGENTS.md", "Billing code never logs card numbers.\n")
@@ -71,7 +75,7 @@ async def call(session, tool, **arguments):
 
 class Guidance(unittest.TestCase):
     def test_memory_lasts_across_processes_and_is_found_by_meaning(self):
-        workspace = Workspace()
+        workspace = Workspace(self)
 
         async def first_session():
             async with stdio_client(workspace.server()) as (read, write_):
@@ -108,7 +112,7 @@ class Guidance(unittest.TestCase):
         asyncio.run(second_session())
 
     def test_rules_and_skills_load_when_they_become_relevant(self):
-        workspace = Workspace()
+        workspace = Workspace(self)
 
         async def run():
             async with stdio_client(workspace.server()) as (read, write_):
@@ -136,7 +140,7 @@ class Guidance(unittest.TestCase):
         asyncio.run(run())
 
     def test_discovery_lists_a_few_tools_and_finds_the_rest(self):
-        workspace = Workspace()
+        workspace = Workspace(self)
 
         async def run():
             async with stdio_client(workspace.server("--discover-tools")) as (read, write_):
