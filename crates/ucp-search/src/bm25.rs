@@ -14,6 +14,7 @@ use ucm_core::BlockId;
 
 use crate::analyzer::{self, ANALYZER};
 use crate::catalog::Indexable;
+use crate::headline;
 use crate::{BlockLengths, SearchError, SearchHit, SearchOptions, TermPostings};
 use ucp_analyzer::distinct_terms;
 
@@ -285,8 +286,22 @@ impl Bm25 {
     }
 
     /// The best `options.limit` blocks for `query`, scores normalized to
-    /// 0..1 by the most the query's terms could score.
+    /// 0..1 by the most the query's terms could score; a long report of
+    /// several lines is searched with its headline too (see
+    /// [`crate::headline`]).
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>, SearchError> {
+        let long = distinct_terms(query).len() >= LONG_QUERY_TERMS;
+        let Some(headline) = headline::headline(query, long) else {
+            return self.search_query(query, options);
+        };
+        let every = SearchOptions { min_similarity: 0.0, ..options.clone() };
+        let whole = self.search_query(query, &every)?;
+        let headline = self.search_query(headline, &every)?;
+        Ok(headline::fuse(whole, headline, options.limit, options.min_similarity))
+    }
+
+    /// [`Self::search`] for `query` as one query.
+    fn search_query(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>, SearchError> {
         let terms = distinct_terms(query);
         if terms.is_empty() || options.limit == 0 {
             return Ok(Vec::new());

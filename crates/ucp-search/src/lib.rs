@@ -27,6 +27,7 @@ mod catalog_file;
 mod embed;
 mod error;
 mod fusion;
+mod headline;
 mod index;
 mod provider;
 pub mod structure;

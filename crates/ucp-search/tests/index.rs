@@ -412,3 +412,28 @@ fn a_write_is_recorded_only_over_the_revision_it_was_based_on() {
     let (index, _) = SearchIndex::open_at(&path, &doc, Some(10), None, SearchConfig::default(), &()).unwrap();
     assert_eq!(bm25(&doc, &index, "wombat"), ["A wombat emits"]);
 }
+
+#[test]
+fn a_long_reports_headline_is_searched_on_its_own_too() {
+    let doc = guide();
+    let dir = tempfile::tempdir().unwrap();
+    let (index, _) = open(dir.path(), &doc, None);
+    // A report whose body keeps talking about the socket it saw close,
+    // under a headline that says the bug is a timer's delay.
+    let headline = "setTimeout fires early with a delay larger than 2147483647";
+    let body = "My production server closes a socket whenever the remote connection ends, and the \
+        socket emits close. The gateway accepts each incoming request, writes audit entries, \
+        retries failed handshakes three times, measures latency percentiles, rotates certificates \
+        weekly, balances traffic across regions, and pages the operator on call during deployments \
+        on Kubernetes clusters.";
+    let report = format!("{headline}\n\n{body}");
+    assert!(ucp_analyzer::distinct_terms(&report).len() >= 32, "a long report");
+    let found = bm25(&doc, &index, &report);
+    assert!(found[0].contains("2147483647"), "the headline's block first: {found:?}");
+    // The same words on one line are one query: the body's words win.
+    let one_line = bm25(&doc, &index, &report.replace('\n', " "));
+    assert!(one_line[0].contains("socket"), "{one_line:?}");
+    let scores = index.search_mode(&report, &SearchOptions::default(), Mode::Bm25).unwrap();
+    assert!(scores.iter().all(|hit| (0.0..=1.0).contains(&hit.score)));
+    assert!(scores.windows(2).all(|w| w[0].score >= w[1].score));
+}
