@@ -249,7 +249,10 @@ impl Orchestrator {
                         let hybrid = if semantic { search(HYBRID_HITS)? } else { Vec::new() };
                         // Every candidate keeps its score (so blocks past the
                         // planned ones are judged on the same scale).
-                        let ranked = rank::layout(traversal, doc).rank(&postings, &hybrid, usize::MAX);
+                        let layout = rank::layout(traversal, doc);
+                        let ranked = rank::rank_question(&layout, &request.question, &postings, &hybrid, |headline| {
+                            provider.term_postings(headline)
+                        });
                         (ranked, QueryTerms::from_postings(&request.question, &postings))
                     }
                     // A provider without postings: its own search's hits.

@@ -70,7 +70,7 @@ fn schema() -> Schema {
 /// question. A question names what it asks about once or twice, and what
 /// it repeats is mostly an example's name (`price`, `SomeClass`); a long
 /// report keeps coming back to what it is about.
-const LONG_QUERY_TERMS: usize = 32;
+pub(crate) const LONG_QUERY_TERMS: usize = 32;
 
 /// How often each analyzed term occurs in `text`, as far as it counts in
 /// a ranking: every term once in a query of fewer than
@@ -290,8 +290,7 @@ impl Bm25 {
     /// several lines is searched with its headline too (see
     /// [`crate::headline`]).
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>, SearchError> {
-        let long = distinct_terms(query).len() >= LONG_QUERY_TERMS;
-        let Some(headline) = headline::headline(query, long) else {
+        let Some(headline) = headline::headline(query) else {
             return self.search_query(query, options);
         };
         let every = SearchOptions { min_similarity: 0.0, ..options.clone() };

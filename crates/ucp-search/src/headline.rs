@@ -1,26 +1,29 @@
 //! A long report's headline searched on its own. An issue, a bug report
 //! or a mail starts with a line that says what it is about; the lines
 //! after it add examples, logs and code whose words drown the headline's
-//! in one long query. So a long query of several lines is searched twice —
-//! whole, and its first line alone — and each hit scores the two matches
-//! together: `(whole + HEADLINE_WEIGHT × headline) / (1 + HEADLINE_WEIGHT)`.
-//! A query of one line, or a short one, is searched once, as it is.
+//! in one long query. So a long query of several lines is searched (and a
+//! context's question ranked) twice — whole, and its first line alone —
+//! and each block scores the two matches together: `(whole +
+//! HEADLINE_WEIGHT × headline) / (1 + HEADLINE_WEIGHT)`. A query of one
+//! line, or a short one, is searched once, as it is.
 
 use std::collections::HashMap;
 
 use ucm_core::BlockId;
 
+use crate::bm25::LONG_QUERY_TERMS;
 use crate::SearchHit;
 
 /// What a hit's match with the headline weighs beside its match with the
 /// whole query.
-const HEADLINE_WEIGHT: f64 = 0.25;
+pub const HEADLINE_WEIGHT: f64 = 0.25;
 
 /// The headline of `query` — its first line that holds a term — when the
-/// query is long (`long` says whether it has enough distinct terms) and
-/// its other lines hold terms too; `None` otherwise.
-pub(crate) fn headline(query: &str, long: bool) -> Option<&str> {
-    if !long {
+/// query is long (as many distinct terms as a report has, see
+/// `LONG_QUERY_TERMS`) and its other lines hold terms too; `None`
+/// otherwise.
+pub fn headline(query: &str) -> Option<&str> {
+    if ucp_analyzer::distinct_terms(query).len() < LONG_QUERY_TERMS {
         return None;
     }
     let mut lines = query.lines().filter(|line| !ucp_analyzer::distinct_terms(line).is_empty());
@@ -28,32 +31,38 @@ pub(crate) fn headline(query: &str, long: bool) -> Option<&str> {
     lines.next().is_some().then_some(first)
 }
 
-/// The hits of the whole query and of its headline, each scored by both
-/// matches (0 for a list that lacks it), the best `limit` scoring at
-/// least `min_similarity`, best first; ties keep the whole query's order.
+/// Blocks scored by the whole query and by its headline, each scored by
+/// both (0 for a list that lacks it): `(whole + HEADLINE_WEIGHT ×
+/// headline) / (1 + HEADLINE_WEIGHT)`, best first; ties keep the whole
+/// query's order, then the headline's.
+pub fn fuse_scores(whole: &[(BlockId, f64)], headline: &[(BlockId, f64)]) -> Vec<(BlockId, f64)> {
+    let by_headline: HashMap<BlockId, f64> = headline.iter().copied().collect();
+    let in_whole: HashMap<BlockId, f64> = whole.iter().copied().collect();
+    let score = |whole: f64, headline: f64| (whole + HEADLINE_WEIGHT * headline) / (1.0 + HEADLINE_WEIGHT);
+    let mut fused: Vec<(BlockId, f64)> = whole
+        .iter()
+        .map(|&(id, s)| (id, score(s, by_headline.get(&id).copied().unwrap_or(0.0))))
+        .chain(headline.iter().filter(|(id, _)| !in_whole.contains_key(id)).map(|&(id, s)| (id, score(0.0, s))))
+        .collect();
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1));
+    fused
+}
+
+/// [`fuse_scores`] of two searches' hits: the best `limit` scoring at
+/// least `min_similarity`.
 pub(crate) fn fuse(
     whole: Vec<SearchHit>,
     headline: Vec<SearchHit>,
     limit: usize,
     min_similarity: f64,
 ) -> Vec<SearchHit> {
-    let by_headline: HashMap<BlockId, f64> = headline.iter().map(|hit| (hit.id, hit.score)).collect();
-    let in_whole: HashMap<BlockId, f64> = whole.iter().map(|hit| (hit.id, hit.score)).collect();
-    let score = |whole: f64, headline: f64| (whole + HEADLINE_WEIGHT * headline) / (1.0 + HEADLINE_WEIGHT);
-    let mut fused: Vec<SearchHit> = whole
-        .iter()
-        .map(|hit| SearchHit { id: hit.id, score: score(hit.score, by_headline.get(&hit.id).copied().unwrap_or(0.0)) })
-        .chain(
-            headline
-                .iter()
-                .filter(|hit| !in_whole.contains_key(&hit.id))
-                .map(|hit| SearchHit { id: hit.id, score: score(0.0, hit.score) }),
-        )
-        .filter(|hit| hit.score >= min_similarity)
-        .collect();
-    fused.sort_by(|a, b| b.score.total_cmp(&a.score));
-    fused.truncate(limit);
-    fused
+    let pairs = |hits: Vec<SearchHit>| hits.into_iter().map(|hit| (hit.id, hit.score)).collect::<Vec<_>>();
+    fuse_scores(&pairs(whole), &pairs(headline))
+        .into_iter()
+        .filter(|(_, score)| *score >= min_similarity)
+        .take(limit)
+        .map(|(id, score)| SearchHit { id, score })
+        .collect()
 }
 
 #[cfg(test)]
@@ -66,12 +75,14 @@ mod tests {
 
     #[test]
     fn only_a_long_query_of_several_lines_has_a_headline() {
-        let report = "Migrations use the value of an enum\n\nWhen an Enum is a default, the migration ...";
-        assert_eq!(headline(report, true), Some("Migrations use the value of an enum"));
-        assert_eq!(headline(report, false), None);
-        assert_eq!(headline("how do I read a csv file", true), None);
-        assert_eq!(headline("  \n---\nfirst words\n\nmore words", true), Some("first words"));
-        assert_eq!(headline("one line\n  \n--", true), None);
+        let words: Vec<String> = (0..LONG_QUERY_TERMS).map(|i| format!("word{i}")).collect();
+        let body = words.join(" ");
+        let report = format!("Migrations use the value of an enum\n\n{body}");
+        assert_eq!(headline(&report), Some("Migrations use the value of an enum"));
+        assert_eq!(headline(&report.replace('\n', " ")), None, "one line");
+        assert_eq!(headline("how do I read a csv file\nwith a custom delimiter"), None, "short");
+        assert_eq!(headline(&format!("  \n---\nfirst words\n\n{body}")), Some("first words"));
+        assert_eq!(headline(&format!("{body}\n  \n--")), None);
     }
 
     #[test]

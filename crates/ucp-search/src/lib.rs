@@ -27,7 +27,7 @@ mod catalog_file;
 mod embed;
 mod error;
 mod fusion;
-mod headline;
+pub mod headline;
 mod index;
 mod provider;
 pub mod structure;

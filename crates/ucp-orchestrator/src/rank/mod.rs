@@ -119,11 +119,36 @@ pub struct QuestionRanking {
 }
 
 impl QuestionRanking {
-    /// Ranks `question`, whose terms are `postings`, over `layout`.
-    pub fn new(layout: &Layout, question: &str, postings: Vec<TermPostings>) -> Self {
-        let ranked = layout.rank(&postings, &[], usize::MAX);
+    /// Ranks `question`, whose terms are `postings`, over `layout` (see
+    /// [`rank_question`]; `postings_of` gives a headline's postings).
+    pub fn new(
+        layout: &Layout,
+        question: &str,
+        postings: Vec<TermPostings>,
+        postings_of: impl FnOnce(&str) -> Option<Vec<TermPostings>>,
+    ) -> Self {
+        let ranked = rank_question(layout, question, &postings, &[], postings_of);
         QuestionRanking { question: question.to_owned(), postings, ranked }
     }
+}
+
+/// Every candidate block for `question` (whose terms are `postings`, with
+/// a hybrid search's `hits`), best first: [`Layout::rank`], and for a long
+/// report of several lines its headline ranked alone too and fused in
+/// ([`ucp_search::headline`]; `postings_of` gives the headline's
+/// postings, and without them the whole question's ranking stands).
+pub fn rank_question(
+    layout: &Layout,
+    question: &str,
+    postings: &[TermPostings],
+    hits: &[(BlockId, f64)],
+    postings_of: impl FnOnce(&str) -> Option<Vec<TermPostings>>,
+) -> Vec<(BlockId, f64)> {
+    let ranked = layout.rank(postings, hits, usize::MAX);
+    let Some(headline) = ucp_search::headline::headline(question) else { return ranked };
+    let Some(headline_postings) = postings_of(headline) else { return ranked };
+    let by_headline = layout.rank(&headline_postings, &[], usize::MAX);
+    ucp_search::headline::fuse_scores(&ranked, &by_headline)
 }
 
 /// The layout of `doc`, `host`'s current document, built once per
