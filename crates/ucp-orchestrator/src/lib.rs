@@ -250,9 +250,7 @@ impl Orchestrator {
                         // Every candidate keeps its score (so blocks past the
                         // planned ones are judged on the same scale).
                         let layout = rank::layout(traversal, doc);
-                        let ranked = rank::rank_question(&layout, &request.question, &postings, &hybrid, |headline| {
-                            provider.term_postings(headline)
-                        });
+                        let ranked = rank::rank_question(&layout, &request.question, &postings, &hybrid);
                         (ranked, QueryTerms::from_postings(&request.question, &postings))
                     }
                     // A provider without postings: its own search's hits.

@@ -206,7 +206,7 @@ pub struct SearchHit {
     /// its own with a share of the other matches in its file and class.
     pub score: f64,
     /// Its own match (text, heading path and label), as the index scored
-    /// it (0..1).
+    /// it (0..1; for a long report, its whole and headline matches fused).
     pub match_score: f64,
     /// Its role.
     pub role: Option<String>,

@@ -293,9 +293,10 @@ impl Bm25 {
         let Some(headline) = headline::headline(query) else {
             return self.search_query(query, options);
         };
-        let every = SearchOptions { min_similarity: 0.0, ..options.clone() };
-        let whole = self.search_query(query, &every)?;
-        let headline = self.search_query(headline, &every)?;
+        let deep =
+            SearchOptions { limit: options.limit.max(headline::FUSION_DEPTH), min_similarity: 0.0, ..options.clone() };
+        let whole = self.search_query(query, &deep)?;
+        let headline = self.search_query(headline, &deep)?;
         Ok(headline::fuse(whole, headline, options.limit, options.min_similarity))
     }
 

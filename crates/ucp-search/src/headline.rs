@@ -18,17 +18,28 @@ use crate::SearchHit;
 /// whole query.
 pub const HEADLINE_WEIGHT: f64 = 0.25;
 
-/// The headline of `query` — its first line that holds a term — when the
-/// query is long (as many distinct terms as a report has, see
-/// `LONG_QUERY_TERMS`) and its other lines hold terms too; `None`
-/// otherwise.
+/// Hits drawn from each of the two searches before they are fused (the
+/// request's limit when it asks for more), so a hit just past the limit
+/// of one still counts that match.
+pub const FUSION_DEPTH: usize = 100;
+
+/// The headline of `query` — its first line that holds a term, unless
+/// that line opens a code fence — when the query is long (as many
+/// distinct terms as a report has, see `LONG_QUERY_TERMS`), its other
+/// lines hold terms too, and the headline holds at least two terms and
+/// fewer than a long query; `None` otherwise.
 pub fn headline(query: &str) -> Option<&str> {
     if ucp_analyzer::distinct_terms(query).len() < LONG_QUERY_TERMS {
         return None;
     }
     let mut lines = query.lines().filter(|line| !ucp_analyzer::distinct_terms(line).is_empty());
     let first = lines.next()?;
-    lines.next().is_some().then_some(first)
+    let trimmed = first.trim_start();
+    if trimmed.starts_with("```") || trimmed.starts_with("~~~") || lines.next().is_none() {
+        return None;
+    }
+    let terms = ucp_analyzer::distinct_terms(first).len();
+    (2..LONG_QUERY_TERMS).contains(&terms).then_some(first)
 }
 
 /// Blocks scored by the whole query and by its headline, each scored by
@@ -83,6 +94,9 @@ mod tests {
         assert_eq!(headline("how do I read a csv file\nwith a custom delimiter"), None, "short");
         assert_eq!(headline(&format!("  \n---\nfirst words\n\n{body}")), Some("first words"));
         assert_eq!(headline(&format!("{body}\n  \n--")), None);
+        assert_eq!(headline(&format!("```python\n{body}")), None, "a fence is no headline");
+        assert_eq!(headline(&format!("Hi,\n{body}")), None, "one word is no headline");
+        assert_eq!(headline(&format!("{body}\n{body}")), None, "a headline as long as a report is none");
     }
 
     #[test]
@@ -96,7 +110,7 @@ mod tests {
         assert!((fused[3].score - 0.25 * 0.50 / 1.25).abs() < 1e-12);
         assert!(fused.iter().all(|h| (0.0..=1.0).contains(&h.score)));
         let cut = fuse(vec![hit(1, 0.30), hit(2, 0.28)], vec![hit(2, 0.1)], 1, 0.2);
-        assert_eq!(cut.len(), 1);
+        assert_eq!(cut.iter().map(|h| h.id.as_bytes()[0]).collect::<Vec<_>>(), vec![2], "0.244 beats 0.24");
         assert_eq!(fuse(vec![hit(1, 0.3)], Vec::new(), 10, 0.3).len(), 0, "0.3 / 1.25 is below 0.3");
     }
 }

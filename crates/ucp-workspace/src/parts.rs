@@ -107,9 +107,7 @@ impl Library {
         let request = options.request()?;
         // The sections of the blocks the job will plan from, read first.
         let Some(postings) = index.term_postings(&options.question) else { return Ok(None) };
-        let ranking = Arc::new(QuestionRanking::new(&layout, &options.question, postings, |headline| {
-            index.term_postings(headline)
-        }));
+        let ranking = Arc::new(QuestionRanking::new(&layout, &options.question, postings));
         let planned = &ranking.ranked[..ranking.ranked.len().min(orchestrator.config().search_limit)];
         let mut wanted: Vec<BlockId> = planned.iter().filter_map(|&(id, _)| layout.section_root(id)).collect();
         for round in 0..ROUNDS {

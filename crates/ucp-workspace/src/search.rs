@@ -58,7 +58,8 @@ pub struct SearchHit {
     /// own).
     pub score: f64,
     /// Its own match (text, heading path and label), as the index scored
-    /// it (0..1): what the request's lowest score is compared with.
+    /// it (0..1; for a long report, its whole and headline matches fused):
+    /// what the request's lowest score is compared with.
     pub match_score: f64,
     /// Its role.
     pub role: Option<String>,

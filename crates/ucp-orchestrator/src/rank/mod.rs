@@ -120,35 +120,36 @@ pub struct QuestionRanking {
 
 impl QuestionRanking {
     /// Ranks `question`, whose terms are `postings`, over `layout` (see
-    /// [`rank_question`]; `postings_of` gives a headline's postings).
-    pub fn new(
-        layout: &Layout,
-        question: &str,
-        postings: Vec<TermPostings>,
-        postings_of: impl FnOnce(&str) -> Option<Vec<TermPostings>>,
-    ) -> Self {
-        let ranked = rank_question(layout, question, &postings, &[], postings_of);
+    /// [`rank_question`]).
+    pub fn new(layout: &Layout, question: &str, postings: Vec<TermPostings>) -> Self {
+        let ranked = rank_question(layout, question, &postings, &[]);
         QuestionRanking { question: question.to_owned(), postings, ranked }
     }
 }
 
 /// Every candidate block for `question` (whose terms are `postings`, with
-/// a hybrid search's `hits`), best first: [`Layout::rank`], and for a long
-/// report of several lines its headline ranked alone too and fused in
-/// ([`ucp_search::headline`]; `postings_of` gives the headline's
-/// postings, and without them the whole question's ranking stands).
+/// a hybrid search's `hits`), best first at 1: [`Layout::rank`], and for
+/// a long report of several lines its headline ranked alone too (by its
+/// own terms' postings, each counted once) and fused in
+/// ([`ucp_search::headline`]), the fused scores scaled back so the best is
+/// 1.
 pub fn rank_question(
     layout: &Layout,
     question: &str,
     postings: &[TermPostings],
     hits: &[(BlockId, f64)],
-    postings_of: impl FnOnce(&str) -> Option<Vec<TermPostings>>,
 ) -> Vec<(BlockId, f64)> {
     let ranked = layout.rank(postings, hits, usize::MAX);
     let Some(headline) = ucp_search::headline::headline(question) else { return ranked };
-    let Some(headline_postings) = postings_of(headline) else { return ranked };
-    let by_headline = layout.rank(&headline_postings, &[], usize::MAX);
-    ucp_search::headline::fuse_scores(&ranked, &by_headline)
+    let terms = ucp_analyzer::distinct_terms(headline);
+    let headline_postings: Vec<TermPostings> =
+        postings.iter().filter(|p| terms.contains(&p.term)).map(|p| TermPostings { repeats: 1, ..p.clone() }).collect();
+    let mut fused = ucp_search::headline::fuse_scores(&ranked, &layout.rank(&headline_postings, &[], usize::MAX));
+    let best = fused.first().map_or(1.0, |(_, score)| *score).max(f64::MIN_POSITIVE);
+    for (_, score) in &mut fused {
+        *score /= best;
+    }
+    fused
 }
 
 /// The layout of `doc`, `host`'s current document, built once per
@@ -400,6 +401,26 @@ mod tests {
                 postings
             })
             .collect()
+    }
+
+    #[test]
+    fn a_reports_headline_lifts_its_blocks_and_a_question_of_one_line_ranks_as_before() {
+        let doc = guide();
+        let layout = Layout::build(&doc, None);
+        let filler: Vec<String> = (0..40).map(|n| format!("filler{n}")).collect();
+        let body = format!("readable streams keep data in an internal buffer {}", filler.join(" "));
+        let report = format!("errors emitted as events\n\n{body}");
+        let terms = postings(&doc, &report);
+        let plain = layout.rank(&terms, &[], usize::MAX);
+        let ranked = rank_question(&layout, &report, &terms, &[]);
+        let errors = find(&doc, "Errors are emitted");
+        let at = |list: &[(BlockId, f64)]| list.iter().position(|(id, _)| *id == errors).unwrap();
+        assert!(at(&ranked) < at(&plain), "{} < {}", at(&ranked), at(&plain));
+        assert_eq!(ranked[0].1, 1.0);
+        assert!(ranked.windows(2).all(|w| w[0].1 >= w[1].1));
+        let one_line = report.replace('\n', " ");
+        let terms = postings(&doc, &one_line);
+        assert_eq!(rank_question(&layout, &one_line, &terms, &[]), layout.rank(&terms, &[], usize::MAX));
     }
 
     fn find(doc: &Document, text: &str) -> BlockId {
