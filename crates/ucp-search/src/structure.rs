@@ -133,6 +133,21 @@ pub fn rank_hits(doc: &Document, hits: &[SearchHit], limit: usize) -> Vec<Ranked
     ranked
 }
 
+/// The hits `search(limit)` draws, ranked where they stand ([`rank_hits`]),
+/// the best `limit`: drawn again, [`EVIDENCE_POOL`] of them, when the first
+/// draw found code ([`wants_pool`]).
+pub fn search_ranked<E>(
+    doc: &Document,
+    limit: usize,
+    mut search: impl FnMut(usize) -> Result<Vec<SearchHit>, E>,
+) -> Result<Vec<RankedHit>, E> {
+    let mut hits = search(limit)?;
+    if wants_pool(doc, hits.iter().map(|hit| hit.id), limit) {
+        hits = search(EVIDENCE_POOL)?;
+    }
+    Ok(rank_hits(doc, &hits, limit))
+}
+
 fn is_symbol(doc: &Document, id: BlockId) -> bool {
     doc.get(id).and_then(|b| b.role()).is_some_and(Role::is_code_symbol)
 }

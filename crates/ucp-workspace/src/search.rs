@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 use ucm_core::{outline, printable, BlockId, Document, Tokenizer};
-use ucp_search::structure::{file_evidence, rank_hits, wants_pool, RankedHit, EVIDENCE_POOL};
+use ucp_search::structure::{file_evidence, rank_hits, search_ranked, wants_pool, RankedHit, EVIDENCE_POOL};
 use ucp_search::{Mode, SearchConfig, SearchIndex, SearchOptions};
 
 use crate::library::{lock, Library, Workspace};
@@ -97,12 +97,12 @@ impl Workspace {
         let mode = check(request, self.index.default_mode())?;
         let engine = self.traversal().engine();
         let document = engine.document();
-        let mut hits = self.index.search_mode(&request.query, &options(request, request.limit), mode)?;
-        if wants_pool(document, hits.iter().map(|hit| hit.id), request.limit) {
-            hits = self.index.search_mode(&request.query, &options(request, EVIDENCE_POOL), mode)?;
-        }
+        let ranked = search_ranked(document, request.limit, |limit| {
+            let hits = self.index.search_mode(&request.query, &options(request, limit), mode)?;
+            Ok::<_, WorkspaceError>(hits.into_iter().filter(|hit| document.contains(hit.id)).collect())
+        })?;
         let tokenizer = ucm_core::BpeTokenizer::default();
-        Ok(results(self.name(), request, mode, &hits, document, &|| &tokenizer))
+        Ok(results(self.name(), request, mode, ranked, document, &|| &tokenizer))
     }
 }
 
@@ -142,7 +142,9 @@ impl Library {
         if read_at != revision {
             return Ok(None);
         }
-        Ok(Some(results(name, request, mode, &hits, &excerpt, &|| self.tokenizer())))
+        let found: Vec<ucp_search::SearchHit> = hits.into_iter().filter(|hit| excerpt.contains(hit.id)).collect();
+        let ranked = rank_hits(&excerpt, &found, request.limit);
+        Ok(Some(results(name, request, mode, ranked, &excerpt, &|| self.tokenizer())))
     }
 }
 
@@ -166,19 +168,16 @@ fn options(request: &SearchRequest, limit: usize) -> SearchOptions {
     }
 }
 
-/// The hits with their place, from a document holding each hit and its
-/// ancestors (the whole document, or an excerpt of it), ranked where they
-/// stand (see [`rank_hits`]) and cut to the request's limit.
+/// The `ranked` hits with their place, from a document holding each hit
+/// and its ancestors (the whole document, or an excerpt of it).
 fn results<'t>(
     name: &str,
     request: &SearchRequest,
     mode: Mode,
-    hits: &[ucp_search::SearchHit],
+    ranked: Vec<RankedHit>,
     document: &Document,
     tokenizer: &dyn Fn() -> &'t dyn Tokenizer,
 ) -> SearchResults {
-    let found: Vec<ucp_search::SearchHit> = hits.iter().filter(|hit| document.contains(hit.id)).cloned().collect();
-    let ranked = rank_hits(document, &found, request.limit);
     let results = ranked
         .into_iter()
         .filter_map(|RankedHit { id, score, match_score }| {

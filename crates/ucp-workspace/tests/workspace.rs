@@ -14,11 +14,14 @@ fn excerpt() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/node-excerpt")
 }
 
+/// The configuration of a store in `dir` that may index any path.
+fn unrestricted(dir: &Path) -> LibraryConfig {
+    LibraryConfig { allowed_roots: None, ..LibraryConfig::new(dir.join(".ucp")) }
+}
+
 /// A library over a fresh store holding the Node.js excerpt as `node`.
 fn library(dir: &Path) -> Library {
-    let mut config = LibraryConfig::new(dir.join(".ucp"));
-    config.allowed_roots = None;
-    let library = Library::open(config).unwrap();
+    let library = Library::open(unrestricted(dir)).unwrap();
     let indexed = library.index(&[excerpt()], Some("node"), &IndexOptions::default(), &()).unwrap();
     assert!(indexed.changed, "a new document is written");
     library
@@ -26,9 +29,7 @@ fn library(dir: &Path) -> Library {
 
 /// Another library over the store in `dir`, as another process opens it.
 fn reopen(dir: &Path) -> Library {
-    let mut config = LibraryConfig::new(dir.join(".ucp"));
-    config.allowed_roots = None;
-    Library::open_existing(config).unwrap()
+    Library::open_existing(unrestricted(dir)).unwrap()
 }
 
 /// The stored document as another process would read it.
@@ -318,9 +319,7 @@ fn one_shot_searches_and_views_read_the_store_alone_and_answer_as_the_loaded_doc
 #[test]
 fn code_hits_rank_where_they_stand_the_same_from_the_store_alone_and_files_by_their_own_matches() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = LibraryConfig::new(dir.path().join(".ucp"));
-    config.allowed_roots = None;
-    let library = Library::open(config).unwrap();
+    let library = Library::open(unrestricted(dir.path())).unwrap();
     let shop = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/code/repos/shop-1.0");
     let loaded = library.index(&[shop], Some("shop"), &IndexOptions::default(), &()).unwrap().workspace;
     let one_shot = reopen(dir.path());
@@ -375,9 +374,7 @@ fn prose_beside_code_keeps_its_own_score_and_a_lone_code_match_keeps_its_own() {
     std::fs::create_dir_all(&corpus).unwrap();
     std::fs::write(corpus.join("notes.md"), "# Notes\n\nThe ledger balance is settled nightly.\n").unwrap();
     std::fs::write(corpus.join("ledger.py"), "def settle_balance(ledger):\n    return sum(ledger)\n").unwrap();
-    let mut config = LibraryConfig::new(dir.path().join(".ucp"));
-    config.allowed_roots = None;
-    let library = Library::open(config).unwrap();
+    let library = Library::open(unrestricted(dir.path())).unwrap();
     let workspace = library.index(&[corpus], Some("mixed"), &IndexOptions::default(), &()).unwrap().workspace;
     let hits = workspace.search(&SearchRequest::new("ledger balance settled")).unwrap();
     let files: Vec<&str> = hits.results.iter().filter_map(|h| h.file.as_deref()).collect();

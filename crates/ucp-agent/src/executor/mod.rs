@@ -159,12 +159,9 @@ impl Run<'_> {
                 };
                 let failed = |e: ucp_search::SearchError| AgentError::SearchFailed(e.to_string());
                 provider.sync(self.doc).map_err(failed)?;
-                let mut hits = provider.search(&search.query, &options).map_err(failed)?;
-                if structure::wants_pool(self.doc, hits.iter().map(|h| h.id), options.limit) {
-                    let pool = SearchOptions { limit: structure::EVIDENCE_POOL, ..options.clone() };
-                    hits = provider.search(&search.query, &pool).map_err(failed)?;
-                }
-                let hits = structure::rank_hits(self.doc, &hits, options.limit);
+                let hits = structure::search_ranked(self.doc, options.limit, |limit| {
+                    provider.search(&search.query, &SearchOptions { limit, ..options.clone() }).map_err(failed)
+                })?;
                 if session.window.task().is_none() {
                     session.window.set_task_text(Some(&search.query));
                 }
