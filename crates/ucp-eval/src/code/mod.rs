@@ -12,10 +12,9 @@
 //!   snapshot.
 //!
 //! Metrics, as the set's README defines them: File@1/5/10 (the gold file
-//! among the first k distinct files), Module@10 (over every unit),
-//! Func@10 any/all (gold functions among the first 10 functions and
-//! methods: a class's own lines are a unit, not a function), and
-//! Ctx@budget (every gold function whole in the context).
+//! among the first k distinct files), Module@10, Func@10 any/all (gold
+//! functions among the first 10 units), and Ctx@budget (every gold
+//! function whole in the context).
 
 mod reference;
 mod units;
@@ -103,9 +102,9 @@ pub struct CodeOutcome {
     pub file_rank: Option<usize>,
     /// Every gold module among the first 10 modules.
     pub module_at_10: bool,
-    /// A gold function among the first 10 functions.
+    /// A gold function among the first 10 units.
     pub func_any_at_10: bool,
-    /// Every gold function among the first 10 functions.
+    /// Every gold function among the first 10 units.
     pub func_all_at_10: bool,
     /// Every gold function whole in the context.
     pub context_all: bool,
@@ -115,10 +114,11 @@ pub struct CodeOutcome {
     pub search_ms: f64,
     /// Milliseconds to build the context.
     pub context_ms: f64,
-    /// The first 10 functions.
+    /// The first 10 units.
     pub top_units: Vec<String>,
-    /// Where each gold function stands among the ranked functions
-    /// (1-based; none when it is not ranked or not in the snapshot).
+    /// Where each gold function's unit stands among the ranked units
+    /// (1-based, as Func@10 counts them: a class's own lines are units
+    /// too); none when its unit is not ranked or not in the snapshot.
     pub gold_unit_ranks: Vec<Option<usize>>,
 }
 
@@ -242,9 +242,7 @@ impl Scored<'_> {
     ) -> CodeOutcome {
         let gold = self.gold_units();
         let file_rank = files.iter().position(|f| self.task.gold_files.contains(f)).map(|r| r + 1);
-        // The ranked functions: a class's own lines are no function.
-        let functions: Vec<usize> = ranked.iter().copied().filter(|u| self.units.is_function(*u)).collect();
-        let top: Vec<usize> = functions.iter().copied().take(10).collect();
+        let top: Vec<usize> = ranked.iter().copied().take(10).collect();
         let found = |g: &Option<usize>| g.is_some_and(|u| top.contains(&u));
         let mut modules: Vec<&str> = Vec::new();
         for unit in ranked {
@@ -277,7 +275,7 @@ impl Scored<'_> {
             top_units: top.iter().map(|u| self.units.key(*u).to_owned()).collect(),
             gold_unit_ranks: gold
                 .iter()
-                .map(|g| g.and_then(|u| functions.iter().position(|r| *r == u)).map(|r| r + 1))
+                .map(|g| g.and_then(|u| ranked.iter().position(|r| *r == u)).map(|r| r + 1))
                 .collect(),
         }
     }

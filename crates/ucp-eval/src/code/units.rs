@@ -3,10 +3,8 @@
 //! named `path:qualname` the way SWE-bench localization sets name the
 //! functions a fix edited. A function nested in another is no unit of its
 //! own: its name (`Class.inner`, `inner`) is an alias of the unit around
-//! it. A class's own lines are a unit (a module counts them) but no
-//! function: a ranked list of functions skips them. Units are read from a
-//! document made by code ingest, so the engine and the reference baseline
-//! count the same things.
+//! it. Units are read from a document made by code ingest, so the engine
+//! and the reference baseline count the same things.
 
 use std::collections::HashMap;
 
@@ -19,8 +17,6 @@ pub struct Units {
     by_key: HashMap<String, usize>,
     /// The blocks of each unit, in document order.
     blocks: Vec<Vec<BlockId>>,
-    /// Whether each unit is a function or method (not a class's own lines).
-    functions: Vec<bool>,
     of_block: IdMap<usize>,
     aliases: HashMap<String, usize>,
 }
@@ -36,7 +32,6 @@ impl Units {
             let unit = match (outline::symbol(block), block.role()) {
                 (Some(qname), Some(role)) if is_unit_role(role) => {
                     let unit = units.unit(&format!("{file}:{qname}"));
-                    units.functions[unit] |= matches!(role, Role::Function | Role::Method);
                     if let Some(inner) = block.metadata.custom.get("nested").and_then(|n| n.as_array()) {
                         let prefix = qname.rsplit_once('.').map_or(String::new(), |(p, _)| format!("{p}."));
                         for name in inner.iter().filter_map(|n| n.as_str()) {
@@ -68,7 +63,6 @@ impl Units {
         }
         self.keys.push(key.to_owned());
         self.blocks.push(Vec::new());
-        self.functions.push(false);
         self.by_key.insert(key.to_owned(), self.keys.len() - 1);
         self.keys.len() - 1
     }
@@ -91,12 +85,6 @@ impl Units {
     /// A unit's `path:qualname`.
     pub fn key(&self, unit: usize) -> &str {
         &self.keys[unit]
-    }
-
-    /// Whether a unit is a function or method rather than a class's own
-    /// lines.
-    pub fn is_function(&self, unit: usize) -> bool {
-        self.functions[unit]
     }
 
     /// A unit's blocks.
