@@ -42,7 +42,7 @@ pub use id::{BlockId, IdHasher, IdMap, IdSet, ParseIdError, PassThroughHasher, I
 pub use journal::UnsavedChanges;
 pub use json::{JsonError, JSON_FORMAT};
 pub use metadata::{Metadata, Role, SourceLocation, Timestamps};
-pub use printable::{escape_char, printable};
+pub use printable::{escape_char, printable, terminal_text};
 pub use ucm_tokens::{BpeTokenizer, Encoding, Tokenizer};
 pub use undo::Mark;
 pub use validate::{Issue, ValidationReport};

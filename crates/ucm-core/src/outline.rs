@@ -169,9 +169,42 @@ pub fn head(text: &str, max_tokens: usize, tokenizer: &dyn Tokenizer) -> String 
     text[..ends[low - 1]].trim_end().to_owned()
 }
 
+/// Bytes per token of the window [`bounded_head`] searches: a budget's
+/// worth of any natural text (tokens average about four bytes).
+pub const WINDOW_BYTES_PER_TOKEN: usize = 16;
+
+/// The first `max_tokens * WINDOW_BYTES_PER_TOKEN` bytes of `text` (cut
+/// at a character boundary): where a head of `max_tokens` tokens is
+/// looked for in a text of any length.
+pub fn window(text: &str, max_tokens: usize) -> &str {
+    let mut end = text.len().min(max_tokens.saturating_mul(WINDOW_BYTES_PER_TOKEN));
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// [`head`] of the [`window`] of `text`: the same head for natural text,
+/// in time bounded by the budget rather than the text's length (a head of
+/// tokens longer than the window's average is cut shorter).
+pub fn bounded_head(text: &str, max_tokens: usize, tokenizer: &dyn Tokenizer) -> String {
+    head(window(text, max_tokens), max_tokens, tokenizer)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bounded_heads_look_at_a_window() {
+        let tokenizer = crate::BpeTokenizer::default();
+        let text = "word ".repeat(10_000);
+        assert_eq!(bounded_head(&text, 50, &tokenizer), head(&text, 50, &tokenizer));
+        assert_eq!(window("ééé", 0), "");
+        assert_eq!(window("aé", 1).len(), 3);
+        let accents = "é".repeat(100);
+        assert_eq!(window(&accents, 1).len(), WINDOW_BYTES_PER_TOKEN);
+    }
 
     #[test]
     fn test_paths_follow_common_conventions() {

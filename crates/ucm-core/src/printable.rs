@@ -54,6 +54,24 @@ pub fn printable(text: &str, max_chars: usize) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Text of many lines safe to print on a terminal: lines and tabs stay,
+/// every other character [`escape_char`] changes is escaped (a model's
+/// answer or a tool's output can hold escape sequences that clear the
+/// screen or write the clipboard). Borrows when nothing changes.
+pub fn terminal_text(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c != '\n' && needs_escape(c)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\n' => out.push('\n'),
+            c => out.push_str(&escape_char(c)),
+        }
+    }
+    Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,7 +86,19 @@ mod tests {
         assert_eq!(escape_char('\u{85}'), "\\u{85}");
     }
 
+    #[test]
+    fn terminal_text_keeps_lines_and_tabs() {
+        assert!(matches!(terminal_text("two\nlines\tand a tab"), Cow::Borrowed(_)));
+        assert_eq!(terminal_text("a\x1b]52;c;AAAA\x07\nb\r\n"), "a\\x1b]52;c;AAAA\\x07\nb\\r\n");
+    }
+
     proptest::proptest! {
+        #[test]
+        fn terminal_text_has_no_control_characters_but_lines_and_tabs(text in ".*") {
+            let shown = terminal_text(&text);
+            proptest::prop_assert!(!shown.chars().any(|c| c.is_control() && c != '\n' && c != '\t'));
+        }
+
         #[test]
         fn printable_text_has_no_control_characters(text in ".*", max in 0usize..64) {
             let shown = printable(&text, max);
