@@ -110,7 +110,7 @@ fn input_tokens(usage: &Value) -> u64 {
         .sum()
 }
 
-fn parse_reply(answer: &Value) -> Result<Reply, LlmError> {
+pub(crate) fn parse_reply(answer: &Value) -> Result<Reply, LlmError> {
     let content = answer["content"].as_array().ok_or_else(|| LlmError::Protocol("no content in the answer".into()))?;
     let mut text = String::new();
     let mut tool_calls = Vec::new();
@@ -140,7 +140,7 @@ enum Block {
 }
 
 #[derive(Default)]
-struct StreamedReply {
+pub(crate) struct StreamedReply {
     text: String,
     blocks: Vec<Block>,
     stop: Option<String>,

@@ -71,6 +71,9 @@ pub struct ProviderConfig {
     /// Seconds a call (or a stream's silence) may take.
     #[serde(default)]
     pub timeout_s: Option<u64>,
+    /// Seconds a whole answer may take, however steadily it streams.
+    #[serde(default)]
+    pub deadline_s: Option<u64>,
     /// Tries after a 429, a 5xx or a broken connection.
     #[serde(default)]
     pub max_retries: Option<u32>,
@@ -80,6 +83,12 @@ impl ProviderConfig {
     /// The time a call may take (120 s unless set).
     pub fn timeout(&self) -> Duration {
         Duration::from_secs(self.timeout_s.unwrap_or(120).max(1))
+    }
+
+    /// The time a whole answer may take (600 s unless set, and never less
+    /// than [`ProviderConfig::timeout`]).
+    pub fn deadline(&self) -> Duration {
+        Duration::from_secs(self.deadline_s.unwrap_or(600)).max(self.timeout())
     }
 
     /// How failed calls are tried again.
@@ -109,6 +118,7 @@ impl ProviderConfig {
             api_key_env: Some(key.into()),
             model: None,
             timeout_s: None,
+            deadline_s: None,
             max_retries: None,
         })
     }
@@ -196,9 +206,10 @@ pub struct ModelChoice {
 }
 
 impl Config {
-    /// The user's file, then `store`'s `config.toml`; files that do not
-    /// exist are skipped.
-    pub fn load(store: Option<&Path>) -> Result<Config, LlmError> {
+    /// The files [`Config::load`] reads, in order: the user's
+    /// (`$XDG_CONFIG_HOME/ucp/config.toml`, else `~/.config/ucp/`), then
+    /// `store`'s.
+    pub fn files(store: Option<&Path>) -> Vec<PathBuf> {
         let mut paths = Vec::new();
         if let Some(dir) = user_config_dir() {
             paths.push(dir.join("ucp").join("config.toml"));
@@ -206,8 +217,14 @@ impl Config {
         if let Some(store) = store {
             paths.push(store.join("config.toml"));
         }
+        paths
+    }
+
+    /// The user's file, then `store`'s `config.toml`; files that do not
+    /// exist are skipped.
+    pub fn load(store: Option<&Path>) -> Result<Config, LlmError> {
         let mut config = Config::default();
-        for path in paths {
+        for path in Config::files(store) {
             match std::fs::read_to_string(&path) {
                 Ok(text) => {
                     config.merge_toml(&text).map_err(|e| LlmError::Config(format!("{}: {e}", path.display())))?
@@ -275,6 +292,7 @@ impl Config {
                 api_key_env: None,
                 model: None,
                 timeout_s: None,
+                deadline_s: None,
                 max_retries: None,
             };
             ("cli".to_owned(), provider)

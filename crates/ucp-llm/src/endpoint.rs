@@ -4,10 +4,10 @@
 
 use serde_json::{json, Value};
 
-use crate::http::read_json;
+use crate::http::{read_json, Answer};
 use crate::sse::for_each_event;
 use crate::text_calls::read_text_calls;
-use crate::{Cancel, LlmError, Reply, Request, Transport};
+use crate::{Api, Cancel, LlmError, Reply, Request, Transport};
 
 /// A model at an API endpoint.
 pub(crate) struct Endpoint {
@@ -51,16 +51,59 @@ impl Endpoint {
         whole: fn(&Value) -> Result<Reply, LlmError>,
     ) -> Result<Reply, LlmError> {
         let answer = self.transport.post(&self.url, headers, body, cancel)?;
-        let mut reply = match on_text {
-            None => whole(&read_json(answer, self.transport.timeout())?)?,
-            Some(on_text) => {
-                let mut stream = S::default();
-                for_each_event(answer, self.transport.timeout(), cancel, |event| stream.add(&event, on_text))?;
-                stream.finish()
-            }
-        };
-        read_text_calls(&mut reply, request);
-        Ok(reply)
+        read_reply::<S>(answer, self.transport.timeout(), request, on_text, cancel, whole)
+    }
+}
+
+/// Reads an accepted answer: whole, or streamed into an `S` when
+/// `on_text` is given; then the calls it wrote as text.
+fn read_reply<S: StreamedReply>(
+    mut answer: Answer,
+    timeout: std::time::Duration,
+    request: &Request,
+    on_text: Option<&mut dyn FnMut(&str)>,
+    cancel: &Cancel,
+    whole: fn(&Value) -> Result<Reply, LlmError>,
+) -> Result<Reply, LlmError> {
+    let mut reply = match on_text {
+        None => whole(&read_json(answer, timeout)?)?,
+        Some(on_text) => {
+            answer.check_kind()?;
+            let mut stream = S::default();
+            for_each_event(answer, timeout, cancel, |event| stream.add(&event, on_text))?;
+            stream.finish()
+        }
+    };
+    read_text_calls(&mut reply, request);
+    Ok(reply)
+}
+
+/// Reads a recorded answer `body` of `api`'s wire format as a call would
+/// read it off the wire (a JSON body, or with `streamed` a stream of
+/// server-sent events), for `request`: the same reply, or the same error,
+/// whatever the bytes.
+pub fn read_answer(api: Api, body: &[u8], streamed: bool, request: &Request) -> Result<Reply, LlmError> {
+    let content_type = if streamed { "text/event-stream" } else { "application/json" };
+    let answer = Answer::recorded(body.to_vec(), content_type);
+    let (timeout, cancel, mut ignore) = (std::time::Duration::from_secs(1), Cancel::new(), |_: &str| {});
+    let on_text: Option<&mut dyn FnMut(&str)> = if streamed { Some(&mut ignore) } else { None };
+    match api {
+        Api::OpenAi => read_reply::<crate::openai::StreamedReply>(
+            answer,
+            timeout,
+            request,
+            on_text,
+            &cancel,
+            crate::openai::parse_reply,
+        ),
+        Api::Anthropic => read_reply::<crate::anthropic::StreamedReply>(
+            answer,
+            timeout,
+            request,
+            on_text,
+            &cancel,
+            crate::anthropic::parse_reply,
+        ),
     }
 }
 

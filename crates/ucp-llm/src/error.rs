@@ -17,6 +17,9 @@ pub enum LlmError {
     /// No answer within the time allowed.
     #[error("the model API did not answer within {0} s")]
     Timeout(u64),
+    /// An answer that went on past the time a whole answer may take.
+    #[error("the model API's answer did not end within {0} s (the call's deadline)")]
+    Deadline(u64),
     /// The call was cancelled.
     #[error("cancelled")]
     Cancelled,

@@ -62,39 +62,59 @@ impl Default for RetryPolicy {
 pub struct Transport {
     agent: ureq::Agent,
     timeout: Duration,
+    deadline: Duration,
     retry: RetryPolicy,
 }
 
 impl std::fmt::Debug for Transport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Transport").field("timeout", &self.timeout).field("retry", &self.retry).finish()
+        f.debug_struct("Transport")
+            .field("timeout", &self.timeout)
+            .field("deadline", &self.deadline)
+            .field("retry", &self.retry)
+            .finish()
     }
 }
 
 /// The start of an error body kept in [`LlmError::Status`].
 const ERROR_BODY_CHARS: usize = 600;
 
+/// Most bytes of one answer read: a model's reply is rarely a megabyte.
+pub const MAX_ANSWER_BYTES: u64 = 16 << 20;
+
+/// The deadline of a call when none is set, unless its timeout is longer.
+const DEFAULT_DEADLINE: Duration = Duration::from_secs(600);
+
 impl Transport {
     /// A transport whose calls each get `timeout` (for a streamed answer:
-    /// the longest silence between two pieces).
+    /// the longest silence between two pieces), and 600 s for a whole
+    /// answer (see [`Transport::with_deadline`]).
     pub fn new(timeout: Duration, retry: RetryPolicy) -> Self {
         let agent = ureq::AgentBuilder::new()
             .timeout_connect(timeout.min(Duration::from_secs(10)))
             .timeout_read(timeout)
             .timeout_write(timeout)
             .build();
-        Transport { agent, timeout, retry }
+        Transport { agent, timeout, deadline: DEFAULT_DEADLINE.max(timeout), retry }
+    }
+
+    /// The same transport, a whole answer (however steadily it streams,
+    /// keep-alive comments included) given at most `deadline`.
+    pub fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self
     }
 
     /// Posts `body` to `url` with `headers` and returns the answer's body
-    /// as a reader once the API accepted the call.
+    /// once the API accepted the call: read until the call's deadline and
+    /// up to [`MAX_ANSWER_BYTES`].
     pub(crate) fn post(
         &self,
         url: &str,
         headers: &[(&str, &str)],
         body: &Value,
         cancel: &Cancel,
-    ) -> Result<Box<dyn Read + Send>, LlmError> {
+    ) -> Result<Answer, LlmError> {
         let body = body.to_string();
         let mut attempt = 0;
         loop {
@@ -103,8 +123,13 @@ impl Transport {
             for (name, value) in headers {
                 request = request.set(name, value);
             }
+            let deadline = Instant::now() + self.deadline;
             let failure = match request.send_string(&body) {
-                Ok(response) => return Ok(Box::new(response.into_reader())),
+                Ok(response) => {
+                    let content_type = response.content_type().to_ascii_lowercase();
+                    let reader = Box::new(response.into_reader());
+                    return Ok(Answer { reader, content_type, deadline, limit: self.deadline, read: 0 });
+                }
                 Err(ureq::Error::Status(status, response)) => {
                     let retry_after = response.header("retry-after").and_then(|s| s.trim().parse::<u64>().ok());
                     let mut text = String::new();
@@ -160,14 +185,102 @@ fn transport_error(transport: &ureq::Transport, timeout: Duration) -> LlmError {
     })
 }
 
+/// An accepted call's answer: its media type, and its body, which fails
+/// a read past the call's deadline or past [`MAX_ANSWER_BYTES`].
+pub(crate) struct Answer {
+    reader: Box<dyn Read + Send>,
+    /// The media type (`application/json`, `text/event-stream` ...), lower case.
+    pub(crate) content_type: String,
+    deadline: Instant,
+    limit: Duration,
+    read: u64,
+}
+
+/// Why an answer stopped being read.
+#[derive(Debug)]
+enum AnswerLimit {
+    Deadline(Duration),
+    Size,
+}
+
+impl std::fmt::Display for AnswerLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AnswerLimit::Deadline(limit) => write!(f, "past the deadline of {} s", limit.as_secs()),
+            AnswerLimit::Size => write!(f, "over {} MiB", MAX_ANSWER_BYTES >> 20),
+        }
+    }
+}
+
+impl std::error::Error for AnswerLimit {}
+
+impl Read for Answer {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        if Instant::now() >= self.deadline {
+            return Err(std::io::Error::other(AnswerLimit::Deadline(self.limit)));
+        }
+        let room = usize::try_from(MAX_ANSWER_BYTES + 1 - self.read.min(MAX_ANSWER_BYTES)).unwrap_or(usize::MAX);
+        let wanted = buffer.len().min(room);
+        let n = self.reader.read(&mut buffer[..wanted])?;
+        self.read += n as u64;
+        if self.read > MAX_ANSWER_BYTES {
+            return Err(std::io::Error::other(AnswerLimit::Size));
+        }
+        Ok(n)
+    }
+}
+
+impl Answer {
+    /// An answer already received whole (`body`, of media type
+    /// `content_type`), read under the same caps.
+    pub(crate) fn recorded(body: Vec<u8>, content_type: &str) -> Self {
+        let limit = DEFAULT_DEADLINE;
+        let reader = Box::new(std::io::Cursor::new(body));
+        Answer { reader, content_type: content_type.to_owned(), deadline: Instant::now() + limit, limit, read: 0 }
+    }
+
+    /// Refuses an answer that is a web page (a base URL that names a site,
+    /// not an API), saying what came back.
+    pub(crate) fn check_kind(&mut self) -> Result<(), LlmError> {
+        if !self.content_type.starts_with("text/html") {
+            return Ok(());
+        }
+        let mut head = String::new();
+        let _ = self.take(4096).read_to_string(&mut head);
+        Err(LlmError::Protocol(format!(
+            "the server answered with a web page ({}), not the API's JSON: check the base URL (it begins: {})",
+            self.content_type,
+            received(&head)
+        )))
+    }
+}
+
+/// The start of a text received, shown on one line.
+pub(crate) fn received(text: &str) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut shown: String = flat.chars().take(200).collect();
+    if flat.chars().count() > 200 {
+        shown.push('…');
+    }
+    format!("{:?}", shown)
+}
+
 /// Reads a whole answer body as JSON.
-pub(crate) fn read_json(mut body: Box<dyn Read + Send>, timeout: Duration) -> Result<Value, LlmError> {
+pub(crate) fn read_json(mut body: Answer, timeout: Duration) -> Result<Value, LlmError> {
+    body.check_kind()?;
     let mut text = String::new();
     body.read_to_string(&mut text).map_err(|e| io_error(&e, timeout))?;
-    serde_json::from_str(&text).map_err(|e| LlmError::Protocol(format!("the answer is not JSON ({e})")))
+    serde_json::from_str(&text)
+        .map_err(|e| LlmError::Protocol(format!("the answer is not JSON ({e}); it begins: {}", received(&text))))
 }
 
 pub(crate) fn io_error(error: &std::io::Error, timeout: Duration) -> LlmError {
+    if let Some(limit) = error.get_ref().and_then(|e| e.downcast_ref::<AnswerLimit>()) {
+        return match limit {
+            AnswerLimit::Deadline(limit) => LlmError::Deadline(limit.as_secs().max(1)),
+            AnswerLimit::Size => LlmError::Protocol(format!("the answer is {limit}: not read further")),
+        };
+    }
     match error.kind() {
         std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => LlmError::Timeout(timeout.as_secs().max(1)),
         _ => LlmError::Transport(error.to_string()),

@@ -22,6 +22,7 @@ mod text_calls;
 
 pub use anthropic::AnthropicProvider;
 pub use config::{Api, Config, ModelChoice, Overrides, ProviderConfig, SubagentConfig, SUBAGENT_TYPES};
+pub use endpoint::read_answer;
 pub use error::LlmError;
 pub use http::{Cancel, RetryPolicy, Transport};
 pub use local::LocalServer;
@@ -45,7 +46,8 @@ pub trait Provider: Send + Sync {
 
 /// The provider `choice` names, built from its configuration.
 pub fn connect(choice: &ModelChoice) -> Result<Box<dyn Provider>, LlmError> {
-    let transport = Transport::new(choice.provider.timeout(), choice.provider.retry_policy());
+    let transport = Transport::new(choice.provider.timeout(), choice.provider.retry_policy())
+        .with_deadline(choice.provider.deadline());
     let key = choice.provider.api_key()?;
     Ok(match choice.provider.api {
         Api::OpenAi => Box::new(OpenAiProvider::new(&choice.provider.base_url, &choice.model, key, transport)),

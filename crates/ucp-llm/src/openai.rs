@@ -120,7 +120,7 @@ fn usage(value: &Value) -> Option<Usage> {
 }
 
 /// A whole (not streamed) answer.
-fn parse_reply(answer: &Value) -> Result<Reply, LlmError> {
+pub(crate) fn parse_reply(answer: &Value) -> Result<Reply, LlmError> {
     let choice = answer["choices"].get(0).ok_or_else(|| LlmError::Protocol("no choices in the answer".into()))?;
     let message = &choice["message"];
     let mut tool_calls = Vec::new();
@@ -143,7 +143,7 @@ fn parse_reply(answer: &Value) -> Result<Reply, LlmError> {
 
 /// A streamed answer, put together piece by piece.
 #[derive(Default)]
-struct StreamedReply {
+pub(crate) struct StreamedReply {
     text: String,
     /// (id, name, arguments so far) by the call's index.
     calls: Vec<(String, String, String)>,

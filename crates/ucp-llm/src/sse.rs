@@ -9,9 +9,11 @@ use crate::http::io_error;
 use crate::{Cancel, LlmError};
 
 /// Calls `on_event` with the JSON data of every event of `body` until the
-/// stream ends or sends `[DONE]`, checking `cancel` between events.
+/// stream ends or sends `[DONE]`, checking `cancel` between events. A
+/// stream that ends without one event was not the API's: refused, with
+/// what it held.
 pub(crate) fn for_each_event(
-    body: Box<dyn Read + Send>,
+    body: impl Read,
     timeout: Duration,
     cancel: &Cancel,
     mut on_event: impl FnMut(Value) -> Result<(), LlmError>,
@@ -19,6 +21,9 @@ pub(crate) fn for_each_event(
     let mut reader = BufReader::new(body);
     let mut data = String::new();
     let mut line = String::new();
+    let mut events = 0;
+    // The start of what came, for the error when no event does.
+    let mut other = String::new();
     loop {
         cancel.check()?;
         line.clear();
@@ -32,9 +37,16 @@ pub(crate) fn for_each_event(
                 let event = serde_json::from_str(&data)
                     .map_err(|e| LlmError::Protocol(format!("a streamed event is not JSON ({e})")))?;
                 on_event(event)?;
+                events += 1;
                 data.clear();
             }
             if read == 0 {
+                if events == 0 {
+                    return Err(LlmError::Protocol(format!(
+                        "the answer held no event of a stream; it began: {}",
+                        crate::http::received(&other)
+                    )));
+                }
                 return Ok(());
             }
         } else if let Some(rest) = trimmed.strip_prefix("data:") {
@@ -42,6 +54,9 @@ pub(crate) fn for_each_event(
                 data.push('\n');
             }
             data.push_str(rest.strip_prefix(' ').unwrap_or(rest));
+        } else if other.len() < 512 && !trimmed.starts_with(':') && !trimmed.starts_with("event:") {
+            other.extend(trimmed.chars().take(512 - other.len()));
+            other.push('\n');
         }
         // `event:`, `id:`, `retry:` and comments: the data says it all.
     }
@@ -69,5 +84,9 @@ mod tests {
         cancel.cancel();
         let stopped = for_each_event(Box::new("data: {}\n\n".as_bytes()), Duration::from_secs(1), &cancel, |_| Ok(()));
         assert!(matches!(stopped, Err(LlmError::Cancelled)));
+        let page = "<!doctype html>\n<html><body>Welcome</body></html>\n";
+        let none = for_each_event(page.as_bytes(), Duration::from_secs(1), &Cancel::new(), |_| Ok(()));
+        let error = none.unwrap_err().to_string();
+        assert!(error.contains("no event") && error.contains("Welcome"), "{error}");
     }
 }

@@ -3,7 +3,10 @@
 //! on a slow server, cancellation while waiting, both wire formats whole
 //! and streamed, and the key sent only in its header.
 
-use std::io::{BufRead, BufReader, Read, Write};
+#[path = "../../../tests/support/http.rs"]
+mod http;
+
+use std::io::Write;
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -14,16 +17,18 @@ use ucp_llm::{
     ToolChoice, ToolSpec, Transport,
 };
 
-/// One scripted answer: status, extra headers, body, delay before it.
+/// One scripted answer: status, extra headers, body, delay before it;
+/// or, with `drip`, a body that never ends: a piece again and again.
 struct Answer {
     status: u16,
     headers: Vec<(&'static str, String)>,
     body: String,
     delay: Duration,
+    drip: Option<(&'static str, Duration)>,
 }
 
 fn answer(status: u16, body: impl Into<String>) -> Answer {
-    Answer { status, headers: Vec::new(), body: body.into(), delay: Duration::ZERO }
+    Answer { status, headers: Vec::new(), body: body.into(), delay: Duration::ZERO, drip: None }
 }
 
 /// The requests a server saw: headers (lowercased), then the body.
@@ -39,22 +44,17 @@ fn serve(answers: Vec<Answer>) -> (String, Seen) {
     std::thread::spawn(move || {
         for answer in answers {
             let Ok((mut stream, _)) = listener.accept() else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let (mut head, mut length) = (String::new(), 0);
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap();
-                }
-                head.push_str(&line.to_ascii_lowercase());
-            }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
+            let (head, body) = http::read_request(&stream);
             log.lock().unwrap().push((head, String::from_utf8(body).unwrap()));
             std::thread::sleep(answer.delay);
+            if let Some((piece, every)) = answer.drip {
+                let head = "HTTP/1.1 200 X\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+                let _ = stream.write_all(head.as_bytes());
+                while stream.write_all(piece.as_bytes()).is_ok() {
+                    std::thread::sleep(every);
+                }
+                continue;
+            }
             let mut out = format!(
                 "HTTP/1.1 {} X\r\ncontent-length: {}\r\nconnection: close\r\n",
                 answer.status,
@@ -169,6 +169,41 @@ fn slow_servers_time_out_and_calls_can_be_cancelled() {
     let error = unreachable.complete(&request(), None, &Cancel::new()).unwrap_err();
     assert!(matches!(error, LlmError::Transport(_)), "{error}");
     assert!(!error.to_string().contains("sekret") && error.to_string().contains("127.0.0.1:9"), "{error}");
+}
+
+#[test]
+fn endless_streams_meet_the_deadline_and_answers_are_bounded() {
+    let mut endless = answer(200, "");
+    endless.drip = Some((": keep-alive\n\n", Duration::from_millis(50)));
+    let (url, _) = serve(vec![endless]);
+    let patient = transport(500, 0).with_deadline(Duration::from_secs(1));
+    let provider = OpenAiProvider::new(&url, "m", None, patient);
+    let error = provider.complete(&request(), Some(&mut |_: &str| {}), &Cancel::new()).unwrap_err();
+    assert!(matches!(error, LlmError::Deadline(1)), "{error}");
+
+    // A wrong base URL that serves a web page: said, not an empty answer.
+    for streamed in [false, true] {
+        let mut page = answer(200, "<!doctype html><html><title>Welcome to nginx!</title></html>");
+        page.headers.push(("content-type", "text/html; charset=utf-8".into()));
+        let (url, _) = serve(vec![page]);
+        let provider = OpenAiProvider::new(&url, "m", None, transport(2000, 0));
+        let mut on_text = |_: &str| {};
+        let on_text: Option<&mut dyn FnMut(&str)> = if streamed { Some(&mut on_text) } else { None };
+        let error = provider.complete(&request(), on_text, &Cancel::new()).unwrap_err().to_string();
+        assert!(error.contains("web page") && error.contains("Welcome to nginx"), "{error}");
+    }
+    // Text that is no stream at all, without a media type to say so.
+    let (url, _) = serve(vec![answer(200, "Not Found\n")]);
+    let provider = OpenAiProvider::new(&url, "m", None, transport(2000, 0));
+    let error = provider.complete(&request(), Some(&mut |_: &str| {}), &Cancel::new()).unwrap_err().to_string();
+    assert!(error.contains("no event") && error.contains("Not Found"), "{error}");
+
+    // An answer past the size cap is not read further.
+    let huge = format!(r#"{{"choices":[{{"message":{{"content":"{}"}}}}]}}"#, "a".repeat(20 << 20));
+    let (url, _) = serve(vec![answer(200, huge)]);
+    let provider = OpenAiProvider::new(&url, "m", None, transport(5000, 0));
+    let error = provider.complete(&request(), None, &Cancel::new()).unwrap_err().to_string();
+    assert!(error.contains("over 16 MiB"), "{error}");
 }
 
 #[test]
