@@ -45,6 +45,7 @@ mod map;
 mod memory;
 mod parts;
 pub mod relations;
+mod replay;
 mod script;
 mod script_part;
 mod search;

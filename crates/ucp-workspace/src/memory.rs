@@ -32,8 +32,9 @@ pub const MAX_MEMORY_BYTES: usize = 64 * 1024;
 /// Memories an import writes per script (one transaction each).
 pub const IMPORT_BATCH: usize = 5_000;
 
-/// Times a store or forget is run again when another writer came in.
-const ATTEMPTS: usize = 5;
+/// Tries of a store or forget when other writers keep coming in (with a
+/// growing pause between them: see [`crate::replay`]).
+const ATTEMPTS: usize = crate::replay::STATE_TRIES;
 
 /// A memory to store (as JSON too: `{"content": ..., "kind": ..., "tags":
 /// [...], "links": [...]}`, one per line of an import).
@@ -393,7 +394,8 @@ impl Library {
         if self.config.read_only {
             return Err(WorkspaceError::ReadOnly(format!("{name:?} cannot be written")));
         }
-        for _ in 0..ATTEMPTS {
+        let mut replays = crate::replay::Replays::new(ATTEMPTS);
+        loop {
             if self.holds_stored(name)? {
                 return Ok(());
             }
@@ -401,11 +403,17 @@ impl Library {
             let expected = store.revision(name)?;
             match store.save_checked(name, expected, Some((&Document::new(name), &[])), None) {
                 Ok(_) => return Ok(()),
-                Err(ucp_store::StoreError::Conflict { .. }) => continue,
+                Err(ucp_store::StoreError::Conflict { .. }) => {
+                    drop(store);
+                    if !replays.again() {
+                        return Err(WorkspaceError::Invalid(format!(
+                            "{name:?} could not be created: other writers kept coming in"
+                        )));
+                    }
+                }
                 Err(e) => return Err(e.into()),
             }
         }
-        Err(WorkspaceError::Invalid(format!("{name:?} could not be created: other writers kept coming in")))
     }
 }
 

@@ -29,7 +29,7 @@ pub const RELATIONS_DOCUMENT: &str = ucp_store::AGENT_STATE_DOCUMENTS[1];
 pub const DEFAULT_RELATION: &str = "contains";
 
 /// Times a change is tried again when another writer came in.
-const ATTEMPTS: usize = 5;
+const ATTEMPTS: usize = crate::replay::STATE_TRIES;
 
 /// Where a node stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -468,8 +468,9 @@ impl Library {
         if !self.holds_stored(name)? {
             return Err(WorkspaceError::Invalid("no node yet: add one first".into()));
         }
-        for _ in 0..ATTEMPTS {
-            let _checked = crate::library::lock(&self.agent_state);
+        let mut replays = crate::replay::Replays::new(ATTEMPTS);
+        loop {
+            let checked = crate::library::lock(&self.agent_state);
             let graph = {
                 let workspace = self.workspace(name)?;
                 let engine = workspace.traversal().engine();
@@ -480,11 +481,17 @@ impl Library {
                 return Ok(None);
             }
             match self.run_commands(name, &commands, 1) {
-                Err(WorkspaceError::Store(ucp_store::StoreError::Conflict { .. })) => continue,
+                Err(WorkspaceError::Store(ucp_store::StoreError::Conflict { .. })) => {
+                    drop(checked);
+                    if !replays.again() {
+                        return Err(WorkspaceError::Invalid(format!(
+                            "{name:?} kept changing under this change: try again"
+                        )));
+                    }
+                }
                 run => return run.map(|(_, created)| created),
             }
         }
-        Err(WorkspaceError::Invalid(format!("{name:?} kept changing under this change: try again")))
     }
 }
 

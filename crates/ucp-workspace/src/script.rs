@@ -71,7 +71,7 @@ impl Library {
                 return Ok(run);
             }
         }
-        let mut attempt = 1;
+        let mut replays = crate::replay::Replays::new(attempts);
         loop {
             let workspace = self.workspace(name)?;
             let session = match named {
@@ -79,10 +79,9 @@ impl Library {
                 None => self.create_session(&workspace, options)?,
             };
             match self.run_script(&workspace, session, source) {
-                Err(WorkspaceError::Store(ucp_store::StoreError::Conflict { .. })) if attempt < attempts => {
+                Err(WorkspaceError::Store(ucp_store::StoreError::Conflict { .. })) if replays.again() => {
                     // The stale copy was dropped; its session goes with it, unsaved.
                     let _ = workspace.traversal().close_session(session);
-                    attempt += 1;
                 }
                 run => return run.map(|run| (workspace, session, run)),
             }

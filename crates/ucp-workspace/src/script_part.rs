@@ -60,7 +60,7 @@ impl Library {
         }
         let Some(first) = blocks_named(source) else { return Ok(None) };
         let dir = ucp_search::index_dir(&self.config.store_dir, name);
-        let mut attempt = 1;
+        let mut replays = crate::replay::Replays::new(attempts);
         'fresh: loop {
             let Some(mut part) = lock(&self.store).part(name)? else { return Ok(None) };
             if !self.grow(&mut part, &first)? {
@@ -111,10 +111,7 @@ impl Library {
                 // What it asked for and lacked, the document lacks too.
                 workspace.part = Some(part.clone());
                 match self.save_session(&workspace, session) {
-                    Err(WorkspaceError::Store(StoreError::Conflict { .. })) if attempt < attempts => {
-                        attempt += 1;
-                        continue 'fresh;
-                    }
+                    Err(WorkspaceError::Store(StoreError::Conflict { .. })) if replays.again() => continue 'fresh,
                     saved => {
                         let written = saved?;
                         let metrics = workspace.traversal().with_session(session, |s| s.metrics())?;
