@@ -2,13 +2,13 @@
 //! configuration or the flags, its transcript saved in the store.
 
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context as _;
 use clap::Args;
 use serde_json::json;
+use ucm_core::{printable, terminal_text};
 use ucp_agent_loop::{Agent, AgentSpec, Asker, Event, Question, RunError, Tools, Transcript, UserAnswer};
 use ucp_context::ExtractiveSummarizer;
 use ucp_llm::{Api, Cancel, Config, LlmError, Overrides};
@@ -103,9 +103,10 @@ impl Asker for TerminalAsker {
         }
         let _turn = ASKING.lock().unwrap_or_else(|e| e.into_inner());
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "\n? {}", question.question);
+        let _ = writeln!(err, "\n? {}", terminal_text(&question.question));
         for (n, choice) in question.options.iter().enumerate() {
-            let _ = writeln!(err, "  {}) {}  {}", n + 1, choice.label, choice.description);
+            let (label, description) = (printable(&choice.label, 200), terminal_text(&choice.description));
+            let _ = writeln!(err, "  {}) {label}  {description}", n + 1);
         }
         loop {
             let hint = if question.allow_free_text { "number or your own answer" } else { "number" };
@@ -165,8 +166,10 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
     let library = Arc::new(ucp_workspace::Library::open(library)?);
     let allowed = args.tools.clone().or(settings.allowed_tools.clone());
     let offer = ToolOffer {
-        root: Some(cli.root.clone().unwrap_or_else(|| PathBuf::from("."))),
+        root: Some(cli.tools_root()?),
         read_only: args.read_only,
+        protected: cli.protected_paths(),
+        passed_env: cli.pass_env.clone(),
         agents: Some(Arc::new(setup)),
         // Sub-agents are offered no more than the agent.
         only: allowed.clone(),
@@ -205,15 +208,19 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
         Ok(())
     };
     let streaming = !cli.json;
+    // The model's text reaches a terminal with its control characters
+    // escaped (it may hold sequences that clear the screen or write the
+    // clipboard); piped elsewhere it stays as written.
+    let on_terminal = std::io::stdout().is_terminal();
     let mut on_event = |event: Event<'_>| match event {
         Event::Text(text) if streaming => {
-            let _ = print(text);
+            let _ = print(&if on_terminal { terminal_text(text) } else { text.into() });
         }
-        Event::Calling(tool) if streaming => eprintln!("\n→ {tool}"),
+        Event::Calling(tool) if streaming => eprintln!("\n→ {}", printable(tool, 200)),
         Event::Called(record) if streaming => eprintln!(
             "  {} {} ({} tokens{})",
-            record.tool,
-            record.arguments,
+            printable(&record.tool, 200),
+            printable(&record.arguments.to_string(), 2000),
             record.result_tokens,
             if record.is_error { ", failed" } else { "" }
         ),

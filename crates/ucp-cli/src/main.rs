@@ -43,10 +43,17 @@ pub(crate) struct Cli {
     #[arg(long, global = true)]
     json: bool,
     /// Workspace folder the coding tools (grep, glob, read, write, edit,
-    /// bash, and those of `ucp mcp`) are jailed to (default: the current
-    /// folder).
+    /// bash, and those of `ucp mcp` and `ucp agent`) are jailed to
+    /// (default: the current folder, unless it is / or your home folder:
+    /// those only when named here).
     #[arg(long, global = true, value_name = "DIR")]
     root: Option<PathBuf>,
+    /// Environment variables `bash` commands get besides PATH, HOME, USER,
+    /// LOGNAME, SHELL, LANG, LANGUAGE, LC_*, TERM, TZ and TMPDIR
+    /// (comma-separated names; nothing else of UCP's environment, such as
+    /// tokens and API keys, reaches a command).
+    #[arg(long, global = true, env = "UCP_PASS_ENV", value_delimiter = ',', value_name = "NAMES")]
+    pass_env: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }

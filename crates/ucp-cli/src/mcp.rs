@@ -137,16 +137,22 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
             other => other.into(),
         })?,
     });
+    // Over stdio the client started the server as its own user, in its
+    // project: the coding tools work there (unless that is / or the home
+    // folder, which only a --root naming them opens). Over HTTP they run
+    // commands for remote callers, so only a --root given on purpose
+    // offers them.
+    let mut unrooted = None;
+    let root = match (&cli.root, args.http) {
+        (Some(root), _) => Some(root.clone()),
+        (None, None) => cli.tools_root().map_err(|why| unrooted = Some(why)).ok(),
+        (None, Some(_)) => None,
+    };
+    let mut protected = cli.protected_paths();
+    protected.extend(args.lsp_config.iter().cloned());
     let mut offer = ToolOffer {
         max_result_tokens: args.max_result_tokens,
-        // Over stdio the client started the server as its own user, in its
-        // project: the coding tools work there. Over HTTP they run commands
-        // for remote callers, so only a --root given on purpose offers them.
-        root: match (&cli.root, args.http) {
-            (Some(root), _) => Some(root.clone()),
-            (None, None) => Some(PathBuf::from(".")),
-            (None, Some(_)) => None,
-        },
+        root,
         read_only: args.read_only,
         only: args.tools.clone(),
         sandbox: args.sandbox.then_some(ucp_tools::Sandbox { network: false }),
@@ -154,18 +160,28 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         discover: args.discover_tools,
         skill_dirs: args.skill_dirs.clone(),
         agents: args.agents.then(|| args.llm.setup(cli)).transpose()?.map(Arc::new),
+        protected,
+        passed_env: cli.pass_env.clone(),
     };
     // The language servers start on a client's first lsp_* call.
     if let Some(root) = &offer.root {
         let lsp = ucp_lsp::Lsp::new(root, crate::lsp::config(args.lsp_config.as_ref())?)?;
         offer.lsp = Some(ucp_mcp::lsp_tools::SharedLsp(Arc::new(lsp)));
     }
-    offer.check_only(true).map_err(|e| anyhow::anyhow!("--tools: {e}"))?;
+    if let Err(e) = offer.check_only(true) {
+        match unrooted {
+            Some(why) => anyhow::bail!("--tools: {e}: {why}"),
+            None => anyhow::bail!("--tools: {e}"),
+        }
+    }
+    if let Some(why) = unrooted {
+        eprintln!("ucp mcp: {why}; the coding tools, rules and skills are not offered");
+    }
     // Fails now, not at a client's first call, when the root is unusable.
     if let Some(root) = &offer.root {
-        let jail = ucp_tools::Jail::new(root)?;
+        let jail = ucp_tools::Jail::new(root)?.with_protected(offer.protected.iter().cloned());
         if let Some(sandbox) = offer.sandbox {
-            sandbox.check(jail.root())?;
+            sandbox.check(&jail)?;
         }
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the runtime")?;

@@ -6,6 +6,7 @@ use std::io::Read as _;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use anyhow::Context as _;
 use ucp_tools::{
     AstRequest, BashRequest, EditRequest, GlobOrder, GlobRequest, GrepRequest, OutputMode, Paging, ReadRequest,
     Replacement, Sandbox, Tools,
@@ -178,10 +179,42 @@ pub(crate) struct BashArgs {
 }
 
 impl Cli {
-    /// The tools over `--root` (default: the current folder).
+    /// The tools over `--root` (default: the current folder), never
+    /// writing the store or UCP's configuration.
     fn tools(&self) -> anyhow::Result<Tools> {
-        let root = self.root.clone().unwrap_or_else(|| PathBuf::from("."));
-        Ok(Tools::new(root)?.with_max_bash_timeout(Duration::from_secs(86_400)))
+        Ok(Tools::new(self.tools_root()?)?
+            .with_max_bash_timeout(Duration::from_secs(86_400))
+            .with_protected(self.protected_paths())
+            .with_passed_env(self.pass_env.clone()))
+    }
+
+    /// The coding tools' root: `--root`, else the current folder, refused
+    /// when it is the filesystem's root or the home folder (the tools
+    /// would reach all of it: only a `--root` naming it opens it).
+    pub(crate) fn tools_root(&self) -> anyhow::Result<PathBuf> {
+        if let Some(root) = &self.root {
+            return Ok(root.clone());
+        }
+        let current = std::env::current_dir().context("the current folder")?;
+        if let Some(what) = ucp_tools::broad_folder(&current) {
+            anyhow::bail!(
+                "the current folder {} is {what}: the coding tools would reach all of it; pass --root {} \
+                 to use it anyway, or run ucp in a project folder",
+                current.display(),
+                current.display()
+            );
+        }
+        Ok(PathBuf::from("."))
+    }
+
+    /// What the tools never write: the store, and the configuration files
+    /// UCP reads (their folder).
+    pub(crate) fn protected_paths(&self) -> Vec<PathBuf> {
+        let store = self.store_dir();
+        let mut paths = vec![store.clone()];
+        let configs = ucp_llm::Config::files(Some(&store));
+        paths.extend(configs.iter().filter_map(|file| file.parent()).filter(|d| *d != store).map(PathBuf::from));
+        paths
     }
 }
 

@@ -7,6 +7,8 @@
 //! others need no model.
 
 mod common;
+#[path = "../../../tests/support/http.rs"]
+mod http;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -195,4 +197,117 @@ fn ctrl_c_stops_the_agent_between_streamed_pieces() {
     assert!(started.elapsed() < std::time::Duration::from_secs(10), "it stopped at the next piece");
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("interrupted; session s keeps the steps that finished"), "{}", stderr(&out));
+}
+
+/// A model at the returned base URL that answers each request with the
+/// next of `replies` (an assistant message: text, tool calls), streamed
+/// when the request asks for a stream.
+fn scripted_model(replies: Vec<Value>) -> String {
+    use std::io::Write as _;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for reply in replies {
+            let Ok((mut stream, _)) = listener.accept() else { return };
+            let (_, body) = http::read_request(&stream);
+            let request: Value = serde_json::from_slice(&body).unwrap();
+            let finish = if reply.get("tool_calls").is_some() { "tool_calls" } else { "stop" };
+            let (kind, body) = if request["stream"] == true {
+                let mut delta = reply.clone();
+                if let Some(calls) = delta.get_mut("tool_calls").and_then(Value::as_array_mut) {
+                    for (i, call) in calls.iter_mut().enumerate() {
+                        call["index"] = json!(i);
+                    }
+                }
+                let chunk = json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+                ("text/event-stream", format!("data: {chunk}\n\ndata: [DONE]\n\n"))
+            } else {
+                let whole = json!({"choices": [{"index": 0, "finish_reason": finish, "message": reply}]});
+                ("application/json", whole.to_string())
+            };
+            let head = format!("HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n", body.len());
+            let _ = stream.write_all(format!("{head}{body}").as_bytes());
+        }
+    });
+    url
+}
+
+#[test]
+fn the_model_cannot_write_escape_sequences_to_the_terminal() {
+    use std::io::Read as _;
+    use std::os::fd::FromRawFd as _;
+    let (_dir, store) = indexed();
+    let text = "\u{1b}]52;c;cHduZWQ=\u{7}\u{1b}[2JClipboard and screen are safe.\n";
+    // The first step owes a tool call: a text answer is asked for again.
+    let url = scripted_model(vec![json!({"role": "assistant", "content": text}); 3]);
+    let (mut main, mut secondary) = (0, 0);
+    // SAFETY: openpty writes two descriptors into the integers given.
+    let opened =
+        unsafe { libc::openpty(&mut main, &mut secondary, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    assert_eq!(opened, 0, "a pseudo-terminal");
+    // SAFETY: both descriptors were just opened and are owned here alone.
+    let (mut terminal, secondary) =
+        unsafe { (std::fs::File::from_raw_fd(main), std::fs::File::from_raw_fd(secondary)) };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ucp"))
+        .arg("--store")
+        .arg(&store)
+        .args(["agent", "Say hello.", "--base-url", &url, "--llm", "m", "--tools", "search"])
+        .stdin(std::process::Stdio::null())
+        .stdout(secondary)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    let mut shown = Vec::new();
+    let mut buffer = [0u8; 4096];
+    // The terminal reads what was written until the program's side closed.
+    while let Ok(n) = terminal.read(&mut buffer) {
+        if n == 0 {
+            break;
+        }
+        shown.extend_from_slice(&buffer[..n]);
+    }
+    let shown = String::from_utf8_lossy(&shown);
+    assert!(shown.contains("Clipboard and screen are safe."), "{shown:?}");
+    assert!(!shown.contains('\u{1b}') && !shown.contains('\u{7}'), "{shown:?}");
+    assert!(shown.contains("\\x1b]52;c;cHduZWQ=\\x07"), "{shown:?}");
+}
+
+#[test]
+fn a_second_ctrl_c_ends_the_command_the_agent_runs() {
+    let (dir, store) = indexed();
+    let command = "echo $$ > job.pid; exec sleep 300";
+    let call = json!({"id": "c1", "type": "function", "function": {"name": "bash", "arguments": json!({"command": command}).to_string()}});
+    let url = scripted_model(vec![json!({"role": "assistant", "content": null, "tool_calls": [call]})]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ucp"))
+        .arg("--store")
+        .arg(&store)
+        .args(["--root", dir.path().to_str().unwrap()])
+        .args(["agent", "Wait a while.", "--base-url", &url, "--llm", "m", "--tools", "bash"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid_file = dir.path().join("job.pid");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let pid = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file).ok().and_then(|t| t.trim().parse::<u32>().ok()) {
+            break pid;
+        }
+        assert!(std::time::Instant::now() < deadline, "the command never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    for _ in 0..2 {
+        assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{status}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while Path::new(&format!("/proc/{pid}")).exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(!Path::new(&format!("/proc/{pid}")).exists(), "the command outlived the agent");
 }

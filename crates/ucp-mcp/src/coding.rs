@@ -51,6 +51,12 @@ pub struct ToolOffer {
     /// The agent tools (`task`, `ask_user`) and the models sub-agents are
     /// built from; not offered when `None`.
     pub agents: Option<std::sync::Arc<crate::agents::AgentSetup>>,
+    /// Paths the coding tools never write (the store, UCP's configuration);
+    /// a sandboxed `bash` sees them read-only.
+    pub protected: Vec<PathBuf>,
+    /// Environment variables `bash` commands get besides
+    /// [`ucp_tools::bash::PASSED_ENV`].
+    pub passed_env: Vec<String>,
 }
 
 impl ToolOffer {
@@ -66,6 +72,8 @@ impl ToolOffer {
             discover: false,
             skill_dirs: Vec::new(),
             agents: None,
+            protected: Vec::new(),
+            passed_env: Vec::new(),
         }
     }
 
@@ -116,7 +124,14 @@ impl ToolOffer {
     pub(crate) fn tools(&self, cap: usize) -> Result<Option<Tools>, McpError> {
         let Some(root) = &self.root else { return Ok(None) };
         let tools = Tools::new(root).map_err(|e| McpError::Arguments(e.to_string()))?;
-        Ok(Some(tools.with_max_tokens(cap).with_read_only(self.read_only).with_sandbox(self.sandbox)))
+        Ok(Some(
+            tools
+                .with_max_tokens(cap)
+                .with_read_only(self.read_only)
+                .with_sandbox(self.sandbox)
+                .with_protected(self.protected.iter().cloned())
+                .with_passed_env(self.passed_env.clone()),
+        ))
     }
 }
 

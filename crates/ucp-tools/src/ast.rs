@@ -93,7 +93,7 @@ impl Tools {
     /// Runs a structural search.
     pub fn ast_search(&self, request: &AstRequest) -> Result<AstResult, ToolError> {
         let base = self.jail.resolve(request.path.as_deref().unwrap_or("."))?;
-        if !base.exists() {
+        if self.jail.kind(&base).is_none() {
             return Err(ToolError::NotFound(request.path.clone().unwrap_or_default()));
         }
         let only = request.lang.as_deref().map(language).transpose()?;
@@ -106,7 +106,7 @@ impl Tools {
             match Pattern::try_new(&request.pattern, *lang) {
                 Ok(pattern) => patterns.push((*lang, pattern)),
                 Err(e) if only.is_some() => {
-                    return Err(ToolError::Arguments(format!("pattern does not parse as {name}: {e}")))
+                    return Err(ToolError::arguments(format!("pattern does not parse as {name}: {e}")))
                 }
                 Err(_) => {}
             }
@@ -133,7 +133,7 @@ impl Tools {
 
     /// The matches in one file (none when it cannot be read as text).
     fn search_one(&self, path: &Path, lang: SupportLang, pattern: &Pattern) -> Vec<AstMatch> {
-        let Ok(source) = std::fs::read_to_string(path) else { return Vec::new() };
+        let Some(source) = crate::text::read_listed(&self.jail, path) else { return Vec::new() };
         // Most files cannot match: skip those without the pattern's fixed text.
         let fixed = pattern.fixed_string();
         if !fixed.is_empty() && !source.contains(fixed.as_ref()) {
@@ -189,7 +189,7 @@ fn match_entry(found: &AstMatch) -> Entry {
         let capture = capture.lines().next().unwrap_or_default();
         text.push_str(&format!("\n  ${var} = {}", cut_line(capture)));
     }
-    Entry::under(found.path.clone(), text)
+    Entry::under(&found.path, text)
 }
 
 #[cfg(test)]

@@ -1,21 +1,24 @@
 //! `bash`: a shell command run in a folder of the workspace, in a session
-//! of its own (no controlling terminal), with a timeout, its output
-//! (stdout and stderr in the order written) capped with the tail kept,
-//! and its whole process group killed on timeout, on kill, and when it
-//! exits (what it left running in its group goes too).
-//! A command may run in the background: it gets an id to poll and kill.
+//! of its own (no controlling terminal), from a clean environment (only
+//! [`PASSED_ENV`] and the names the user passes on), with a timeout, its
+//! output (stdout and stderr in the order written) capped with the tail
+//! kept. Each command runs under a keeper ([`crate::keeper`]) that kills
+//! everything the command started when it exits, times out or is killed,
+//! and when its owner's process ends, however it ends.
+//! A command may run in the background (at most [`MAX_RUNNING_JOBS`] at
+//! once): it gets an id to poll and kill.
 //! With a [`Sandbox`], every command runs inside it.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::io::Read as _;
-use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::keeper::{status_of, Kept};
 use crate::sandbox::{Prepared, Sandbox};
 use crate::{ToolError, Tools};
 
@@ -28,16 +31,45 @@ const KEPT_OUTPUT_BYTES: usize = 256 * 1024;
 /// How long the output of an exited command may take to drain.
 const DRAIN_WAIT: Duration = Duration::from_millis(500);
 
+/// Background jobs that may run at once for one [`Tools`].
+pub const MAX_RUNNING_JOBS: usize = 8;
+
+/// Ended background jobs kept for a poll; past it the oldest are dropped.
+const MAX_ENDED_JOBS: usize = 16;
+
+/// The environment variables a command gets from the server's (besides
+/// `LC_*` and the names the user passes on): nothing that may hold a
+/// secret (tokens and API keys stay with the server).
+pub const PASSED_ENV: &[&str] =
+    &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TZ", "TMPDIR"];
+
 /// Limits of bash calls.
 #[derive(Debug, Clone)]
 pub(crate) struct BashConfig {
     pub(crate) max_timeout: Duration,
     pub(crate) sandbox: Option<Sandbox>,
+    /// Names of more environment variables commands get.
+    pub(crate) passed_env: Vec<String>,
 }
 
 impl Default for BashConfig {
     fn default() -> Self {
-        BashConfig { max_timeout: Duration::from_secs(600), sandbox: None }
+        BashConfig { max_timeout: Duration::from_secs(600), sandbox: None, passed_env: Vec::new() }
+    }
+}
+
+impl BashConfig {
+    /// `command` with only the variables commands may see.
+    fn environment(&self, command: &mut Command) {
+        command.env_clear();
+        for (name, value) in std::env::vars_os() {
+            let passed = name.to_str().is_some_and(|name| {
+                PASSED_ENV.contains(&name) || name.starts_with("LC_") || self.passed_env.iter().any(|p| p == name)
+            });
+            if passed {
+                command.env(name, value);
+            }
+        }
     }
 }
 
@@ -113,9 +145,9 @@ impl Tail {
     }
 }
 
-/// A started command: its process (group leader) and its output.
+/// A started command: its keeper and its output.
 struct Running {
-    child: Child,
+    kept: Kept,
     output: Arc<Mutex<Tail>>,
     /// How it ended, once it has.
     ended: Option<JobStatus>,
@@ -125,51 +157,36 @@ struct Running {
 
 impl Running {
     fn start(
+        config: &BashConfig,
         command: &str,
-        cwd: &std::path::Path,
+        cwd: std::os::fd::OwnedFd,
         timeout: Duration,
         sandbox: Option<Prepared>,
     ) -> Result<Self, ToolError> {
         let (reader, writer) = std::io::pipe().map_err(|e| ToolError::io("cannot start", command, e))?;
-        let child = {
-            let mut shell = Command::new("bash");
-            shell
-                .arg("-c")
-                .arg(command)
-                .current_dir(cwd)
-                .stdin(Stdio::null())
-                .stdout(writer.try_clone().map_err(|e| ToolError::io("cannot start", command, e))?)
-                .stderr(writer);
-            // A session of its own: a new process group to kill as one, and
-            // no controlling terminal, so nothing it runs can read or type
-            // into the terminal the server runs in (a prompt on /dev/tty
-            // fails at once instead of stopping the command).
-            // SAFETY: setsid is async-signal-safe and touches no memory.
-            unsafe {
-                shell.pre_exec(|| if libc::setsid() < 0 { Err(std::io::Error::last_os_error()) } else { Ok(()) });
-            }
-            if let Some(sandbox) = sandbox {
-                sandbox.apply(&mut shell);
-            }
-            shell.spawn().map_err(|e| ToolError::io("cannot start bash for", command, e))?
-            // `shell` drops here with this process's copies of the pipe's write end.
-        };
+        let mut shell = Command::new("bash");
+        shell
+            .arg("-c")
+            .arg(command)
+            .stdin(Stdio::null())
+            .stdout(writer.try_clone().map_err(|e| ToolError::io("cannot start", command, e))?)
+            .stderr(writer);
+        config.environment(&mut shell);
+        // `shell` goes with this process's copies of the pipe's write end.
+        let kept = Kept::spawn(shell, cwd, sandbox).map_err(|e| ToolError::io("cannot start bash for", command, e))?;
         let output = Arc::new(Mutex::new(Tail::default()));
         let sink = Arc::clone(&output);
         std::thread::spawn(move || drain(reader, &sink));
         let started = Instant::now();
-        Ok(Running { child, output, ended: None, started, deadline: started + timeout })
+        Ok(Running { kept, output, ended: None, started, deadline: started + timeout })
     }
 
-    /// Kills the whole process group.
-    fn kill_group(&self) {
-        if let Ok(pid) = i32::try_from(self.child.id()) {
-            // SAFETY: kill(2) with a negative pid signals that process group; no memory is involved.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
-        }
+    /// Stops the command and everything it started.
+    fn stop(&mut self) {
+        self.kept.stop();
     }
 
-    /// The status now, killing the group when the deadline passed.
+    /// The status now, stopping the command when the deadline passed.
     fn check(&mut self) -> JobStatus {
         if let Some(ended) = self.ended {
             return ended;
@@ -182,15 +199,10 @@ impl Running {
     }
 
     fn poll(&mut self) -> JobStatus {
-        match self.child.try_wait() {
-            Ok(Some(status)) => {
-                // What the command left running in its group goes with it.
-                self.kill_group();
-                status_of(status)
-            }
+        match self.kept.child.try_wait() {
+            Ok(Some(status)) => status_of(status),
             Ok(None) if Instant::now() >= self.deadline => {
-                self.kill_group();
-                let _ = self.child.wait();
+                self.stop();
                 JobStatus::TimedOut
             }
             Ok(None) => JobStatus::Running,
@@ -211,14 +223,6 @@ impl Running {
             std::thread::sleep(Duration::from_millis(2));
         }
         (status, self)
-    }
-}
-
-fn status_of(status: std::process::ExitStatus) -> JobStatus {
-    match (status.code(), status.signal()) {
-        (Some(code), _) => JobStatus::Exited { code },
-        (None, Some(signal)) => JobStatus::Killed { signal },
-        (None, None) => JobStatus::Killed { signal: 0 },
     }
 }
 
@@ -244,7 +248,8 @@ pub(crate) struct Jobs {
 
 #[derive(Default)]
 struct JobTable {
-    jobs: HashMap<u64, Running>,
+    /// By id: the oldest first.
+    jobs: BTreeMap<u64, Running>,
     /// A watcher thread is looking after the jobs.
     watched: bool,
 }
@@ -255,6 +260,31 @@ const WATCH_EVERY: Duration = Duration::from_millis(50);
 impl Jobs {
     fn lock(&self) -> std::sync::MutexGuard<'_, JobTable> {
         self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Refuses a new job while [`MAX_RUNNING_JOBS`] run, and drops the
+    /// oldest ended jobs past [`MAX_ENDED_JOBS`].
+    fn make_room(&self) -> Result<(), ToolError> {
+        let mut table = self.lock();
+        let mut ended: Vec<u64> = Vec::new();
+        for (id, job) in table.jobs.iter_mut() {
+            if job.check() != JobStatus::Running {
+                ended.push(*id);
+            }
+        }
+        let running = table.jobs.len() - ended.len();
+        if running >= MAX_RUNNING_JOBS {
+            let ids: Vec<String> = table.jobs.keys().filter(|id| !ended.contains(id)).map(u64::to_string).collect();
+            return Err(ToolError::Arguments(format!(
+                "{running} background jobs are running (at most {MAX_RUNNING_JOBS}): poll them for their end \
+                 or kill one first (jobs {})",
+                ids.join(", ")
+            )));
+        }
+        for id in ended.iter().take(ended.len().saturating_sub(MAX_ENDED_JOBS - 1)) {
+            table.jobs.remove(id);
+        }
+        Ok(())
     }
 
     /// Adds a job, starting the watcher when none runs.
@@ -289,8 +319,7 @@ fn watch(table: &std::sync::Weak<Mutex<JobTable>>) {
 impl Drop for Jobs {
     fn drop(&mut self) {
         for job in self.lock().jobs.values_mut() {
-            job.kill_group();
-            let _ = job.child.wait();
+            job.stop();
         }
     }
 }
@@ -300,9 +329,9 @@ impl Tools {
     pub fn bash(&self, request: &BashRequest) -> Result<BashResult, ToolError> {
         self.check_writable("bash")?;
         let cwd = self.jail.resolve(request.cwd.as_deref().unwrap_or("."))?;
-        if !cwd.is_dir() {
-            return Err(ToolError::Arguments(format!("cwd {} is not a folder", self.jail.display(&cwd))));
-        }
+        // A handle: the command starts in this very folder, whatever
+        // becomes of its path meanwhile.
+        let cwd = self.jail.open_folder(&cwd, &self.jail.display(&cwd))?;
         let timeout = request.timeout.unwrap_or(DEFAULT_TIMEOUT);
         if timeout > self.bash.max_timeout || timeout.is_zero() {
             return Err(ToolError::Arguments(format!(
@@ -310,8 +339,11 @@ impl Tools {
                 self.bash.max_timeout.as_secs()
             )));
         }
-        let sandbox = self.bash.sandbox.map(|s| s.prepare(self.jail.root())).transpose()?;
-        let running = Running::start(&request.command, &cwd, timeout, sandbox)?;
+        if request.background {
+            self.jobs.make_room()?;
+        }
+        let sandbox = self.bash.sandbox.map(|s| s.prepare(&self.jail)).transpose()?;
+        let running = Running::start(&self.bash, &request.command, cwd, timeout, sandbox)?;
         if request.background {
             let id = self.jobs.next.fetch_add(1, Ordering::Relaxed) + 1;
             self.jobs.add(id, running);
@@ -336,8 +368,7 @@ impl Tools {
         let mut table = self.jobs.lock();
         let job = table.jobs.get_mut(&id).ok_or(ToolError::NoJob(id))?;
         if kill {
-            job.kill_group();
-            let _ = job.child.wait();
+            job.stop();
         }
         let status = job.check();
         let result = self.answer(Some(id), status, job, true);

@@ -8,8 +8,11 @@
 
 use serde::Serialize;
 
-use crate::files::{read_text, write_atomic};
+use crate::text::read_whole;
 use crate::{ToolError, Tools};
+
+/// The time spent looking for the smallest diff of an edit.
+const DIFF_TIME: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// One replacement.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -61,7 +64,10 @@ impl Tools {
         }
         let real = self.jail.resolve(&request.path)?;
         let shown = self.jail.display(&real);
-        let before = read_text(&real, &shown)?;
+        if !request.dry_run {
+            self.jail.check_writable(&real, &shown)?;
+        }
+        let before = read_whole(&self.jail, &real, &shown)?;
         let crlf = uses_crlf(&before);
         let mut after = before.clone();
         let mut replacements = 0;
@@ -77,8 +83,12 @@ impl Tools {
             replacements += count;
             starts.extend(at);
         }
-        let lines = starts.iter().map(|&at| line_of(&after, at)).collect::<Vec<_>>();
-        let diff = similar::TextDiff::from_lines(&before, &after)
+        let lines = lines_of(&after, &starts);
+        // A minimal diff of thousands of changed lines is quadratic to find:
+        // past its time the rest is shown as whole hunks (still exact).
+        let diff = similar::TextDiff::configure()
+            .timeout(DIFF_TIME)
+            .diff_lines(&before, &after)
             .unified_diff()
             .context_radius(2)
             .header(&shown, &shown)
@@ -87,13 +97,13 @@ impl Tools {
             let head = format!("dry run, nothing written: {replacements} replacement(s) in {shown}\n");
             let room = self.max_tokens.saturating_sub(64);
             if diff.len() > room && self.tokenizer().count(&diff) > room {
-                let cut = ucm_core::outline::head(&diff, room, self.tokenizer());
+                let cut = ucm_core::outline::bounded_head(&diff, room, self.tokenizer());
                 format!("{head}{cut}\n[diff cut at the token cap: {} of its lines shown]\n", cut.lines().count())
             } else {
                 format!("{head}{diff}")
             }
         } else {
-            write_atomic(&real, &shown, after.as_bytes())?;
+            self.jail.write_atomic(&real, &shown, after.as_bytes())?;
             let listed = lines.iter().take(20).map(usize::to_string).collect::<Vec<_>>().join(", ");
             format!("edited {shown}: {replacements} replacement(s) at line {listed}\n")
         };
@@ -117,18 +127,15 @@ fn with_line_ends(text: &str, crlf: bool) -> String {
 }
 
 /// Where the byte offset `at` of a text lands once the `old_len` bytes at
-/// each offset of `found` (ascending) became `new_len` bytes; an offset
-/// inside a replaced span lands at the start of its replacement.
+/// each offset of `found` (ascending, not overlapping) became `new_len`
+/// bytes; an offset inside a replaced span lands at the start of its
+/// replacement. A binary search: many replacements stay fast.
 fn shifted(at: usize, found: &[usize], old_len: usize, new_len: usize) -> usize {
-    let mut moved = at;
-    for (i, &p) in found.iter().enumerate() {
-        if p + old_len <= at {
-            moved = moved + new_len - old_len;
-        } else if p < at {
-            return p + i * new_len - i * old_len;
-        }
+    let before = found.partition_point(|&p| p + old_len <= at);
+    match found.get(before) {
+        Some(&p) if p < at => p + before * new_len - before * old_len,
+        _ => at + before * new_len - before * old_len,
     }
-    moved
 }
 
 /// Applies one replacement to `text`; returns how many, the byte offsets
@@ -151,7 +158,7 @@ fn replace(
     match found.len() {
         0 => Err(ToolError::EditNotFound { path: shown.to_owned(), hint: near_miss(text, &old) }),
         n if n > 1 && !replacement.replace_all => {
-            let lines = found.iter().take(10).map(|&at| line_of(text, at).to_string()).collect::<Vec<_>>();
+            let lines = lines_of(text, &found[..n.min(10)]).iter().map(usize::to_string).collect::<Vec<_>>();
             let more = if n > 10 { ", ..." } else { "" };
             Err(ToolError::EditAmbiguous { path: shown.to_owned(), count: n, lines: lines.join(", ") + more })
         }
@@ -192,14 +199,28 @@ fn near_miss(text: &str, old: &str) -> String {
     String::new()
 }
 
-/// 1-based line of a byte offset.
-fn line_of(text: &str, at: usize) -> usize {
-    text[..at].matches('\n').count() + 1
+/// 1-based lines of byte offsets (in any order), in one pass over `text`.
+fn lines_of(text: &str, offsets: &[usize]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..offsets.len()).collect();
+    order.sort_by_key(|&i| offsets[i]);
+    let mut lines = vec![0; offsets.len()];
+    let (mut line, mut counted) = (1, 0);
+    for i in order {
+        let at = offsets[i];
+        line += text.as_bytes()[counted..at].iter().filter(|&&b| b == b'\n').count();
+        counted = at;
+        lines[i] = line;
+    }
+    lines
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn line_of(text: &str, at: usize) -> usize {
+        text[..at].matches('\n').count() + 1
+    }
 
     fn one(old: &str, new: &str) -> Replacement {
         Replacement { old_string: old.into(), new_string: new.into(), replace_all: false }
@@ -213,6 +234,41 @@ mod tests {
         let (n, _, at) = replace(&mut text, &one("a\nb", "x\ny\nz"), crlf, "f").unwrap();
         assert_eq!((n, at), (1, vec![0]));
         assert_eq!(text, "x\r\ny\r\nz\r\nc\r\n");
+    }
+
+    #[test]
+    fn lines_of_offsets_in_any_order() {
+        let text = "a\nbb\n\nc";
+        let offsets = [7, 0, 3, 2, 5];
+        let lines = lines_of(text, &offsets);
+        assert_eq!(lines, offsets.iter().map(|&at| line_of(text, at)).collect::<Vec<_>>());
+        assert_eq!(lines, [4, 1, 2, 2, 3]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn shifted_offsets_match_a_replacement_done_by_hand(
+            text in "[ab\n]{0,60}",
+            at in 0usize..61,
+            new in "[xyz]{0,4}",
+        ) {
+            let at = at.min(text.len());
+            let found: Vec<usize> = text.match_indices("ab").map(|(i, _)| i).collect();
+            // By hand: walk the text, tracking where `at` goes.
+            let (mut out, mut mapped, mut last) = (String::new(), None, 0);
+            for &p in &found {
+                if mapped.is_none() && at < p + 2 {
+                    mapped = Some(if at <= p { out.len() + at - last } else { out.len() + p - last });
+                }
+                out.push_str(&text[last..p]);
+                out.push_str(&new);
+                last = p + 2;
+            }
+            let mapped = mapped.unwrap_or_else(|| out.len() + at - last);
+            proptest::prop_assert_eq!(shifted(at, &found, 2, new.len()), mapped);
+            let lines = lines_of(&text, &[at]);
+            proptest::prop_assert_eq!(lines[0], line_of(&text, at));
+        }
     }
 
     #[test]

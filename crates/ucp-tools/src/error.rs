@@ -58,6 +58,19 @@ pub enum ToolError {
     /// The tool is switched off on this server.
     #[error("{0} is switched off here (the workspace is read-only)")]
     ReadOnly(&'static str),
+    /// A path whose folders changed between its check and its open (a
+    /// folder swapped for a link): refused, never followed.
+    #[error("{0} changed while it was being opened (a link appeared on its way): nothing was read or written")]
+    Changed(String),
+    /// A write under a path the tools never write (the store, the
+    /// configuration UCP reads).
+    #[error("{path} is under {under}, which the tools never write (UCP's store and configuration)")]
+    Protected {
+        /// The path as given.
+        path: String,
+        /// The protected path it lies under.
+        under: String,
+    },
     /// A background shell job id that is not known.
     #[error("no background job {0}: it was never started here, or it ended and was already polled")]
     NoJob(u64),
@@ -73,7 +86,17 @@ pub enum ToolError {
     },
 }
 
+/// Characters of an argument error's message kept: a parser's message may
+/// quote the whole argument, which may be megabytes.
+const MESSAGE_CHARS: usize = 400;
+
 impl ToolError {
+    /// Arguments refused with `message`, cut to a few hundred characters
+    /// and made safe to print.
+    pub(crate) fn arguments(message: impl std::fmt::Display) -> Self {
+        ToolError::Arguments(ucm_core::printable(&message.to_string(), MESSAGE_CHARS).into_owned())
+    }
+
     /// An I/O failure on `path`.
     pub(crate) fn io(what: &'static str, path: impl Into<String>, source: std::io::Error) -> Self {
         ToolError::Io { what, path: path.into(), source }
@@ -91,6 +114,8 @@ impl ToolError {
             ToolError::EditAmbiguous { .. } => "edit_ambiguous",
             ToolError::TooLarge(_) => "too_large",
             ToolError::ReadOnly(_) => "read_only",
+            ToolError::Changed(_) => "changed",
+            ToolError::Protected { .. } => "protected",
             ToolError::NoJob(_) => "no_job",
             ToolError::Io { .. } => "io",
         }

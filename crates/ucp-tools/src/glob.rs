@@ -4,10 +4,11 @@
 
 use std::time::SystemTime;
 
-use globset::GlobBuilder;
+use globset::{GlobBuilder, GlobSetBuilder};
 use serde::Serialize;
 
-use crate::page::{paginate, Entry, PageInfo, Paging};
+use crate::jail::Kind;
+use crate::page::{paginate, shown_path, Entry, PageInfo, Paging};
 use crate::walk::walker;
 use crate::{ToolError, Tools};
 
@@ -63,30 +64,34 @@ impl Tools {
     /// Lists files matching a glob.
     pub fn glob(&self, request: &GlobRequest) -> Result<GlobResult, ToolError> {
         let base = self.jail.resolve(request.path.as_deref().unwrap_or("."))?;
-        if !base.is_dir() {
+        if self.jail.kind(&base) != Some(Kind::Folder) {
             return Err(ToolError::Arguments(format!("{} is not a folder", self.jail.display(&base))));
         }
-        let glob = GlobBuilder::new(&request.pattern)
-            .literal_separator(true)
-            .build()
-            .map_err(|e| ToolError::Arguments(format!("pattern: {e}")))?
-            .compile_matcher();
+        // Built as a set: a pattern whose matcher cannot be compiled (a huge
+        // one) is an error here, where a lone glob's matcher would panic.
+        let invalid = |e: globset::Error| ToolError::arguments(format!("pattern: {}", e.kind()));
+        let one = GlobBuilder::new(&request.pattern).literal_separator(true).build().map_err(invalid)?;
+        let glob = GlobSetBuilder::new().add(one).build().map_err(invalid)?;
         let mut found: Vec<(SystemTime, String)> = Vec::new();
         for entry in walker(&base).build().flatten() {
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 continue;
             }
             let Ok(relative) = entry.path().strip_prefix(&base) else { continue };
-            if glob.is_match(relative) {
-                let modified = entry.metadata().ok().and_then(|m| m.modified().ok()).unwrap_or(SystemTime::UNIX_EPOCH);
-                found.push((modified, self.jail.display(entry.path())));
+            if !glob.is_match(relative) {
+                continue;
             }
+            // Read through the jail: a folder on the way swapped for a link
+            // since the walk listed it drops the entry.
+            let Some(metadata) = self.jail.metadata(entry.path()).filter(|m| m.is_file()) else { continue };
+            let modified = metadata.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+            found.push((modified, self.jail.display(entry.path())));
         }
         match request.order {
             GlobOrder::Modified => found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1))),
             GlobOrder::Path => found.sort_by(|a, b| a.1.cmp(&b.1)),
         }
-        let entries: Vec<Entry> = found.iter().map(|(_, p)| Entry::plain(p.clone())).collect();
+        let entries: Vec<Entry> = found.iter().map(|(_, p)| Entry::plain(shown_path(p))).collect();
         let (mut text, page) = paginate(&entries, request.paging, self.max_tokens, &|| self.tokenizer(), "files");
         if page.total == 0 {
             text = "no files match\n".to_owned();

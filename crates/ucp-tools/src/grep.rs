@@ -12,7 +12,7 @@ use ignore::types::TypesBuilder;
 use ignore::WalkBuilder;
 use serde::Serialize;
 
-use crate::page::{cut_line, paginate, Entry, PageInfo, Paging};
+use crate::page::{cut_line, paginate, shown_path, Entry, PageInfo, Paging};
 use crate::walk::search_files;
 use crate::{ToolError, Tools};
 
@@ -128,7 +128,7 @@ impl Tools {
     /// Runs a grep.
     pub fn grep(&self, request: &GrepRequest) -> Result<GrepResult, ToolError> {
         let base = self.jail.resolve(request.path.as_deref().unwrap_or("."))?;
-        if !base.exists() {
+        if self.jail.kind(&base).is_none() {
             return Err(ToolError::NotFound(request.path.clone().unwrap_or_default()));
         }
         let matcher = matcher(request)?;
@@ -167,7 +167,7 @@ fn matcher(request: &GrepRequest) -> Result<RegexMatcher, ToolError> {
     } else {
         builder.line_terminator(Some(b'\n'));
     }
-    builder.build(&request.pattern).map_err(|e| ToolError::Arguments(format!("pattern: {e}")))
+    builder.build(&request.pattern).map_err(|e| ToolError::arguments(format!("pattern: {e}")))
 }
 
 fn walker(base: &Path, request: &GrepRequest) -> Result<WalkBuilder, ToolError> {
@@ -175,15 +175,15 @@ fn walker(base: &Path, request: &GrepRequest) -> Result<WalkBuilder, ToolError> 
     if !request.globs.is_empty() {
         let mut overrides = OverrideBuilder::new(base);
         for glob in &request.globs {
-            overrides.add(glob).map_err(|e| ToolError::Arguments(format!("glob {glob:?}: {e}")))?;
+            overrides.add(glob).map_err(|e| ToolError::arguments(format!("glob {glob:?}: {e}")))?;
         }
-        walker.overrides(overrides.build().map_err(|e| ToolError::Arguments(format!("glob: {e}")))?);
+        walker.overrides(overrides.build().map_err(|e| ToolError::arguments(format!("glob: {e}")))?);
     }
     if let Some(name) = &request.file_type {
         let mut types = TypesBuilder::new();
         types.add_defaults();
         types.select(name);
-        let types = types.build().map_err(|e| ToolError::Arguments(format!("type {name:?}: {e}")))?;
+        let types = types.build().map_err(|e| ToolError::arguments(format!("type {name:?}: {e}")))?;
         walker.types(types);
     }
     Ok(walker)
@@ -198,7 +198,10 @@ fn search_file(
     tools: &Tools,
 ) -> Option<FileHits> {
     let mut sink = Collect { mode: request.output_mode, ..Collect::default() };
-    searcher.search_path(matcher, path, &mut sink).ok()?;
+    // Opened through the jail: a folder on the way swapped for a link
+    // since the walk listed the file makes it unreadable, not elsewhere.
+    let file = tools.jail.open_listed(path)?;
+    searcher.search_file(matcher, &file, &mut sink).ok()?;
     if sink.binary || (sink.count == 0) {
         return None;
     }
@@ -280,8 +283,8 @@ impl Sink for Collect {
 /// ripgrep), under its file's name.
 fn entry_text(entry: &GrepEntry) -> Entry {
     match entry {
-        GrepEntry::File { path } => Entry::plain(path.clone()),
-        GrepEntry::Count { path, count } => Entry::plain(format!("{path}:{count}")),
+        GrepEntry::File { path } => Entry::plain(shown_path(path)),
+        GrepEntry::Count { path, count } => Entry::plain(format!("{}:{count}", shown_path(path))),
         GrepEntry::Lines { path, lines } => {
             let text = lines
                 .iter()
@@ -289,7 +292,7 @@ fn entry_text(entry: &GrepEntry) -> Entry {
                 .collect::<Vec<_>>()
                 .join("\n");
             // A match alone is one line; a run with context is set apart.
-            Entry { hunk: lines.len() > 1, ..Entry::under(path.clone(), text) }
+            Entry { hunk: lines.len() > 1, ..Entry::under(path, text) }
         }
     }
 }

@@ -21,16 +21,19 @@
 
 mod ast;
 pub mod bash;
+mod beneath;
 mod edit;
 mod error;
-mod files;
 mod glob;
 mod grep;
 mod jail;
+mod keeper;
 pub mod page;
 mod read;
 mod sandbox;
+mod text;
 mod walk;
+mod write;
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -41,13 +44,13 @@ pub use ast::{AstMatch, AstRequest, AstResult};
 pub use bash::{BashRequest, BashResult, JobStatus};
 pub use edit::{EditRequest, EditResult, Replacement};
 pub use error::ToolError;
-pub use files::WriteResult;
 pub use glob::{GlobOrder, GlobRequest, GlobResult};
 pub use grep::{GrepEntry, GrepLine, GrepRequest, GrepResult, OutputMode};
-pub use jail::Jail;
+pub use jail::{broad_folder, Jail, Kind};
 pub use page::{PageInfo, Paging, DEFAULT_HEAD_LIMIT, DEFAULT_MAX_TOKENS};
 pub use read::{ReadRequest, ReadResult};
 pub use sandbox::Sandbox;
+pub use write::WriteResult;
 
 /// The tools over one workspace root.
 pub struct Tools {
@@ -91,9 +94,25 @@ impl Tools {
     }
 
     /// Runs every `bash` command in `sandbox` (writes only under the
-    /// root, `/tmp` and `/dev`; no network unless it keeps it).
+    /// root, `/tmp` and `/dev`; no signal to a process outside; no network
+    /// unless it keeps it).
     pub fn with_sandbox(mut self, sandbox: Option<Sandbox>) -> Self {
         self.bash.sandbox = sandbox;
+        self
+    }
+
+    /// Never writes under `paths` (the store, configuration UCP reads):
+    /// `write` and `edit` refuse them, and a sandboxed `bash` sees them
+    /// read-only.
+    pub fn with_protected(mut self, paths: impl IntoIterator<Item = std::path::PathBuf>) -> Self {
+        self.jail = self.jail.with_protected(paths);
+        self
+    }
+
+    /// Gives `bash` commands these environment variables of the server's
+    /// too, besides [`bash::PASSED_ENV`].
+    pub fn with_passed_env(mut self, names: Vec<String>) -> Self {
+        self.bash.passed_env = names;
         self
     }
 

@@ -48,10 +48,18 @@ impl Entry {
         Entry { group: None, text, hunk: false }
     }
 
-    /// An entry under its file's heading.
-    pub fn under(group: String, text: String) -> Self {
-        Entry { group: Some(group), text, hunk: false }
+    /// An entry under its file's heading (the path as [`shown_path`]
+    /// shows it).
+    pub fn under(path: &str, text: String) -> Self {
+        Entry { group: Some(shown_path(path)), text, hunk: false }
     }
+}
+
+/// A file's path as a text listing shows it: control characters escaped,
+/// so a name holding a newline or an escape sequence can neither forge a
+/// line of the listing nor rewrite a terminal (JSON keeps it as it is).
+pub fn shown_path(path: &str) -> String {
+    ucm_core::printable(path, usize::MAX).into_owned()
 }
 
 /// Where a page sits in the whole listing.
@@ -149,8 +157,8 @@ pub fn paginate<'t>(
         if !meter.admit(&text, &piece) {
             if shown == 0 {
                 // Larger than the whole cap: its head, marked.
-                let head =
-                    ucm_core::outline::head(&piece, max_tokens.saturating_sub(2 * FOOTER_TOKENS), meter.tokenizer());
+                let room = max_tokens.saturating_sub(2 * FOOTER_TOKENS);
+                let head = ucm_core::outline::bounded_head(&piece, room, meter.tokenizer());
                 text.push_str(&head);
                 text.push_str("\n[entry cut: it is longer than the token cap]\n");
                 shown = 1;
@@ -241,10 +249,10 @@ mod tests {
     fn groups_head_their_entries_once() {
         let tokenizer = BpeTokenizer::default();
         let entries = vec![
-            Entry::under("a.rs".into(), "1:x".into()),
-            Entry::under("a.rs".into(), "3:x".into()),
-            Entry::under("b.rs".into(), "2:x".into()),
-            Entry { hunk: true, ..Entry::under("b.rs".into(), "5-y\n6:x".into()) },
+            Entry::under("a.rs", "1:x".into()),
+            Entry::under("a.rs", "3:x".into()),
+            Entry::under("b.rs", "2:x".into()),
+            Entry { hunk: true, ..Entry::under("b.rs", "5-y\n6:x".into()) },
         ];
         let (text, _) = paginate(&entries, Paging::default(), 1000, &lazy(&tokenizer), "matches");
         assert_eq!(text, "a.rs\n1:x\n3:x\nb.rs\n2:x\n--\n5-y\n6:x\n");

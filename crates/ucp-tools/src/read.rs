@@ -1,10 +1,11 @@
 //! `read`: a text file's lines, numbered as `cat -n` does, from an offset
-//! and up to a limit, long lines cut, within the token cap.
+//! and up to a limit, long lines cut, within the token cap, in memory that
+//! does not grow with the file.
 
 use serde::Serialize;
 
-use crate::files::read_text;
-use crate::page::{cut_line, Meter};
+use crate::page::Meter;
+use crate::text::TextLines;
 use crate::{ToolError, Tools};
 
 /// Lines a read returns when no limit is given.
@@ -37,28 +38,38 @@ pub struct ReadResult {
 }
 
 impl Tools {
-    /// Reads lines of a text file.
+    /// Reads lines of a text file, going through it a chunk at a time (its
+    /// lines are counted to the end; only the lines shown are kept).
     pub fn read(&self, request: &ReadRequest) -> Result<ReadResult, ToolError> {
         let real = self.jail.resolve(&request.path)?;
         let shown = self.jail.display(&real);
-        let content = read_text(&real, &shown)?;
-        let lines: Vec<&str> = content.lines().collect();
-        let total = lines.len();
         let first = request.offset.unwrap_or(1);
         if first == 0 {
             return Err(ToolError::Arguments("offset is a 1-based line number".into()));
         }
-        if first > total.max(1) {
-            return Err(ToolError::Arguments(format!("offset {first} is past the end: {shown} has {total} lines")));
-        }
+        let mut lines = TextLines::open(&self.jail, &real, &shown)?;
         let limit = request.limit.unwrap_or(DEFAULT_READ_LINES).max(1);
         let tokenizer = || self.tokenizer();
         let mut meter = Meter::new(self.max_tokens.saturating_sub(40), &tokenizer);
-        let width = (first + limit).min(total).max(1).to_string().len().max(6);
         let mut text = String::new();
         let mut shown_lines = 0;
-        for (i, line) in lines.iter().enumerate().skip(first - 1).take(limit) {
-            let numbered = format!("{:>width$}\t{}\n", i + 1, cut_line(line));
+        let mut total = 0;
+        // Set once a line does not fit: the lines after it are only counted.
+        let mut full = false;
+        loop {
+            let wanted = !full && total + 1 >= first && shown_lines < limit;
+            let Some(line) = lines.next_line(wanted)? else { break };
+            total += 1;
+            if !wanted {
+                continue;
+            }
+            let number = total.to_string();
+            let width = number.len().max(6);
+            let cut = match line.more {
+                0 => String::new(),
+                more => format!("… [line cut: {more} more characters]"),
+            };
+            let numbered = format!("{number:>width$}\t{}{cut}\n", line.head);
             if !meter.admit(&text, &numbered) {
                 if request.limit.is_some() {
                     return Err(ToolError::TooLarge(format!(
@@ -69,10 +80,14 @@ impl Tools {
                         first + shown_lines
                     )));
                 }
-                break;
+                full = true;
+                continue;
             }
             text.push_str(&numbered);
             shown_lines += 1;
+        }
+        if first > total.max(1) {
+            return Err(ToolError::Arguments(format!("offset {first} is past the end: {shown} has {total} lines")));
         }
         let next = first + shown_lines;
         if next <= total {

@@ -1,0 +1,35 @@
+//! `write`: a whole file written atomically through the jail.
+
+use serde::Serialize;
+
+use crate::{ToolError, Tools};
+
+/// What a `write` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct WriteResult {
+    /// Path relative to the root.
+    pub path: String,
+    /// The file did not exist before.
+    pub created: bool,
+    /// Bytes written.
+    pub bytes: usize,
+    /// Lines written.
+    pub lines: usize,
+    /// The compact text form.
+    pub text: String,
+}
+
+impl Tools {
+    /// Writes a whole file (atomically), creating missing folders inside
+    /// the workspace.
+    pub fn write(&self, path: &str, content: &str) -> Result<WriteResult, ToolError> {
+        self.check_writable("write")?;
+        let real = self.jail.resolve(path)?;
+        let shown = self.jail.display(&real);
+        let created = self.jail.write_atomic(&real, &shown, content.as_bytes())?;
+        let lines = content.lines().count();
+        let verb = if created { "created" } else { "overwrote" };
+        let text = format!("{verb} {shown} ({lines} lines, {} bytes)\n", content.len());
+        Ok(WriteResult { path: shown, created, bytes: content.len(), lines, text })
+    }
+}
