@@ -34,8 +34,8 @@ struct State {
     /// The session's name: a named one is saved, not dropped, when the
     /// client goes.
     named: Option<String>,
-    /// The last result that had to be cut.
-    pages: Option<Pages>,
+    /// The last result that had to be cut, and the tool that gave it.
+    pages: Option<(Pages, String)>,
 }
 
 /// One client: created when it connects, its session closed (or, when
@@ -158,21 +158,38 @@ impl Connection {
         state.named = None;
     }
 
-    /// Bounds `text` by the cap; a cut result's pages are kept for `ucl`
-    /// with `page`.
-    /// `text` as a result within the cap (the rest as pages of `ucl`).
-    pub(crate) fn bounded_text(&self, text: String) -> ToolOutput {
-        self.bounded(&mut self.state(), text, false)
+    /// `text`, the result of tool `tool`, within the cap; a cut result's
+    /// pages are kept for a call with `page` (see [`Connection::page`]).
+    pub(crate) fn bounded_text(&self, tool: &str, text: String) -> ToolOutput {
+        self.bounded(&mut self.state(), tool, text, false)
     }
 
-    fn bounded(&self, state: &mut State, text: String, is_error: bool) -> ToolOutput {
+    fn bounded(&self, state: &mut State, tool: &str, text: String, is_error: bool) -> ToolOutput {
         let pages = paginate(&text, self.cap, self.library.tokenizer());
         if pages.pages.len() == 1 {
             return ToolOutput { text, is_error };
         }
-        let text = pages.page(1, "call ucl with").unwrap_or_default();
-        state.pages = Some(pages);
+        let text = pages.page(1, &self.page_hint(tool)).unwrap_or_default();
+        state.pages = Some((pages, tool.to_owned()));
         ToolOutput { text, is_error }
+    }
+
+    /// How a cut result's next page is asked for: `ucl` with `page` where
+    /// `ucl` is offered, else the tool that gave it, with `page`.
+    fn page_hint(&self, tool: &str) -> String {
+        let by = if self.offer.offers("ucl") { "ucl" } else { tool };
+        format!("call {by} with")
+    }
+
+    /// Page `n` (1-based) of the last result that had to be cut.
+    pub fn page(&self, n: usize) -> Result<ToolOutput, McpError> {
+        let state = self.state();
+        let (pages, tool) = state.pages.as_ref().ok_or_else(|| McpError::NoPage("no earlier result was cut".into()))?;
+        let count = pages.pages.len();
+        let text = pages
+            .page(n, &self.page_hint(tool))
+            .ok_or_else(|| McpError::NoPage(format!("page {n} does not exist; the last cut result has {count}")))?;
+        Ok(ToolOutput { text, is_error: false })
     }
 
     /// Runs UCL lines in the client's session; or returns page `page` of
@@ -184,18 +201,13 @@ impl Connection {
         page: Option<usize>,
         session: Option<&str>,
     ) -> Result<ToolOutput, McpError> {
-        let mut state = self.state();
         if let Some(n) = page {
             if commands.is_some_and(|c| !c.trim().is_empty()) {
                 return Err(McpError::Arguments("give commands or page, not both".into()));
             }
-            let pages = state.pages.as_ref().ok_or_else(|| McpError::NoPage("no earlier result was cut".into()))?;
-            let count = pages.pages.len();
-            let text = pages
-                .page(n, "call ucl with")
-                .ok_or_else(|| McpError::NoPage(format!("page {n} does not exist; the last cut result has {count}")))?;
-            return Ok(ToolOutput { text, is_error: false });
+            return self.page(n);
         }
+        let mut state = self.state();
         let Some(commands) = commands.filter(|c| !c.trim().is_empty()) else {
             return Err(McpError::Arguments("commands is missing: give UCL lines (or page)".into()));
         };
@@ -217,7 +229,7 @@ impl Connection {
                 (text, !run.ok())
             }
         };
-        Ok(self.bounded(&mut state, text, failed))
+        Ok(self.bounded(&mut state, "ucl", text, failed))
     }
 
     /// Switches to the named session, opening it as it was last saved.
@@ -278,7 +290,7 @@ impl Connection {
                 String::new()
             }
         ));
-        Ok(self.bounded(&mut state, text, false))
+        Ok(self.bounded(&mut state, "context", text, false))
     }
 
     /// Searches the client's document: the hits (with file, lines, heading
@@ -291,7 +303,7 @@ impl Connection {
         let results = workspace.search(&request)?;
         let ids: Vec<_> = results.results.iter().filter_map(|hit| hit.id.parse().ok()).collect();
         workspace.traversal().record_search(session, query, &ids)?;
-        Ok(self.bounded(&mut state, results.text(), false))
+        Ok(self.bounded(&mut state, "search", results.text(), false))
     }
 
     /// The repository map of the client's document, personalized to
@@ -313,7 +325,7 @@ impl Connection {
         } else {
             format!("{}\n[{} files, {} of {budget} tokens]", map.text, map.files.len(), map.tokens)
         };
-        Ok(self.bounded(&mut state, text, false))
+        Ok(self.bounded(&mut state, "repo_map", text, false))
     }
 
     /// Runs LSP tool `name` over the server's shared language servers; the
@@ -323,7 +335,7 @@ impl Connection {
             return Err(McpError::UnknownTool(name.to_owned()));
         };
         match crate::lsp_tools::call(&shared.0, name, args) {
-            Some(Ok(text)) => Ok(self.bounded(&mut self.state(), text, false)),
+            Some(Ok(text)) => Ok(self.bounded(&mut self.state(), name, text, false)),
             Some(Err(e)) => Err(e),
             None => Err(McpError::UnknownTool(name.to_owned())),
         }
@@ -337,7 +349,7 @@ impl Connection {
                 .map_err(|e| e.to_string())
         });
         let catalog = catalog.as_ref().map_err(|e| McpError::Arguments(e.clone()))?;
-        Ok(self.bounded_text(crate::discovery::found_text(&catalog.find(intent, limit)?)))
+        Ok(self.bounded_text("find_tools", crate::discovery::found_text(&catalog.find(intent, limit)?)))
     }
 
     /// Records that this client was shown the rules of `rules`.
@@ -351,6 +363,7 @@ impl Connection {
     pub(crate) fn take_unseen_rules(&self, rules: &mut ucp_workspace::guidance::rules::Rules) {
         let mut shown = self.rules_shown.lock().unwrap_or_else(|e| e.into_inner());
         rules.rules.retain(|rule| shown.insert(rule.source.clone()));
+        rules.unread.retain(|note| shown.insert(note.clone()));
         rules.tokens = rules.rules.iter().map(|rule| rule.tokens).sum();
     }
 
@@ -375,7 +388,7 @@ impl Connection {
                 if text.is_empty() {
                     text.push_str("the store is empty: open a path to index it\n");
                 }
-                return Ok(self.bounded(&mut state, text, false));
+                return Ok(self.bounded(&mut state, "open", text, false));
             }
             (Some(document), None) => (self.library.workspace(document)?, "opened"),
             // A read-only library refuses what would write itself (and

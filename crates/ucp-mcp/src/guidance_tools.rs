@@ -136,11 +136,11 @@ pub(crate) fn call(connection: &Connection, name: &str, args: &Arguments<'_>) ->
         "memory_forget" => (|| {
             args.check(&["id", "namespace"])?;
             let id = args.required("id")?;
-            Ok(if library.memory_forget(args.string("namespace")?, id)? {
-                format!("forgot {id}")
+            if library.memory_forget(args.string("namespace")?, id)? {
+                Ok(format!("forgot {id}"))
             } else {
-                format!("no memory {id}")
-            })
+                Err(McpError::Arguments(format!("no memory {id} (memory_recent or memory_search list the ids)")))
+            }
         })(),
         "plan" => plan(connection, args),
         "rules_for" => (|| {
@@ -271,13 +271,12 @@ pub(crate) fn nested_rules(connection: &Connection, paths: &[String]) -> Option<
     if paths.is_empty() {
         return None;
     }
-    let rules = rules::nested_rules(
+    let mut found = rules::nested_rules(
         root,
         &paths.iter().map(PathBuf::from).collect::<Vec<_>>(),
         connection.library().tokenizer(),
     )
     .ok()?;
-    let mut found = rules::Rules { tokens: 0, rules, left_out: Vec::new() };
     connection.take_unseen_rules(&mut found);
     let mut used = 0;
     let (fit, over): (Vec<_>, Vec<_>) = found.rules.into_iter().partition(|rule| {
@@ -287,6 +286,6 @@ pub(crate) fn nested_rules(connection: &Connection, paths: &[String]) -> Option<
     found.rules = fit;
     found.left_out = over.into_iter().map(|rule| format!("{} (ask rules_for with its path)", rule.source)).collect();
     found.tokens = found.rules.iter().map(|rule| rule.tokens).sum();
-    (!found.rules.is_empty() || !found.left_out.is_empty())
+    (!found.rules.is_empty() || !found.left_out.is_empty() || !found.unread.is_empty())
         .then(|| format!("\n\nRules for these files:\n{}", found.text()))
 }

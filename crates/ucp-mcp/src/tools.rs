@@ -214,6 +214,13 @@ pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Resu
     if !connection.offer().offers(name) {
         return Err(McpError::UnknownTool(name.to_owned()));
     }
+    // The next page of a cut result, from the tool that gave it (where
+    // `ucl`, which pages every result, is not offered).
+    if let (Some(page), 1) = (arguments.get("page").and_then(Value::as_u64), arguments.len()) {
+        if name != "ucl" && !coding::CODING_TOOLS.contains(&name) {
+            return connection.page(usize_of(page));
+        }
+    }
     match name {
         "ucl" => {
             args.check(&["commands", "page", "session"])?;
@@ -252,7 +259,7 @@ pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Resu
                 || crate::guidance_tools::FILE_GUIDANCE_TOOLS.contains(&guidance) =>
         {
             match crate::guidance_tools::call(connection, guidance, &args) {
-                Some(Ok(text)) => Ok(connection.bounded_text(text)),
+                Some(Ok(text)) => Ok(connection.bounded_text(guidance, text)),
                 Some(Err(e)) => Err(e),
                 None => Err(McpError::UnknownTool(guidance.to_owned())),
             }

@@ -37,35 +37,72 @@ type Cached = (SystemTime, u64, Arc<str>);
 /// The cache, and the bytes of text it holds.
 static FILES: LazyLock<Mutex<(HashMap<PathBuf, Cached>, usize)>> = LazyLock::new(|| Mutex::new((HashMap::new(), 0)));
 
-/// The text of the file at `path`, from the cache when it has not changed
-/// on disk since it was read; `None` when there is no such file (or it is
-/// not text, or larger than a megabyte), or when it lies outside the folder
-/// `within` once links are resolved (a symbolic link does not lead out).
-pub(crate) fn read_cached(within: &Path, path: &Path) -> Option<Arc<str>> {
-    let real = std::fs::canonicalize(path).ok()?;
-    if !real.starts_with(std::fs::canonicalize(within).ok()?) {
-        return None;
-    }
-    let path = real.as_path();
-    let meta = std::fs::metadata(path).ok().filter(|m| m.is_file() && m.len() <= MAX_FILE_BYTES)?;
-    let stamp = (meta.modified().ok()?, meta.len());
-    let mut cache = FILES.lock().unwrap_or_else(|e| e.into_inner());
-    let (files, bytes) = &mut *cache;
-    if let Some((modified, len, text)) = files.get(path) {
-        if (*modified, *len) == stamp {
-            return Some(Arc::clone(text));
+/// What reading a guidance file gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum GuidanceFile {
+    /// Its text.
+    Text(Arc<str>),
+    /// No such file under the folder (or not a file, or it lies outside
+    /// the folder once links are resolved).
+    Missing,
+    /// A file that is there but is not read, and why (too large, not text).
+    Refused(String),
+}
+
+impl GuidanceFile {
+    /// The text, when the file was read.
+    pub(crate) fn text(self) -> Option<Arc<str>> {
+        match self {
+            GuidanceFile::Text(text) => Some(text),
+            _ => None,
         }
     }
-    let text: Arc<str> = std::fs::read_to_string(path).ok()?.into();
+}
+
+/// The file at `path`, from the cache when it has not changed on disk
+/// since it was read. It is opened through a jail on the folder `within`
+/// (`ucp_tools::Jail`): a symbolic link does not lead out of it, not even
+/// one swapped in after the path was checked.
+pub(crate) fn read_cached(within: &Path, path: &Path) -> GuidanceFile {
+    let Ok(jail) = ucp_tools::Jail::new(within) else { return GuidanceFile::Missing };
+    let Some(real) = path.to_str().and_then(|p| jail.resolve(p).ok()) else { return GuidanceFile::Missing };
+    let shown = jail.display(&real);
+    let file = match jail.open(&real, &shown) {
+        Ok(file) => file,
+        Err(ucp_tools::ToolError::Io { source, .. }) => return GuidanceFile::Refused(source.to_string()),
+        Err(_) => return GuidanceFile::Missing,
+    };
+    let Ok(meta) = file.metadata() else { return GuidanceFile::Missing };
+    if meta.len() > MAX_FILE_BYTES {
+        return GuidanceFile::Refused(format!(
+            "{} KiB, over the {} KiB a rules or skill file may have",
+            meta.len().div_ceil(1024),
+            MAX_FILE_BYTES / 1024
+        ));
+    }
+    let Ok(modified) = meta.modified() else { return GuidanceFile::Missing };
+    let stamp = (modified, meta.len());
+    let mut cache = FILES.lock().unwrap_or_else(|e| e.into_inner());
+    let (files, bytes) = &mut *cache;
+    if let Some((modified, len, text)) = files.get(&real) {
+        if (*modified, *len) == stamp {
+            return GuidanceFile::Text(Arc::clone(text));
+        }
+    }
+    let mut text = String::new();
+    if std::io::Read::read_to_string(&mut std::io::Read::take(file, MAX_FILE_BYTES), &mut text).is_err() {
+        return GuidanceFile::Refused("not UTF-8 text".into());
+    }
+    let text: Arc<str> = text.into();
     if *bytes + text.len() > CACHED_BYTES {
         files.clear();
         *bytes = 0;
     }
     *bytes += text.len();
-    if let Some((_, _, old)) = files.insert(path.to_owned(), (stamp.0, stamp.1, Arc::clone(&text))) {
+    if let Some((_, _, old)) = files.insert(real, (stamp.0, stamp.1, Arc::clone(&text))) {
         *bytes -= old.len();
     }
-    Some(text)
+    GuidanceFile::Text(text)
 }
 
 /// A markdown link to a local file.
@@ -203,19 +240,26 @@ mod tests {
     fn a_changed_file_is_read_again() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("AGENTS.md");
+        let text = |within: &Path, path: &Path| read_cached(within, path).text();
         std::fs::write(&path, "one").unwrap();
-        assert_eq!(read_cached(dir.path(), &path).as_deref(), Some("one"));
+        assert_eq!(text(dir.path(), &path).as_deref(), Some("one"));
         std::fs::write(&path, "two, longer").unwrap();
-        assert_eq!(read_cached(dir.path(), &path).as_deref(), Some("two, longer"));
-        assert!(read_cached(dir.path(), &dir.path().join("missing.md")).is_none());
+        assert_eq!(text(dir.path(), &path).as_deref(), Some("two, longer"));
+        assert_eq!(read_cached(dir.path(), &dir.path().join("missing.md")), GuidanceFile::Missing);
         // Not outside the folder, not even through a link.
         let inner = dir.path().join("inner");
         std::fs::create_dir(&inner).unwrap();
-        assert!(read_cached(&inner, &path).is_none());
+        assert!(text(&inner, &path).is_none());
         #[cfg(unix)]
         {
             std::os::unix::fs::symlink(&path, inner.join("AGENTS.md")).unwrap();
-            assert!(read_cached(&inner, &inner.join("AGENTS.md")).is_none());
+            assert!(text(&inner, &inner.join("AGENTS.md")).is_none());
         }
+        // Too large, or not text: said, not taken for absent.
+        std::fs::write(&path, "x".repeat(MAX_FILE_BYTES as usize + 1)).unwrap();
+        let refused = read_cached(dir.path(), &path);
+        assert!(matches!(&refused, GuidanceFile::Refused(why) if why.contains("over the 1024 KiB")), "{refused:?}");
+        std::fs::write(&path, b"caf\xe9").unwrap();
+        assert_eq!(read_cached(dir.path(), &path), GuidanceFile::Refused("not UTF-8 text".into()));
     }
 }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use ucm_core::Tokenizer;
 
-use super::{checked_root, local_links, match_share, normalize, read_cached, relative, MATCH_SHARE};
+use super::{checked_root, local_links, match_share, normalize, read_cached, relative, GuidanceFile, MATCH_SHARE};
 use crate::WorkspaceError;
 
 /// The names a rules file goes by, in the order read.
@@ -46,10 +46,15 @@ pub struct Rule {
     pub tier: Tier,
     /// Why it applies.
     pub reason: String,
-    /// Its tokens (o200k).
+    /// Its tokens (o200k): of `text`, which is the whole file unless
+    /// `cut_from` says otherwise.
     pub tokens: usize,
-    /// The file's text, verbatim.
+    /// The file's text, verbatim: its head when it was cut to the budget.
     pub text: String,
+    /// The whole file's tokens, when `text` is its head alone (the root
+    /// file, longer than the budget).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut_from: Option<usize>,
 }
 
 /// The rules that apply to a task and the paths it touches.
@@ -62,6 +67,9 @@ pub struct Rules {
     pub tokens: usize,
     /// Files that applied but did not fit in the budget.
     pub left_out: Vec<String>,
+    /// Rules files that are there but were not read: `file: why` (too
+    /// large, not text).
+    pub unread: Vec<String>,
 }
 
 impl Rules {
@@ -69,12 +77,21 @@ impl Rules {
     pub fn text(&self) -> String {
         let mut out = String::new();
         for rule in &self.rules {
-            out.push_str(&format!("§ {} ({})\n", rule.source, rule.reason));
+            match rule.cut_from {
+                Some(whole) => out.push_str(&format!(
+                    "§ {} ({}; cut to the budget: its first {} of {whole} tokens, read the file for the rest)\n",
+                    rule.source, rule.reason, rule.tokens
+                )),
+                None => out.push_str(&format!("§ {} ({})\n", rule.source, rule.reason)),
+            }
             out.push_str(rule.text.trim_end());
             out.push_str("\n\n");
         }
         for source in &self.left_out {
             out.push_str(&format!("§ {source}: applies, left out (over the budget)\n"));
+        }
+        for unread in &self.unread {
+            out.push_str(&format!("§ {unread}: not read\n"));
         }
         out
     }
@@ -87,20 +104,31 @@ pub struct RulesRequest {
     pub task: Option<String>,
     /// Paths the task touches (relative to the root, or absolute under it).
     pub paths: Vec<PathBuf>,
-    /// Most tokens of rules text (the root file is always whole).
+    /// Most tokens of rules text (the root file is cut to it when longer;
+    /// the other files are whole or left out).
     pub budget: Option<usize>,
 }
 
 /// The rules files of folder `dir` under `root`, with their text (one text
-/// read under both names is kept once).
-fn rule_files(root: &Path, dir: &Path) -> Vec<(PathBuf, Arc<str>)> {
+/// read under both names is kept once); those there but not read go to
+/// `unread` as `file: why`.
+fn rule_files(root: &Path, dir: &Path, unread: &mut Vec<String>) -> Vec<(PathBuf, Arc<str>)> {
     let mut found: Vec<(PathBuf, Arc<str>)> = Vec::new();
     for name in RULE_FILES {
         let path = dir.join(name);
-        if let Some(text) = read_cached(root, &path) {
-            if !found.iter().any(|(_, seen)| *seen == text) {
-                found.push((path, text));
+        match read_cached(root, &path) {
+            GuidanceFile::Text(text) => {
+                if !found.iter().any(|(_, seen)| *seen == text) {
+                    found.push((path, text));
+                }
             }
+            GuidanceFile::Refused(why) => {
+                let note = format!("{}: {why}", relative(&path, root));
+                if !unread.contains(&note) {
+                    unread.push(note);
+                }
+            }
+            GuidanceFile::Missing => {}
         }
     }
     found
@@ -117,7 +145,11 @@ fn folders_between(root: &Path, path: &Path) -> Vec<PathBuf> {
 
 /// The rules files of the folders between `root` (made absolute) and each
 /// of `paths`, outermost first, each once, with why it applies.
-fn nested_files(root: &Path, paths: &[PathBuf]) -> Result<Vec<(PathBuf, Arc<str>, String)>, WorkspaceError> {
+fn nested_files(
+    root: &Path,
+    paths: &[PathBuf],
+    unread: &mut Vec<String>,
+) -> Result<Vec<(PathBuf, Arc<str>, String)>, WorkspaceError> {
     let mut found: Vec<(PathBuf, Arc<str>, String)> = Vec::new();
     for asked in paths {
         let path = normalize(&if asked.is_absolute() { asked.clone() } else { root.join(asked) });
@@ -125,7 +157,7 @@ fn nested_files(root: &Path, paths: &[PathBuf]) -> Result<Vec<(PathBuf, Arc<str>
             return Err(WorkspaceError::Path(format!("{} is outside {}", asked.display(), root.display())));
         }
         for dir in folders_between(root, &path) {
-            for (file, text) in rule_files(root, &dir) {
+            for (file, text) in rule_files(root, &dir, unread) {
                 if !found.iter().any(|(seen, ..)| *seen == file) {
                     found.push((file, text, format!("applies to {}/", relative(&dir, root))));
                 }
@@ -136,10 +168,12 @@ fn nested_files(root: &Path, paths: &[PathBuf]) -> Result<Vec<(PathBuf, Arc<str>
 }
 
 /// The nested rules (tier 3 alone) for `paths` under `root`: what a file
-/// operation brings with it, without the root file or linked ones.
-pub fn nested_rules(root: &Path, paths: &[PathBuf], tokenizer: &dyn Tokenizer) -> Result<Vec<Rule>, WorkspaceError> {
+/// operation brings with it, without the root file or linked ones (no
+/// budget: the caller picks), and the rules files there it could not read.
+pub fn nested_rules(root: &Path, paths: &[PathBuf], tokenizer: &dyn Tokenizer) -> Result<Rules, WorkspaceError> {
     let root = checked_root(root)?;
-    Ok(nested_files(&root, paths)?
+    let mut unread = Vec::new();
+    let rules: Vec<Rule> = nested_files(&root, paths, &mut unread)?
         .into_iter()
         .map(|(path, text, reason)| Rule {
             source: relative(&path, &root),
@@ -147,19 +181,23 @@ pub fn nested_rules(root: &Path, paths: &[PathBuf], tokenizer: &dyn Tokenizer) -
             reason,
             tokens: tokenizer.count(&text),
             text: text.to_string(),
+            cut_from: None,
         })
-        .collect())
+        .collect();
+    let tokens = rules.iter().map(|r| r.tokens).sum();
+    Ok(Rules { rules, tokens, left_out: Vec::new(), unread })
 }
 
 /// The rules under `root` that apply to `request`.
 pub fn rules_for(root: &Path, request: &RulesRequest, tokenizer: &dyn Tokenizer) -> Result<Rules, WorkspaceError> {
     let root = checked_root(root)?;
     let budget = request.budget.unwrap_or(DEFAULT_RULES_BUDGET);
+    let mut unread = Vec::new();
     let mut applies: Vec<(PathBuf, Arc<str>, Tier, String)> = Vec::new();
-    for (path, text) in rule_files(&root, &root) {
+    for (path, text) in rule_files(&root, &root, &mut unread) {
         applies.push((path, text, Tier::Root, "workspace rules".into()));
     }
-    for (file, text, reason) in nested_files(&root, &request.paths)? {
+    for (file, text, reason) in nested_files(&root, &request.paths, &mut unread)? {
         if !applies.iter().any(|(seen, ..)| *seen == file) {
             applies.push((file, text, Tier::Nested, reason));
         }
@@ -174,7 +212,14 @@ pub fn rules_for(root: &Path, request: &RulesRequest, tokenizer: &dyn Tokenizer)
             if applies.iter().any(|(seen, ..)| *seen == link.target) || linked.iter().any(|l| l.1 == link.target) {
                 continue;
             }
-            let Some(target) = read_cached(&root, &link.target) else { continue };
+            let target = match read_cached(&root, &link.target) {
+                GuidanceFile::Text(target) => target,
+                GuidanceFile::Refused(why) => {
+                    unread.push(format!("{}: {why}", relative(&link.target, &root)));
+                    continue;
+                }
+                GuidanceFile::Missing => continue,
+            };
             let share = match_share(&task, &link.text, &target);
             if share >= MATCH_SHARE {
                 let reason = format!("the task matches [{}] in {}", link.text, relative(file, &root));
@@ -185,16 +230,25 @@ pub fn rules_for(root: &Path, request: &RulesRequest, tokenizer: &dyn Tokenizer)
     linked.sort_by(|a, b| b.0.total_cmp(&a.0));
     applies.extend(linked.into_iter().map(|(_, path, text, reason)| (path, text, Tier::Linked, reason)));
 
-    let mut rules = Rules { rules: Vec::new(), tokens: 0, left_out: Vec::new() };
+    let mut rules = Rules { rules: Vec::new(), tokens: 0, left_out: Vec::new(), unread };
     for (path, text, tier, reason) in applies {
         let tokens = tokenizer.count(&text);
         let source = relative(&path, &root);
-        if tier != Tier::Root && rules.tokens + tokens > budget {
+        if tier == Tier::Root && rules.tokens + tokens > budget {
+            // The root file always applies: its head, within the budget.
+            let head = ucm_core::outline::bounded_head(&text, budget.saturating_sub(rules.tokens), tokenizer);
+            let head_tokens = tokenizer.count(&head);
+            rules.tokens += head_tokens;
+            let rule = Rule { source, tier, reason, tokens: head_tokens, text: head, cut_from: Some(tokens) };
+            rules.rules.push(rule);
+            continue;
+        }
+        if rules.tokens + tokens > budget {
             rules.left_out.push(source);
             continue;
         }
         rules.tokens += tokens;
-        rules.rules.push(Rule { source, tier, reason, tokens, text: text.to_string() });
+        rules.rules.push(Rule { source, tier, reason, tokens, text: text.to_string(), cut_from: None });
     }
     Ok(rules)
 }
@@ -245,11 +299,8 @@ mod tests {
 
         // What a file operation brings: the nested tier alone.
         let nested = nested_rules(root, &["crates/store/src/lib.rs".into()], &tokenizer).unwrap();
-        assert_eq!(
-            nested.iter().map(|r| (r.source.as_str(), r.tier)).collect::<Vec<_>>(),
-            [("crates/store/CLAUDE.md", Tier::Nested)]
-        );
-        assert!(nested_rules(root, &["README.md".into()], &tokenizer).unwrap().is_empty());
+        assert_eq!(sources(&nested), [("crates/store/CLAUDE.md", Tier::Nested)]);
+        assert!(nested_rules(root, &["README.md".into()], &tokenizer).unwrap().rules.is_empty());
 
         // A budget keeps it bounded; what applies and does not fit is named.
         let tight = RulesRequest { budget: Some(plain.tokens + 1), ..request.clone() };
@@ -261,6 +312,22 @@ mod tests {
         write(root, "AGENTS.md", "Run `make check`.\n");
         let changed = rules_for(root, &RulesRequest::default(), &tokenizer).unwrap();
         assert_eq!(changed.rules[0].text, "Run `make check`.\n");
+
+        // A root file longer than the budget is cut to it, and says so.
+        write(root, "AGENTS.md", &"Always run the whole test suite before a commit. ".repeat(400));
+        let cut = rules_for(root, &RulesRequest { budget: Some(100), ..RulesRequest::default() }, &tokenizer).unwrap();
+        assert!(cut.tokens <= 100 && cut.rules[0].tokens == cut.tokens, "{}", cut.tokens);
+        assert!(cut.rules[0].cut_from.is_some_and(|whole| whole > 4000));
+        assert!(cut.text().contains("cut to the budget: its first"), "{}", cut.text());
+        assert!(std::fs::read_to_string(root.join("AGENTS.md")).unwrap().starts_with(&cut.rules[0].text));
+
+        // A rules file too large to read is said, not taken for absent.
+        write(root, "crates/store/AGENTS.md", &"x".repeat(2 << 20));
+        let unread = rules_for(root, &request, &tokenizer).unwrap();
+        assert_eq!(unread.unread.len(), 1, "{:?}", unread.unread);
+        assert!(unread.text().contains("§ crates/store/AGENTS.md: 2048 KiB, over the 1024 KiB"), "{}", unread.text());
+        let nested = nested_rules(root, &["crates/store/src/lib.rs".into()], &tokenizer).unwrap();
+        assert_eq!(nested.unread, unread.unread);
 
         // A path outside the root is refused.
         let outside = RulesRequest { paths: vec!["../elsewhere.rs".into()], ..RulesRequest::default() };

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use ucm_core::Tokenizer;
 
-use super::{checked_root, local_links, match_share, read_cached, relative, MATCH_SHARE};
+use super::{checked_root, local_links, match_share, read_cached, relative, GuidanceFile, MATCH_SHARE};
 use crate::WorkspaceError;
 
 /// The folders under a workspace root skills are looked for in.
@@ -114,9 +114,21 @@ fn valid_name(name: &str) -> bool {
         && !name.ends_with('-')
 }
 
-/// The skill in folder `dir`, with its body.
-fn read_skill(dir: &Path, root: &Path) -> Result<(SkillSummary, String), String> {
-    let text = read_cached(dir, &dir.join(SKILL_FILE)).ok_or("SKILL.md cannot be read")?;
+/// A skill's folder, and the folder its files are read within (the
+/// workspace root for the root's own skills, else the folder given).
+struct SkillDir {
+    dir: PathBuf,
+    within: PathBuf,
+}
+
+/// The skill in folder `skill`, with its body.
+fn read_skill(skill: &SkillDir, root: &Path) -> Result<(SkillSummary, String), String> {
+    let dir = &skill.dir;
+    let text = match read_cached(&skill.within, &dir.join(SKILL_FILE)) {
+        GuidanceFile::Text(text) => text,
+        GuidanceFile::Refused(why) => return Err(format!("SKILL.md is not read: {why}")),
+        GuidanceFile::Missing => return Err("SKILL.md cannot be read".into()),
+    };
     let (front, body) = split_front_matter(&text).ok_or("SKILL.md has no front matter (--- name, description ---)")?;
     let value: serde_json::Value =
         serde_norway::from_str(front).map_err(|e| format!("front matter is not valid YAML: {e}"))?;
@@ -132,25 +144,30 @@ fn read_skill(dir: &Path, root: &Path) -> Result<(SkillSummary, String), String>
 }
 
 /// The skill folders under the skill roots of `root` and under `extra`.
-/// A skill under the root's own skill folders must lie inside the root
-/// once links are resolved; folders named in `extra` are trusted as given.
-fn skill_dirs(root: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
+/// A skill under the root's own skill folders is read within the root (a
+/// link does not lead out of it, not even one swapped in later); folders
+/// named in `extra` are trusted as given and read within themselves.
+fn skill_dirs(root: &Path, extra: &[PathBuf]) -> Vec<SkillDir> {
     let real_root = std::fs::canonicalize(root).ok();
     let inside = |dir: &Path| {
         let real = std::fs::canonicalize(dir).ok();
         matches!((real, &real_root), (Some(real), Some(root)) if real.starts_with(root))
     };
-    let roots = SKILL_ROOTS.iter().map(|r| (root.join(r), true)).chain(extra.iter().map(|e| (root.join(e), false)));
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for (skills, under_root) in roots {
+    let roots = SKILL_ROOTS
+        .iter()
+        .map(|r| (root.join(r), None))
+        .chain(extra.iter().map(|e| (root.join(e), Some(root.join(e)))));
+    let mut dirs: Vec<SkillDir> = Vec::new();
+    for (skills, trusted) in roots {
         let Ok(entries) = std::fs::read_dir(&skills) else { continue };
         let mut found: Vec<PathBuf> = entries
             .flatten()
             .map(|e| e.path())
-            .filter(|p| p.join(SKILL_FILE).is_file() && (!under_root || inside(p)))
+            .filter(|p| p.join(SKILL_FILE).is_file() && (trusted.is_some() || inside(p)))
             .collect();
         found.sort();
-        dirs.extend(found);
+        let within = trusted.unwrap_or_else(|| root.to_owned());
+        dirs.extend(found.into_iter().map(|dir| SkillDir { dir, within: within.clone() }));
     }
     dirs
 }
@@ -160,13 +177,13 @@ fn skill_dirs(root: &Path, extra: &[PathBuf]) -> Vec<PathBuf> {
 pub fn list_skills(root: &Path, extra: &[PathBuf]) -> Result<SkillList, WorkspaceError> {
     let root = checked_root(root)?;
     let mut list = SkillList { skills: Vec::new(), problems: Vec::new() };
-    for dir in skill_dirs(&root, extra) {
-        match read_skill(&dir, &root) {
+    for skill in skill_dirs(&root, extra) {
+        match read_skill(&skill, &root) {
             Ok((summary, _)) if list.skills.iter().any(|s| s.name == summary.name) => {
                 list.problems.push(format!("{}: another skill is named {:?}", summary.path, summary.name));
             }
             Ok((summary, _)) => list.skills.push(summary),
-            Err(why) => list.problems.push(format!("{}: {why}", relative(&dir, &root))),
+            Err(why) => list.problems.push(format!("{}: {why}", relative(&skill.dir, &root))),
         }
     }
     list.skills.sort_by(|a, b| a.name.cmp(&b.name));
@@ -201,23 +218,24 @@ pub fn load_skill(
     tokenizer: &dyn Tokenizer,
 ) -> Result<LoadedSkill, WorkspaceError> {
     let root = checked_root(root)?;
-    let dir = skill_dirs(&root, extra)
+    let skill = skill_dirs(&root, extra)
         .into_iter()
-        .find(|dir| read_skill(dir, &root).is_ok_and(|(s, _)| s.name == name))
+        .find(|skill| read_skill(skill, &root).is_ok_and(|(s, _)| s.name == name))
         .ok_or_else(|| WorkspaceError::Invalid(format!("no skill named {name:?} (list them with skills_list)")))?;
-    let (summary, body) = read_skill(&dir, &root).map_err(WorkspaceError::Invalid)?;
+    let (summary, body) = read_skill(&skill, &root).map_err(WorkspaceError::Invalid)?;
+    let dir = &skill.dir;
     let task = task.map(ucp_analyzer::distinct_terms).unwrap_or_default();
     let mut loaded = LoadedSkill {
         summary,
         tokens: tokenizer.count(&body),
-        scripts: files_under(&dir.join("scripts"), &dir),
+        scripts: files_under(&dir.join("scripts"), dir),
         references: Vec::new(),
         body,
     };
     // Linked files first (by their link text), then the rest of references/.
     let mut candidates: Vec<(String, PathBuf)> =
-        local_links(&loaded.body, &dir, &dir).into_iter().map(|l| (l.text, l.target)).collect();
-    for path in files_under(&dir.join("references"), &dir) {
+        local_links(&loaded.body, dir, dir).into_iter().map(|l| (l.text, l.target)).collect();
+    for path in files_under(&dir.join("references"), dir) {
         let target = dir.join(&path);
         if !candidates.iter().any(|(_, seen)| *seen == target) {
             let title = target.file_stem().map(|s| s.to_string_lossy().replace(['-', '_'], " ")).unwrap_or_default();
@@ -225,8 +243,8 @@ pub fn load_skill(
         }
     }
     for (title, target) in candidates {
-        let Some(text) = read_cached(&dir, &target) else { continue };
-        let path = relative(&target, &dir);
+        let Some(text) = read_cached(&skill.within, &target).text() else { continue };
+        let path = relative(&target, dir);
         let wanted = references.iter().any(|r| *r == path || r.eq_ignore_ascii_case(&title))
             || match_share(&task, &title, &text) >= MATCH_SHARE;
         let tokens = tokenizer.count(&text);
