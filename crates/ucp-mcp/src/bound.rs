@@ -91,26 +91,60 @@ pub(crate) fn fitting(pieces: &[String], room: usize, tokenizer: &dyn Tokenizer)
 fn pieces(text: &str, room: usize, tokenizer: &dyn Tokenizer) -> Vec<String> {
     let mut out = Vec::new();
     for block in text.split_inclusive("\n\n") {
-        if tokenizer.count(block) <= room {
+        if fits(block, room, tokenizer) {
             out.push(block.to_owned());
             continue;
         }
         for line in block.split_inclusive('\n') {
-            let mut rest = line;
-            while tokenizer.count(rest) > room {
-                let head = outline::head(rest, room, tokenizer);
-                if head.is_empty() {
-                    break;
-                }
-                rest = rest[head.len()..].trim_start();
-                out.push(format!("{head}\n"));
-            }
-            if !rest.is_empty() {
-                out.push(rest.to_owned());
-            }
+            line_pieces(line, room, tokenizer, &mut out);
         }
     }
     out
+}
+
+/// `line` in pieces of at most `room` tokens, cut at word ends where it
+/// has them. The line is counted once, for its bytes per token; each piece
+/// is then cut from a window of about a piece and a half of the bytes
+/// after the last one, never from the whole rest, so the work stays linear
+/// in the line's length (a line of one 4 MB word included).
+fn line_pieces(line: &str, room: usize, tokenizer: &dyn Tokenizer, out: &mut Vec<String>) {
+    let tokens = if line.len() <= room { 0 } else { tokenizer.count(line) };
+    if tokens <= room {
+        out.push(line.to_owned());
+        return;
+    }
+    let window = (room * line.len().div_ceil(tokens) * 3 / 2).max(room);
+    let mut rest = line;
+    while !rest.is_empty() {
+        if rest.len() <= window && (rest.len() <= room || tokenizer.count(rest) <= room) {
+            out.push(rest.to_owned());
+            return;
+        }
+        let head = outline::head(prefix(rest, window), room, tokenizer);
+        if head.is_empty() {
+            // Nothing fits (a room under one character's tokens): as it is.
+            out.push(rest.to_owned());
+            return;
+        }
+        rest = rest[head.len()..].trim_start();
+        out.push(format!("{head}\n"));
+    }
+}
+
+/// The first `bytes` of `text` at most, ending at a character boundary.
+fn prefix(text: &str, bytes: usize) -> &str {
+    let mut end = text.len().min(bytes);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// Whether `text` has at most `room` tokens, counted only when its bytes
+/// do not settle it; a text over a window's bytes is taken as too long (a
+/// page cut from it is then shorter than it could be, never longer).
+fn fits(text: &str, room: usize, tokenizer: &dyn Tokenizer) -> bool {
+    text.len() <= room || (text.len() <= room * outline::WINDOW_BYTES_PER_TOKEN && tokenizer.count(text) <= room)
 }
 
 #[cfg(test)]
@@ -147,6 +181,20 @@ mod tests {
             assert!(page.starts_with("block "), "page starts mid-block: {:?}", &page[..20]);
         }
         assert!(pages.page(1, "call ucl with").unwrap().contains("next: call ucl with page=2"));
+    }
+
+    #[test]
+    fn one_word_longer_than_many_pages_is_cut_whole() {
+        let tokenizer = BpeTokenizer::default();
+        let word: String = (0..200_000).map(|i| char::from(b'a' + (i * 7 % 26) as u8)).collect();
+        let cap = 1000;
+        let pages = paginate(&word, cap, &tokenizer);
+        assert!(pages.pages.len() > 10);
+        for n in 1..=pages.pages.len() {
+            assert!(tokenizer.count(&pages.page(n, "x").unwrap()) <= cap);
+        }
+        let joined: String = pages.pages.iter().map(|p| p.trim_end_matches('\n')).collect();
+        assert_eq!(joined, word, "nothing lost");
     }
 
     #[test]

@@ -142,7 +142,7 @@ fn fit(pieces: &[String], cap: usize, tokenizer: &dyn Tokenizer) -> (String, usi
     let (mut text, kept) = fitting(pieces, room, tokenizer);
     if kept == 0 {
         if let Some(first) = pieces.first() {
-            text = outline::head(first, room, tokenizer);
+            text = outline::bounded_head(first, room, tokenizer);
         }
     }
     (text, kept)
@@ -190,7 +190,7 @@ fn subtree(doc: &Document, name: &str, id: BlockId, cap: usize, tokenizer: &dyn 
     if kept == 1 {
         // The block alone is longer than the cap: its head, then go on below it.
         let room = cap.saturating_sub(NOTE_RESERVE + tokenizer.count(&text));
-        text.push_str(&outline::head(&pieces[1], room, tokenizer));
+        text.push_str(&outline::bounded_head(&pieces[1], room, tokenizer));
         text.push_str("\n\n[the block is longer than the cap and was cut]\n");
         kept = 2;
     }
