@@ -177,7 +177,12 @@ pub const WINDOW_BYTES_PER_TOKEN: usize = 16;
 /// at a character boundary): where a head of `max_tokens` tokens is
 /// looked for in a text of any length.
 pub fn window(text: &str, max_tokens: usize) -> &str {
-    let mut end = text.len().min(max_tokens.saturating_mul(WINDOW_BYTES_PER_TOKEN));
+    prefix(text, max_tokens.saturating_mul(WINDOW_BYTES_PER_TOKEN))
+}
+
+/// The first `bytes` of `text` at most, cut at a character boundary.
+pub fn prefix(text: &str, bytes: usize) -> &str {
+    let mut end = text.len().min(bytes);
     while !text.is_char_boundary(end) {
         end -= 1;
     }

@@ -165,8 +165,12 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
     }
     let library = Arc::new(ucp_workspace::Library::open(library)?);
     let allowed = args.tools.clone().or(settings.allowed_tools.clone());
+    // As `ucp mcp`: in / or the home folder (unless --root names it) the
+    // agent works without the coding tools, rules and skills.
+    let mut unrooted = None;
+    let root = cli.tools_root().map_err(|why| unrooted = Some(why)).ok();
     let offer = ToolOffer {
-        root: Some(cli.tools_root()?),
+        root,
         read_only: args.read_only,
         protected: cli.protected_paths(),
         passed_env: cli.pass_env.clone(),
@@ -175,7 +179,15 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
         only: allowed.clone(),
         ..ToolOffer::documents(4000)
     };
-    offer.check_only(false).map_err(|e| anyhow::anyhow!("allowed tools: {e}"))?;
+    if let Err(e) = offer.check_only(false) {
+        match unrooted {
+            Some(why) => anyhow::bail!("allowed tools: {e}: {why}"),
+            None => anyhow::bail!("allowed tools: {e}"),
+        }
+    }
+    if let Some(why) = unrooted {
+        eprintln!("ucp agent: {why}; the coding tools, rules and skills are not offered");
+    }
     let connection = Connection::new(library.clone(), Arc::new(offer));
     connection.set_asker(Arc::new(TerminalAsker));
     let host = ConnectionTools(connection);

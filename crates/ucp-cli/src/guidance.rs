@@ -176,7 +176,7 @@ pub(crate) struct RulesArgs {
     /// The task: linked rule files it matches are loaded.
     #[arg(long)]
     task: Option<String>,
-    /// Most tokens of rules (the root file is always whole).
+    /// Most tokens of rules (a longer root file is cut to it).
     #[arg(long, value_parser = count_in(1, crate::MAX_BUDGET))]
     budget: Option<usize>,
 }
@@ -188,7 +188,7 @@ pub(crate) fn rules(cli: &Cli, args: &RulesArgs) -> anyhow::Result<()> {
     if cli.json {
         return print_json(&found);
     }
-    if found.rules.is_empty() && found.left_out.is_empty() {
+    if found.is_empty() {
         return print("no rules apply (no AGENTS.md or CLAUDE.md at the root or above the paths)\n");
     }
     print(&found.text())

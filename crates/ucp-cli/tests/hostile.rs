@@ -49,6 +49,12 @@ fn a_cut_result_pages_through_the_tool_that_gave_it() {
     assert_eq!(second["result"]["isError"], false, "{second}");
     let second = result_text(&second);
     assert!(second.contains("page 2 of") && second.contains("next: call rules_for with page=3"), "{second}");
+    // Its schema says so, where ucl is not offered; another tool's pages are not its own.
+    let listed = server.post(&session, &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})).unwrap();
+    let rules_for = listed["result"]["tools"].as_array().unwrap().iter().find(|t| t["name"] == "rules_for").unwrap();
+    assert_eq!(rules_for["inputSchema"]["properties"]["page"]["type"], "integer", "{rules_for}");
+    let other = server.call(&session, "memory_forget", json!({"page": 2}));
+    assert!(result_text(&other).contains("came from rules_for"), "{other}");
     let forgot = server.call(&session, "memory_forget", json!({"id": "blk_000000000000000000000001"}));
     assert_eq!(forgot["result"]["isError"], true, "forgetting nothing is an error: {forgot}");
 }

@@ -120,7 +120,7 @@ fn line_pieces(line: &str, room: usize, tokenizer: &dyn Tokenizer, out: &mut Vec
             out.push(rest.to_owned());
             return;
         }
-        let head = outline::head(prefix(rest, window), room, tokenizer);
+        let head = outline::head(outline::prefix(rest, window), room, tokenizer);
         if head.is_empty() {
             // Nothing fits (a room under one character's tokens): as it is.
             out.push(rest.to_owned());
@@ -129,15 +129,6 @@ fn line_pieces(line: &str, room: usize, tokenizer: &dyn Tokenizer, out: &mut Vec
         rest = rest[head.len()..].trim_start();
         out.push(format!("{head}\n"));
     }
-}
-
-/// The first `bytes` of `text` at most, ending at a character boundary.
-fn prefix(text: &str, bytes: usize) -> &str {
-    let mut end = text.len().min(bytes);
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// Whether `text` has at most `room` tokens, counted only when its bytes

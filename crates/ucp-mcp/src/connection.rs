@@ -183,8 +183,20 @@ impl Connection {
 
     /// Page `n` (1-based) of the last result that had to be cut.
     pub fn page(&self, n: usize) -> Result<ToolOutput, McpError> {
+        self.page_from(None, n)
+    }
+
+    /// Page `n` of the last cut result, which tool `tool` must have given.
+    pub(crate) fn page_of(&self, tool: &str, n: usize) -> Result<ToolOutput, McpError> {
+        self.page_from(Some(tool), n)
+    }
+
+    fn page_from(&self, asker: Option<&str>, n: usize) -> Result<ToolOutput, McpError> {
         let state = self.state();
         let (pages, tool) = state.pages.as_ref().ok_or_else(|| McpError::NoPage("no earlier result was cut".into()))?;
+        if asker.is_some_and(|asker| asker != tool) {
+            return Err(McpError::NoPage(format!("the last cut result came from {tool}: ask {tool} for its pages")));
+        }
         let count = pages.pages.len();
         let text = pages
             .page(n, &self.page_hint(tool))

@@ -152,7 +152,7 @@ pub(crate) fn call(connection: &Connection, name: &str, args: &Arguments<'_>) ->
             };
             let found = rules::rules_for(root(connection)?, &request, library.tokenizer())?;
             connection.note_rules_shown(&found);
-            Ok(if found.rules.is_empty() { "no rules apply".to_owned() } else { found.text() })
+            Ok(if found.is_empty() { "no rules apply".to_owned() } else { found.text() })
         })(),
         "skills_list" => (|| {
             args.check(&[])?;
@@ -286,6 +286,5 @@ pub(crate) fn nested_rules(connection: &Connection, paths: &[String]) -> Option<
     found.rules = fit;
     found.left_out = over.into_iter().map(|rule| format!("{} (ask rules_for with its path)", rule.source)).collect();
     found.tokens = found.rules.iter().map(|rule| rule.tokens).sum();
-    (!found.rules.is_empty() || !found.left_out.is_empty() || !found.unread.is_empty())
-        .then(|| format!("\n\nRules for these files:\n{}", found.text()))
+    (!found.is_empty()).then(|| format!("\n\nRules for these files:\n{}", found.text()))
 }

@@ -33,7 +33,31 @@ pub fn list(offer: &ToolOffer) -> Vec<Tool> {
     all.extend(crate::lsp_tools::list());
     all.extend(crate::agents::list());
     all.retain(|t| offer.offers(&t.name));
+    // Where `ucl` (which pages every cut result) is not offered, the next
+    // page of a cut result is asked of the tool that gave it: they take
+    // `page`, alone or with their usual arguments.
+    if !offer.offers("ucl") {
+        for tool in all.iter_mut().filter(|t| pages_its_results(&t.name)) {
+            let mut schema = (*tool.input_schema).clone();
+            if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+                let page =
+                    json!({"type": "integer", "minimum": 1, "description": "Page of this tool's last cut result"});
+                properties.insert("page".into(), page);
+            }
+            if let Some(required) = schema.remove("required") {
+                schema.insert("anyOf".into(), json!([{"required": required}, {"required": ["page"]}]));
+            }
+            tool.input_schema = Arc::new(schema);
+        }
+    }
     all
+}
+
+/// Whether a tool's long results are cut into pages kept for `page`
+/// (every tool but `ucl`, which takes `page` itself, the coding tools,
+/// which page by offset, and the agent tools).
+pub(crate) fn pages_its_results(name: &str) -> bool {
+    name != "ucl" && !coding::CODING_TOOLS.contains(&name) && !crate::agents::AGENT_TOOLS.contains(&name)
 }
 
 /// The tools a client is shown: all of [`list`], or with discovery the
@@ -217,8 +241,8 @@ pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Resu
     // The next page of a cut result, from the tool that gave it (where
     // `ucl`, which pages every result, is not offered).
     if let (Some(page), 1) = (arguments.get("page").and_then(Value::as_u64), arguments.len()) {
-        if name != "ucl" && !coding::CODING_TOOLS.contains(&name) {
-            return connection.page(usize_of(page));
+        if pages_its_results(name) {
+            return connection.page_of(name, usize_of(page));
         }
     }
     match name {

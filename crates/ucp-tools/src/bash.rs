@@ -159,7 +159,7 @@ impl Running {
     fn start(
         config: &BashConfig,
         command: &str,
-        cwd: std::os::fd::OwnedFd,
+        cwd: (std::os::fd::OwnedFd, &std::path::Path),
         timeout: Duration,
         sandbox: Option<Prepared>,
     ) -> Result<Self, ToolError> {
@@ -331,7 +331,7 @@ impl Tools {
         let cwd = self.jail.resolve(request.cwd.as_deref().unwrap_or("."))?;
         // A handle: the command starts in this very folder, whatever
         // becomes of its path meanwhile.
-        let cwd = self.jail.open_folder(&cwd, &self.jail.display(&cwd))?;
+        let folder = self.jail.open_folder(&cwd, &self.jail.display(&cwd))?;
         let timeout = request.timeout.unwrap_or(DEFAULT_TIMEOUT);
         if timeout > self.bash.max_timeout || timeout.is_zero() {
             return Err(ToolError::Arguments(format!(
@@ -343,7 +343,7 @@ impl Tools {
             self.jobs.make_room()?;
         }
         let sandbox = self.bash.sandbox.map(|s| s.prepare(&self.jail)).transpose()?;
-        let running = Running::start(&self.bash, &request.command, cwd, timeout, sandbox)?;
+        let running = Running::start(&self.bash, &request.command, (folder, &cwd), timeout, sandbox)?;
         if request.background {
             let id = self.jobs.next.fetch_add(1, Ordering::Relaxed) + 1;
             self.jobs.add(id, running);
@@ -362,7 +362,7 @@ impl Tools {
     }
 
     /// A background job's status and the output it wrote since the last
-    /// poll; with `kill`, its process group is killed first. A job that
+    /// poll; with `kill`, it and everything it started are killed first. A job that
     /// has ended is forgotten once polled.
     pub fn bash_job(&self, id: u64, kill: bool) -> Result<BashResult, ToolError> {
         let mut table = self.jobs.lock();

@@ -174,6 +174,9 @@ impl Jail {
         let (Some(folder), Some(name)) = (real.parent(), real.file_name()) else {
             return Err(ToolError::NotAFile(shown.to_owned()));
         };
+        if real == self.root {
+            return Err(ToolError::NotAFile(shown.to_owned()));
+        }
         let cannot = |e: Errno| failure(e, "cannot write", shown);
         let folder = self.make_folders(folder).map_err(cannot)?;
         let existing = match rustix::fs::openat(&folder, name, OFlags::PATH | OFlags::NOFOLLOW, Mode::empty()) {

@@ -18,7 +18,8 @@ use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
 
-use crate::sandbox::{check, Prepared};
+use crate::sandbox::Prepared;
+use crate::sys::{check, in_folder};
 
 /// How long a keeper may take to clean up once told to stop.
 const STOP_WAIT: Duration = Duration::from_secs(5);
@@ -38,11 +39,17 @@ pub(crate) struct Kept {
 }
 
 impl Kept {
-    /// Starts `command` in the folder `cwd` (a handle: no path is looked up
-    /// again), under a keeper, inside `sandbox` when given.
-    pub(crate) fn spawn(mut command: Command, cwd: OwnedFd, sandbox: Option<Prepared>) -> std::io::Result<Kept> {
+    /// Starts `command` in the folder `cwd` (a handle on it, and its real
+    /// path), under a keeper, inside `sandbox` when given.
+    pub(crate) fn spawn(
+        mut command: Command,
+        cwd: (OwnedFd, &std::path::Path),
+        sandbox: Option<Prepared>,
+    ) -> std::io::Result<Kept> {
+        use std::os::unix::ffi::OsStrExt as _;
         let (control_read, control_write) = std::io::pipe()?;
-        let setup = Setup { cwd, control: control_read, sandbox };
+        let path = std::ffi::CString::new(cwd.1.as_os_str().as_bytes()).map_err(std::io::Error::other)?;
+        let setup = Setup { cwd: cwd.0, cwd_path: path, control: control_read, sandbox };
         // SAFETY: the closure runs in the child between fork and exec; it
         // only makes system calls on memory prepared before the fork (no
         // allocation, no locks), as `pre_exec` requires, and the keeper's
@@ -88,7 +95,9 @@ impl Drop for Kept {
 
 /// What the child needs, made before the fork.
 struct Setup {
+    /// The working folder: a handle, and its real path (see `Setup::run`).
     cwd: OwnedFd,
+    cwd_path: std::ffi::CString,
     control: PipeReader,
     sandbox: Option<Prepared>,
 }
@@ -103,11 +112,22 @@ impl Setup {
             // command runs can read or type into the terminal the server
             // runs in (a prompt on /dev/tty fails at once).
             check(libc::setsid())?;
-            check(libc::fchdir(self.cwd.as_raw_fd()))?;
-            if let Some(sandbox) = &self.sandbox {
-                sandbox.enter_namespaces()?;
+            match &self.sandbox {
+                None => check(libc::fchdir(self.cwd.as_raw_fd()))?,
+                Some(sandbox) => {
+                    sandbox.enter_namespaces()?;
+                    // By path, through the new mounts: a handle taken before
+                    // them reaches under the read-only binds. It must still
+                    // be the folder the handle is on.
+                    check(libc::chdir(self.cwd_path.as_ptr()))?;
+                    if !in_folder(self.cwd.as_raw_fd())? {
+                        return Err(std::io::Error::from_raw_os_error(libc::ELOOP));
+                    }
+                }
             }
             check(libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))?;
+            // Children are waited for, even when the owner ignores SIGCHLD.
+            libc::signal(libc::SIGCHLD, libc::SIG_DFL);
             let keeper = libc::getpid();
             let control = self.control.as_raw_fd();
             match libc::fork() {
@@ -153,8 +173,9 @@ unsafe fn keep(command: libc::pid_t, control: RawFd) -> ! {
             libc::pollfd { fd: control, events: libc::POLLIN, revents: 0 },
             libc::pollfd { fd: pidfd, events: libc::POLLIN, revents: 0 },
         ];
-        // Without a pidfd (before Linux 5.3) the command's end is polled for.
-        let (count, timeout) = if pidfd >= 0 { (2, -1) } else { (1, 20) };
+        // Without a pidfd (before Linux 5.3) the command's end is polled
+        // for; with one, orphans handed to the keeper are reaped each second.
+        let (count, timeout) = if pidfd >= 0 { (2, 1000) } else { (1, 20) };
         libc::poll(fds.as_mut_ptr(), count, timeout);
         reap(command, &mut status);
         if status.is_none() && fds[0].revents != 0 {
@@ -185,7 +206,10 @@ unsafe fn reap(command: libc::pid_t, status: &mut Option<libc::c_int>) {
 /// child is left. Without `/proc` to list them, only the command's group
 /// can be named: it is killed for a short while, then the keeper goes.
 unsafe fn kill_all(command: libc::pid_t, status: &mut Option<libc::c_int>) {
-    libc::kill(command, libc::SIGKILL);
+    // Not once it is reaped: its pid may be another process's by now.
+    if status.is_none() {
+        libc::kill(command, libc::SIGKILL);
+    }
     let mut code = 0;
     let mut pauses = 0;
     for _ in 0..KILL_ROUNDS {
@@ -193,14 +217,19 @@ unsafe fn kill_all(command: libc::pid_t, status: &mut Option<libc::c_int>) {
         if !listed {
             libc::kill(-command, libc::SIGKILL);
         }
-        let pid = libc::waitpid(-1, &mut code, if listed { 0 } else { libc::WNOHANG });
-        if pid == command && status.is_none() {
-            *status = Some(code);
+        // One child ends (or, unlisted, none may yet), then every other
+        // that has ended is reaped before the next round.
+        let mut pid = libc::waitpid(-1, &mut code, if listed { 0 } else { libc::WNOHANG });
+        while pid > 0 {
+            if pid == command && status.is_none() {
+                *status = Some(code);
+            }
+            pid = libc::waitpid(-1, &mut code, libc::WNOHANG);
         }
         if pid < 0 && *libc::__errno_location() == libc::ECHILD {
             return;
         }
-        if !listed && pid == 0 {
+        if !listed {
             pauses += 1;
             if pauses > UNLISTED_PAUSES {
                 return;

@@ -31,6 +31,7 @@ mod keeper;
 pub mod page;
 mod read;
 mod sandbox;
+mod sys;
 mod text;
 mod walk;
 mod write;

@@ -26,15 +26,15 @@ use std::ffi::CString;
 use std::os::fd::{AsRawFd as _, OwnedFd};
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 
 use landlock::{
     path_beneath_rules, Access, AccessFs, CompatLevel, Compatible as _, Ruleset, RulesetAttr as _,
     RulesetCreatedAttr as _, Scope, ABI,
 };
 
-use std::process::Stdio;
-
 use crate::keeper::Kept;
+use crate::sys::{check, write_proc};
 use crate::{Jail, ToolError};
 
 /// Folders besides the root a sandboxed command may write under.
@@ -74,7 +74,7 @@ impl Sandbox {
         let cwd = jail.open_folder(jail.root(), ".")?;
         let mut command = std::process::Command::new("true");
         command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
-        let kept = Kept::spawn(command, cwd, Some(prepared)).map_err(|e| unavailable(&e))?;
+        let kept = Kept::spawn(command, (cwd, jail.root()), Some(prepared)).map_err(|e| unavailable(&e))?;
         match kept.wait() {
             Ok(status) if status.success() => Ok(()),
             Ok(status) => Err(unavailable(&format!("a sandboxed command did not run: {status}"))),
@@ -110,7 +110,7 @@ impl Sandbox {
         if !self.network {
             namespaces |= libc::CLONE_NEWNET;
         }
-        let binds = binds(jail.protected(), &writable)?;
+        let binds = binds(jail.root(), jail.protected(), &writable)?;
         Ok(Prepared { ruleset, maps: (line(uid), line(gid)), namespaces, binds })
     }
 }
@@ -129,25 +129,34 @@ fn writable_places(root: &Path) -> Vec<PathBuf> {
 }
 
 /// The mounts that keep `protected` paths lying in a `writable` place
-/// read-only and in place. A protected path not made yet is made an empty
-/// folder, so that it can be held read-only before anything else makes it.
-fn binds(protected: &[PathBuf], writable: &[PathBuf]) -> Result<Vec<Bind>, ToolError> {
+/// read-only and in place, outermost first. The folders between the place
+/// and each of them are pinned (bound onto themselves: a mount point
+/// cannot be renamed or removed), and so are the root and the folders
+/// above it when it lies in another writable place (`/tmp/project`), so
+/// no one moves a store, or the root holding it, away to put another in
+/// its place. A protected path not made yet is made an empty folder, so
+/// that it can be held read-only before anything else makes it.
+fn binds(root: &Path, protected: &[PathBuf], writable: &[PathBuf]) -> Result<Vec<Bind>, ToolError> {
     let mut binds: Vec<Bind> = Vec::new();
+    let pin = |folders: Vec<&Path>, binds: &mut Vec<Bind>| -> Result<(), ToolError> {
+        for folder in folders.into_iter().rev() {
+            let folder = c_path(folder)?;
+            if !binds.iter().any(|b| b.path == folder) {
+                binds.push(Bind { path: folder, read_only: None });
+            }
+        }
+        Ok(())
+    };
+    if let Some(place) = writable.iter().find(|w| root.starts_with(w) && root != *w) {
+        pin(root.ancestors().take_while(|a| a != place).collect(), &mut binds)?;
+    }
     for path in protected {
         let Some(place) = writable.iter().find(|w| path.starts_with(w) && path != *w) else { continue };
         if std::fs::symlink_metadata(path).is_err() {
             std::fs::create_dir_all(path)
                 .map_err(|e| ToolError::io("cannot make the protected folder", path.display().to_string(), e))?;
         }
-        // The folders between the place and the path, outermost first.
-        let mut above: Vec<&Path> = path.ancestors().skip(1).take_while(|a| a != place).collect();
-        above.reverse();
-        for folder in above {
-            let folder = c_path(folder)?;
-            if !binds.iter().any(|b| b.path == folder) {
-                binds.push(Bind { path: folder, read_only: None });
-            }
-        }
+        pin(path.ancestors().skip(1).take_while(|a| a != place).collect(), &mut binds)?;
         let flags = locked_flags(path)?;
         binds.retain(|b| b.path.as_bytes() != path.as_os_str().as_bytes());
         binds.push(Bind { path: c_path(path)?, read_only: Some(flags) });
@@ -227,28 +236,6 @@ impl Prepared {
     }
 }
 
-pub(crate) fn check(result: i32) -> std::io::Result<()> {
-    if result < 0 {
-        Err(std::io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
-}
-
-/// Writes `text` to a `/proc` file with raw system calls (safe after fork).
-fn write_proc(path: &std::ffi::CStr, text: &std::ffi::CStr) -> std::io::Result<()> {
-    // SAFETY: both pointers are valid NUL-terminated strings; the fd is closed below.
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
-    check(fd)?;
-    let bytes = text.to_bytes();
-    // SAFETY: `bytes` is valid for its length.
-    let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-    let failed = (written < 0).then(std::io::Error::last_os_error);
-    // SAFETY: fd was opened above.
-    unsafe { libc::close(fd) };
-    failed.map_or(Ok(()), Err)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,13 +247,19 @@ mod tests {
         std::fs::create_dir_all(root.join("a/b/store")).unwrap();
         let protected = [root.join("a/b/store"), root.join("cfg/ucp"), PathBuf::from("/usr/share")];
         let writable = [root.clone()];
-        let binds = binds(&protected, &writable).unwrap();
-        let shown: Vec<(String, bool)> = binds
+        let made = binds(&root, &protected, &writable).unwrap();
+        let shown: Vec<(String, bool)> = made
             .iter()
             .map(|b| (b.path.to_string_lossy().replace(root.to_str().unwrap(), "R"), b.read_only.is_some()))
             .collect();
         let expected = [("R/a", false), ("R/a/b", false), ("R/a/b/store", true), ("R/cfg", false), ("R/cfg/ucp", true)];
         assert_eq!(shown, expected.map(|(p, r)| (p.to_owned(), r)));
+        // A root inside another writable place is pinned, with the folders above it there.
+        let place = root.parent().unwrap().to_owned();
+        let inner = binds(&root, &[], &[root.clone(), place.clone()]).unwrap();
+        let pinned: Vec<String> = inner.iter().map(|b| b.path.to_string_lossy().into_owned()).collect();
+        assert_eq!(pinned, [root.to_string_lossy().into_owned()]);
+        assert!(inner.iter().all(|b| b.read_only.is_none()));
         assert!(root.join("cfg/ucp").is_dir(), "a missing protected path is made, to be held");
     }
 }

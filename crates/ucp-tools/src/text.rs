@@ -61,7 +61,7 @@ fn check_text(bytes: &[u8], complete: bool, shown: &str) -> Result<usize, ToolEr
 }
 
 /// Reads up to `limit` bytes of `file` into `into`.
-fn read_up_to(file: &mut File, into: &mut Vec<u8>, limit: usize, shown: &str) -> Result<(), ToolError> {
+fn read_up_to(file: &mut impl std::io::Read, into: &mut Vec<u8>, limit: usize, shown: &str) -> Result<(), ToolError> {
     file.take(limit as u64).read_to_end(into).map(drop).map_err(|e| ToolError::io("cannot read", shown, e))
 }
 
@@ -113,8 +113,10 @@ pub(crate) struct LineHead {
 /// The lines of a text file, read a chunk at a time: memory holds one
 /// chunk and one line's head, whatever the file's size or its longest
 /// line. A NUL or invalid UTF-8 anywhere fails the read when it is met.
+/// Only the bytes the file had when it was opened are read (a log that
+/// keeps growing does not hold the read).
 pub(crate) struct TextLines {
-    file: File,
+    file: std::io::Take<File>,
     shown: String,
     buffer: Vec<u8>,
     start: usize,
@@ -127,6 +129,8 @@ impl TextLines {
     /// The lines of the file at `real`.
     pub(crate) fn open(jail: &Jail, real: &Path, shown: &str) -> Result<Self, ToolError> {
         let file = open_text(jail, real, shown)?;
+        let size = file.metadata().map_err(|e| ToolError::io("cannot read", shown, e))?.len();
+        let file = file.take(size);
         Ok(TextLines { file, shown: shown.to_owned(), buffer: Vec::new(), start: 0, end: false, chunk: CHUNK_BYTES })
     }
 

@@ -19,9 +19,9 @@ fn bash(tools: &Tools, command: &str) -> BashResult {
 }
 
 /// Whether process `pid` is gone (or a zombie no one will run again),
-/// waiting up to two seconds for it to go.
+/// waiting up to ten seconds for it to go.
 fn gone(pid: u32) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(2);
+    let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
         let dead =
@@ -34,7 +34,7 @@ fn gone(pid: u32) -> bool {
 }
 
 fn pid_in(file: &Path) -> u32 {
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         if let Some(pid) = std::fs::read_to_string(file).ok().and_then(|t| t.trim().parse().ok()) {
             return pid;
@@ -103,17 +103,16 @@ fn a_folder_swapped_for_a_link_never_leads_a_tool_outside() {
 
 #[test]
 fn commands_get_a_clean_environment() {
-    // The names are this test's own; no other test reads them.
-    std::env::set_var("UCP_TEST_SECRET_TOKEN", "s3cr3t");
-    std::env::set_var("UCP_TEST_PASSED_ON", "passed");
+    // Cargo gives the test process its CARGO_* variables.
+    assert!(std::env::var_os("CARGO_PKG_NAME").is_some());
     let dir = tempfile::tempdir().unwrap();
     let tools = Tools::new(dir.path()).unwrap();
     let env = bash(&tools, "env").output;
-    assert!(!env.contains("s3cr3t") && !env.contains("UCP_TEST_PASSED_ON"), "{env}");
+    assert!(!env.contains("CARGO_PKG_NAME") && !env.contains("CARGO_MANIFEST_DIR"), "{env}");
     assert!(env.lines().any(|l| l.starts_with("PATH=")), "{env}");
-    let passing = Tools::new(dir.path()).unwrap().with_passed_env(vec!["UCP_TEST_PASSED_ON".into()]);
+    let passing = Tools::new(dir.path()).unwrap().with_passed_env(vec!["CARGO_PKG_NAME".into()]);
     let env = bash(&passing, "env").output;
-    assert!(env.contains("UCP_TEST_PASSED_ON=passed") && !env.contains("s3cr3t"), "{env}");
+    assert!(env.contains("CARGO_PKG_NAME=ucp-tools") && !env.contains("CARGO_MANIFEST_DIR"), "{env}");
 }
 
 #[test]
@@ -163,10 +162,30 @@ fn the_store_is_never_writable_from_the_tools_or_the_sandbox() {
         let tried = bash(&tools, &format!("{attack} && echo done"));
         assert!(!tried.output.contains("done"), "{attack}: {}", tried.output);
     }
+    // Nor from a working folder inside the store or above it.
+    for (cwd, attack) in [("nested/.ucp", "echo x >> config.toml"), ("nested", "echo x >> .ucp/config.toml")] {
+        let request =
+            BashRequest { command: format!("{attack} && echo done"), cwd: Some(cwd.into()), ..Default::default() };
+        let tried = tools.bash(&request).unwrap();
+        assert!(!tried.output.contains("done"), "{cwd}: {attack}: {}", tried.output);
+    }
     assert_eq!(std::fs::read_to_string(&config).unwrap(), "[agent]\nprovider = \"local\"\n");
     assert!(root.join("user-config/ucp").is_dir(), "a missing protected folder is made, to be held");
     let free = bash(&tools, "echo fine > nested/other.txt && cat nested/other.txt");
     assert_eq!(free.output, "fine\n", "the rest of the root stays writable");
+}
+
+#[test]
+fn a_root_in_tmp_cannot_be_moved_from_the_sandbox() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir(root.join(".ucp")).unwrap();
+    let tools =
+        Tools::new(&root).unwrap().with_protected([root.join(".ucp")]).with_sandbox(Some(Sandbox { network: false }));
+    let moved = format!("{}-moved", root.display());
+    let tried = bash(&tools, &format!("cd / && mv {} {moved} && echo done", root.display()));
+    assert!(!tried.output.contains("done"), "{}", tried.output);
+    assert!(root.join(".ucp").is_dir() && !Path::new(&moved).exists());
 }
 
 #[test]

@@ -65,7 +65,10 @@ impl GuidanceFile {
 /// one swapped in after the path was checked.
 pub(crate) fn read_cached(within: &Path, path: &Path) -> GuidanceFile {
     let Ok(jail) = ucp_tools::Jail::new(within) else { return GuidanceFile::Missing };
-    let Some(real) = path.to_str().and_then(|p| jail.resolve(p).ok()) else { return GuidanceFile::Missing };
+    // Relative to the folder as given (the jail's root is its real path,
+    // which a folder reached through a link does not start with).
+    let asked = path.strip_prefix(within).unwrap_or(path);
+    let Some(real) = asked.to_str().and_then(|p| jail.resolve(p).ok()) else { return GuidanceFile::Missing };
     let shown = jail.display(&real);
     let file = match jail.open(&real, &shown) {
         Ok(file) => file,
@@ -254,6 +257,14 @@ mod tests {
         {
             std::os::unix::fs::symlink(&path, inner.join("AGENTS.md")).unwrap();
             assert!(text(&inner, &inner.join("AGENTS.md")).is_none());
+        }
+        // A folder reached through a link reads as the folder itself.
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("link");
+            std::os::unix::fs::symlink(&inner, &link).unwrap();
+            std::fs::write(inner.join("RULES.md"), "inner").unwrap();
+            assert_eq!(text(&link, &link.join("RULES.md")).as_deref(), Some("inner"));
         }
         // Too large, or not text: said, not taken for absent.
         std::fs::write(&path, "x".repeat(MAX_FILE_BYTES as usize + 1)).unwrap();

@@ -73,6 +73,11 @@ pub struct Rules {
 }
 
 impl Rules {
+    /// Whether nothing applies: no rule, none left out, none unread.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty() && self.left_out.is_empty() && self.unread.is_empty()
+    }
+
     /// The rules as one text: each under a line naming its source.
     pub fn text(&self) -> String {
         let mut out = String::new();

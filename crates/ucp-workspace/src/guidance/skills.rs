@@ -242,7 +242,14 @@ pub fn load_skill(
             candidates.push((title, target));
         }
     }
+    // A reference lies in the skill's folder once links are resolved (it is
+    // opened within the root, or the folder given, all the same).
+    let real_dir = std::fs::canonicalize(dir).ok();
     for (title, target) in candidates {
+        let inside = std::fs::canonicalize(&target).ok().zip(real_dir.as_ref()).is_some_and(|(t, d)| t.starts_with(d));
+        if !inside {
+            continue;
+        }
         let Some(text) = read_cached(&skill.within, &target).text() else { continue };
         let path = relative(&target, dir);
         let wanted = references.iter().any(|r| *r == path || r.eq_ignore_ascii_case(&title))
@@ -306,9 +313,15 @@ mod tests {
 
         assert!(load_skill(root, &[], "missing", None, &[], &tokenizer).is_err());
 
-        // A skill folder linked from outside the root is not the root's skill.
+        // A skill folder linked from outside the root is not the root's skill,
+        // and a reference linked to a file elsewhere in the root is not read.
         #[cfg(unix)]
         {
+            write(root, "private/notes.md", "Private notes.\n");
+            std::os::unix::fs::symlink(root.join("private/notes.md"), root.join("skills/pdf-forms/references/leak.md"))
+                .unwrap();
+            let loaded = load_skill(root, &[], "pdf-forms", None, &["references/leak.md".into()], &tokenizer).unwrap();
+            assert!(loaded.references.iter().all(|r| r.path != "references/leak.md"), "{:?}", loaded.references);
             let outside = tempfile::tempdir().unwrap();
             write(outside.path(), "SKILL.md", "---\nname: stranger\ndescription: From elsewhere.\n---\nHi.\n");
             std::os::unix::fs::symlink(outside.path(), root.join("skills/stranger")).unwrap();
