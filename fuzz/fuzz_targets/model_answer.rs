@@ -1,6 +1,7 @@
 //! Any bytes a model server sends back, read as either wire format, whole
 //! or streamed, give a reply or an error: never a panic, whatever the
-//! JSON, the events or the calls written as text hold.
+//! JSON, the events or the calls written as text hold; and every call of a
+//! reply has a name, an id and arguments that are an object or text.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -22,7 +23,11 @@ fuzz_target!(|data: &[u8]| {
         temperature: None,
     };
     if let Ok(reply) = ucp_llm::read_answer(api, body, flags & 2 != 0, &request) {
-        assert!(reply.tool_calls.iter().all(|call| !call.name.is_empty() || call.arguments.is_object()
-            || call.arguments.is_string()));
+        // Every call has a name, and arguments that are an object or the
+        // text they were, whichever way the answer came.
+        for call in &reply.tool_calls {
+            assert!(!call.name.is_empty() && !call.id.is_empty());
+            assert!(call.arguments.is_object() || call.arguments.is_string());
+        }
     }
 });

@@ -2,10 +2,8 @@
 
 use serde_json::{json, Value};
 
-use crate::endpoint::{arguments_of, Endpoint};
-use crate::{
-    Cancel, LlmError, Part, Provider, Reply, Request, Role, StopReason, ToolCall, ToolChoice, Transport, Usage,
-};
+use crate::endpoint::{tool_call, Endpoint};
+use crate::{Cancel, LlmError, Part, Provider, Reply, Request, Role, StopReason, ToolChoice, Transport, Usage};
 
 /// The API version this provider speaks.
 const API_VERSION: &str = "2023-06-01";
@@ -117,11 +115,10 @@ pub(crate) fn parse_reply(answer: &Value) -> Result<Reply, LlmError> {
     for block in content {
         match block["type"].as_str() {
             Some("text") => text.push_str(block["text"].as_str().unwrap_or_default()),
-            Some("tool_use") => tool_calls.push(ToolCall {
-                id: block["id"].as_str().unwrap_or_default().to_owned(),
-                name: block["name"].as_str().unwrap_or_default().to_owned(),
-                arguments: block["input"].clone(),
-            }),
+            Some("tool_use") => {
+                let (id, name) = (block["id"].as_str().unwrap_or_default(), block["name"].as_str().unwrap_or_default());
+                tool_calls.extend(tool_call(tool_calls.len(), id, name, block["input"].clone()));
+            }
             _ => {}
         }
     }
@@ -201,9 +198,11 @@ impl crate::endpoint::StreamedReply for StreamedReply {
             .blocks
             .into_iter()
             .filter_map(|block| match block {
-                Block::Tool { id, name, input } => Some(ToolCall { id, name, arguments: arguments_of(&input) }),
+                Block::Tool { id, name, input } => Some((id, name, input)),
                 _ => None,
             })
+            .enumerate()
+            .filter_map(|(n, (id, name, input))| tool_call(n, &id, &name, Value::String(input)))
             .collect();
         Reply {
             text: self.text,

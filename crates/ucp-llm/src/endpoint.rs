@@ -107,11 +107,73 @@ pub fn read_answer(api: Api, body: &[u8], streamed: bool, request: &Request) -> 
     }
 }
 
-/// A call's arguments: the JSON they hold, or their text as a string
-/// when it is not JSON (the loop answers the model that they are invalid).
-pub(crate) fn arguments_of(text: &str) -> Value {
+/// The `n`th tool call of a reply as both wire formats read it, whole or
+/// streamed: `None` without a name; an id made up when it has none; its
+/// arguments an object, or the text they were when they are not one (the
+/// loop answers the model that they are invalid); none at all is `{}`.
+pub(crate) fn tool_call(n: usize, id: &str, name: &str, arguments: Value) -> Option<crate::ToolCall> {
+    if name.is_empty() {
+        return None;
+    }
+    let arguments = match arguments {
+        Value::Null => json!({}),
+        Value::String(text) => arguments_of(&text),
+        object @ Value::Object(_) => object,
+        other => Value::String(other.to_string()),
+    };
+    let id = if id.is_empty() { format!("call_{n}") } else { id.to_owned() };
+    Some(crate::ToolCall { id, name: name.to_owned(), arguments })
+}
+
+/// A call's arguments: the JSON object they hold, or their text as a
+/// string when it is not one (the loop answers the model that they are
+/// invalid).
+fn arguments_of(text: &str) -> Value {
     if text.trim().is_empty() {
         return json!({});
     }
-    serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
+    serde_json::from_str(text).ok().filter(Value::is_object).unwrap_or_else(|| Value::String(text.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Message, ToolChoice, ToolSpec};
+
+    fn request() -> Request {
+        Request {
+            system: String::new(),
+            messages: vec![Message::user("Find it.")],
+            tools: vec![ToolSpec { name: "search".into(), description: String::new(), parameters: json!({}) }],
+            tool_choice: ToolChoice::Auto,
+            max_tokens: 10,
+            temperature: None,
+        }
+    }
+
+    #[test]
+    fn calls_read_whole_or_streamed_are_the_same_calls() {
+        // A call without a name is dropped; arguments that are no object are
+        // kept as their text; a call without an id gets one.
+        let whole = r#"{"choices":[{"index":0,"finish_reason":"tool_calls","message":{"tool_calls":[
+            {"id":"c1","type":"function","function":{"arguments":[1]}},
+            {"type":"function","function":{"name":"search","arguments":7}}]}}]}"#;
+        let reply = read_answer(Api::OpenAi, whole.as_bytes(), false, &request()).unwrap();
+        assert_eq!(reply.tool_calls.len(), 1);
+        assert_eq!(
+            (reply.tool_calls[0].id.as_str(), &reply.tool_calls[0].arguments),
+            ("call_1", &Value::String("7".into()))
+        );
+        let streamed = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\
+            \"function\":{\"arguments\":\"7\"}},{\"index\":1,\"function\":{\"name\":\"search\",\
+            \"arguments\":\"7\"}}]}}]}\n\n";
+        let reply = read_answer(Api::OpenAi, streamed.as_bytes(), true, &request()).unwrap();
+        assert_eq!(reply.tool_calls.len(), 1);
+        assert_eq!(reply.tool_calls[0].arguments, Value::String("7".into()), "the same as whole");
+        let anthropic = r#"{"content":[{"type":"tool_use","id":"t1","input":{}},
+            {"type":"tool_use","name":"search","input":null}]}"#;
+        let reply = read_answer(Api::Anthropic, anthropic.as_bytes(), false, &request()).unwrap();
+        assert_eq!(reply.tool_calls.len(), 1);
+        assert_eq!((reply.tool_calls[0].id.as_str(), &reply.tool_calls[0].arguments), ("call_0", &json!({})));
+    }
 }

@@ -3,10 +3,8 @@
 
 use serde_json::{json, Value};
 
-use crate::endpoint::{arguments_of, Endpoint};
-use crate::{
-    Cancel, LlmError, Part, Provider, Reply, Request, Role, StopReason, ToolCall, ToolChoice, Transport, Usage,
-};
+use crate::endpoint::{tool_call, Endpoint};
+use crate::{Cancel, LlmError, Part, Provider, Reply, Request, Role, StopReason, ToolChoice, Transport, Usage};
 
 /// A model behind an OpenAI-compatible API.
 #[derive(Debug)]
@@ -123,15 +121,16 @@ fn usage(value: &Value) -> Option<Usage> {
 pub(crate) fn parse_reply(answer: &Value) -> Result<Reply, LlmError> {
     let choice = answer["choices"].get(0).ok_or_else(|| LlmError::Protocol("no choices in the answer".into()))?;
     let message = &choice["message"];
-    let mut tool_calls = Vec::new();
-    for call in message["tool_calls"].as_array().into_iter().flatten() {
-        let name = call["function"]["name"].as_str().unwrap_or_default().to_owned();
-        let arguments = match &call["function"]["arguments"] {
-            Value::String(text) => arguments_of(text),
-            other => other.clone(),
-        };
-        tool_calls.push(ToolCall { id: call["id"].as_str().unwrap_or_default().to_owned(), name, arguments });
-    }
+    let tool_calls = message["tool_calls"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(n, call)| {
+            let (id, function) = (call["id"].as_str().unwrap_or_default(), &call["function"]);
+            tool_call(n, id, function["name"].as_str().unwrap_or_default(), function["arguments"].clone())
+        })
+        .collect();
     Ok(Reply {
         text: message["content"].as_str().unwrap_or_default().to_owned(),
         tool_calls,
@@ -194,13 +193,8 @@ impl crate::endpoint::StreamedReply for StreamedReply {
         let tool_calls = self
             .calls
             .into_iter()
-            .filter(|(_, name, _)| !name.is_empty())
             .enumerate()
-            .map(|(n, (id, name, arguments))| ToolCall {
-                id: if id.is_empty() { format!("call_{n}") } else { id },
-                arguments: arguments_of(&arguments),
-                name,
-            })
+            .filter_map(|(n, (id, name, arguments))| tool_call(n, &id, &name, Value::String(arguments)))
             .collect();
         Reply {
             text: self.text,
