@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 use ucm_core::{BlockId, EdgeType};
-pub use ucp_context::{CompressMethod, CtxDirection, Reason, RenderFormat};
+pub use ucm_core::{CompressMethod, CtxDirection, Reason, RenderFormat};
 
 /// A reference to a block as written in UCL.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -251,7 +251,7 @@ impl Command {
     /// Replaces the short ids (`3`) the command names by the full ids
     /// `ids` maps them to; fails, naming it, on the first short id the map
     /// does not know.
-    pub fn expand_short_ids(&mut self, ids: &ucp_context::IdMapper) -> Result<(), u32> {
+    pub fn expand_short_ids(&mut self, ids: &ucm_core::IdMapper) -> Result<(), u32> {
         let mut unknown = None;
         self.for_each_ref_mut(&mut |r| {
             if let BlockRef::Short(n) = *r {

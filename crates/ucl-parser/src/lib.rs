@@ -14,8 +14,6 @@
 //! assert_eq!(ucl_parser::print_commands(&commands), "EXPAND blk_000000000000000000000000 DOWN DEPTH=2\n");
 //! ```
 
-#![warn(missing_docs)]
-
 mod ast;
 mod error;
 mod lexer;
@@ -27,4 +25,4 @@ pub use error::{line_column, LineIndex, ParseError, ParseErrors};
 pub use lexer::{lex, Tok, Token};
 pub use parser::{parse_commands, parse_document, parse_script, parse_script_with, ParseOptions, Script, MAX_NESTING};
 pub use print::{content_type_name, print_commands, print_document, quote};
-pub use ucp_context::IdMapper;
+pub use ucm_core::IdMapper;

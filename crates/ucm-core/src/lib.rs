@@ -15,13 +15,12 @@
 //! assert!(doc.validate().is_valid());
 //! ```
 
-#![warn(missing_docs)]
-
 mod block;
 mod content;
 mod document;
 mod edge;
 mod id;
+mod idmap;
 mod journal;
 mod json;
 mod metadata;
@@ -29,8 +28,10 @@ mod nodes;
 pub mod outline;
 mod printable;
 mod render;
+mod snapshot;
 mod undo;
 mod validate;
+mod vocabulary;
 
 pub use block::Block;
 pub use content::{normalize_text, Align, Content, MathNotation, MediaKind, TextFormat};
@@ -39,13 +40,16 @@ pub use document::{
 };
 pub use edge::{Edge, EdgeIndex, EdgeMetadata, EdgeType, UnknownEdgeType};
 pub use id::{BlockId, IdHasher, IdMap, IdSet, ParseIdError, PassThroughHasher, ID_PREFIX};
+pub use idmap::IdMapper;
 pub use journal::UnsavedChanges;
 pub use json::{JsonError, JSON_FORMAT};
 pub use metadata::{Metadata, Role, SourceLocation, Timestamps};
 pub use printable::{escape_char, printable, terminal_text};
+pub use snapshot::Snapshot;
 pub use ucm_tokens::{BpeTokenizer, Encoding, Tokenizer};
 pub use undo::Mark;
 pub use validate::{Issue, ValidationReport};
+pub use vocabulary::{CompressMethod, CtxDirection, Reason, RenderFormat};
 
 /// Now, in milliseconds since the Unix epoch: the one clock of every
 /// timestamp (0 before 1970, saturating far in the future).

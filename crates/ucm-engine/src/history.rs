@@ -4,43 +4,27 @@
 //! [`Mark`]s: it costs what changed since, never a copy of the document.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use serde::Serialize;
 use ucl_parser::{Command, Snapshot as SnapshotCommand, Transaction, Value};
-use ucm_core::{BlockId, Document, Mark};
+use ucm_core::{BlockId, Document, Mark, Snapshot};
 
 use crate::{form, Engine, EngineError, Outcome, SnapshotInfo};
 
-/// A named full copy of a document.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Snapshot {
-    /// Its name.
-    pub name: String,
-    /// What it is for.
-    pub description: Option<String>,
-    /// When it was taken (ms since the Unix epoch).
-    pub created_ms: i64,
-    /// Number of blocks in it.
-    pub blocks: usize,
-    /// The document's JSON form.
-    pub json: Arc<str>,
+/// What a snapshot listing says of `snapshot`.
+fn info(snapshot: &Snapshot) -> SnapshotInfo {
+    SnapshotInfo {
+        name: snapshot.name.clone(),
+        description: snapshot.description.clone(),
+        created_ms: snapshot.created_ms,
+        blocks: snapshot.blocks,
+    }
 }
 
-impl Snapshot {
-    fn info(&self) -> SnapshotInfo {
-        SnapshotInfo {
-            name: self.name.clone(),
-            description: self.description.clone(),
-            created_ms: self.created_ms,
-            blocks: self.blocks,
-        }
-    }
-
-    fn document(&self) -> Result<Document, EngineError> {
-        Document::from_json(&self.json)
-            .map_err(|e| EngineError::SnapshotDamaged { name: self.name.clone(), reason: e.to_string() })
-    }
+/// The document `snapshot` holds.
+fn document_of(snapshot: &Snapshot) -> Result<Document, EngineError> {
+    Document::from_json(&snapshot.json)
+        .map_err(|e| EngineError::SnapshotDamaged { name: snapshot.name.clone(), reason: e.to_string() })
 }
 
 /// Snapshots by name.
@@ -269,7 +253,7 @@ impl Engine {
                 Ok(Outcome::noted("SNAPSHOT CREATE", note))
             }
             SnapshotCommand::Restore(name) => {
-                let mut restored = get(&self.snapshots, name)?.document()?;
+                let mut restored = document_of(&get(&self.snapshots, name)?)?;
                 // The snapshot was taken under the name the document had
                 // then; it comes back under the one it has now.
                 restored.set_name(self.document.name());
@@ -287,13 +271,13 @@ impl Engine {
                 Ok(Outcome::noted("SNAPSHOT DELETE", format!("deleted snapshot {name:?}")))
             }
             SnapshotCommand::List => {
-                let snapshots: Vec<SnapshotInfo> = self.snapshots.values().map(Snapshot::info).collect();
+                let snapshots: Vec<SnapshotInfo> = self.snapshots.values().map(info).collect();
                 let note = if snapshots.is_empty() { Some("no snapshots".to_owned()) } else { None };
                 Ok(Outcome { snapshots, note, ..Outcome::new("SNAPSHOT LIST") })
             }
             SnapshotCommand::Diff(a, b) => {
-                let from = get(&self.snapshots, a)?.document()?;
-                let to = get(&self.snapshots, b)?.document()?;
+                let from = document_of(&get(&self.snapshots, a)?)?;
+                let to = document_of(&get(&self.snapshots, b)?)?;
                 Ok(Outcome { diff: Some(form::diff(&from, &to)), ..Outcome::new("SNAPSHOT DIFF") })
             }
         }

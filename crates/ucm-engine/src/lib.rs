@@ -21,8 +21,6 @@
 //! assert_eq!(engine.document().len(), 2);
 //! ```
 
-#![warn(missing_docs)]
-
 mod access;
 mod build;
 mod condition;
@@ -38,13 +36,13 @@ use ucl_parser::{
     Append, BlockRef, Command, Delete, DeleteMode, Edit, EditOp, Fold, Link, Move, MoveDestination, Prune, PruneTarget,
     Value,
 };
-use ucm_core::{BlockId, Document, Edge, EdgeMetadata, IdSet, RemoveMode, Tokenizer};
+use ucm_core::{BlockId, Document, Edge, EdgeMetadata, IdSet, RemoveMode, Snapshot, Tokenizer};
 
 use crate::condition::Matcher;
 pub use crate::error::EngineError;
 pub use crate::form::{export_ucl, import_ucl, ImportError};
 use crate::history::{Checkpoint, ScriptScope, Snapshots};
-pub use crate::history::{Kept, ScriptEnd, ScriptRun, Snapshot};
+pub use crate::history::{Kept, ScriptEnd, ScriptRun};
 pub use crate::outcome::{Outcome, SnapshotDiff, SnapshotInfo};
 
 /// The metadata key FOLD sets on blocks whose subtree is collapsed.

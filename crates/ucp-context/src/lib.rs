@@ -28,29 +28,24 @@
 //! assert!(window.tokens() <= 100);
 //! ```
 
-#![warn(missing_docs)]
-
 mod compact;
 mod entry;
 mod error;
 mod evict;
 mod expand;
-mod idmap;
 mod relevance;
 mod render;
 pub mod segment;
 mod summarize;
-mod vocabulary;
 mod window;
 
 pub use entry::{base_score, Entry, Representation};
 pub use error::WindowError;
 pub use evict::PruningPolicy;
 pub use expand::Expansion;
-pub use idmap::IdMapper;
 pub use relevance::{tree_distance, Task};
 pub use render::Stats;
 pub use segment::BudgetFormat;
 pub use summarize::{ExtractiveSummarizer, Summarizer};
-pub use vocabulary::{CompressMethod, CtxDirection, Reason, RenderFormat};
+pub use ucm_core::{CompressMethod, CtxDirection, IdMapper, Reason, RenderFormat};
 pub use window::{Action, Admitted, Change, ContextWindow, Env, WindowConfig, LOG_LEN};

@@ -12,8 +12,6 @@
 //! assert_eq!(store.load_document("empty").unwrap().len(), 1);
 //! ```
 
-#![warn(missing_docs)]
-
 mod admin;
 mod codec;
 mod excerpt;
@@ -34,7 +32,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use ucm_core::Document;
-use ucm_engine::Snapshot;
+use ucm_core::Snapshot;
 
 /// File name of the database inside the store directory.
 pub const DATABASE_FILE: &str = "ucp.db";

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
+use ucm_core::Snapshot;
 use ucm_core::{BpeTokenizer, Document, Tokenizer};
-use ucm_engine::{Engine, Snapshot};
+use ucm_engine::Engine;
 use ucp_agent::{GlobalLimits, SessionHost, SessionLimits};
 use ucp_ingest::{Changes, IngestOptions, IngestReport, Sources, Update};
 use ucp_search::{load_embedder, SearchConfig, SearchIndex, SyncProgress, SyncReport};

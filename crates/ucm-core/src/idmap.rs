@@ -3,7 +3,7 @@
 //! `Command::expand_short_ids`), so an agent spends two or three tokens on
 //! an id instead of about a dozen.
 
-use ucm_core::{BlockId, IdMap, ID_PREFIX};
+use crate::{BlockId, IdMap, ID_PREFIX};
 
 /// Length of a full id in text: `blk_` + 24 hex digits.
 const ID_LEN: usize = ID_PREFIX.len() + 24;

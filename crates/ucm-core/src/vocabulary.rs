@@ -1,6 +1,7 @@
-//! The window's vocabulary: why a block is in it, how it expands,
-//! compresses and renders. UCL's CTX commands name these (the parser
-//! re-exports them); the window owns them.
+//! The context window's vocabulary: why a block is in it, how it
+//! expands, compresses and renders. UCL's CTX commands name these and the
+//! window (`ucp-context`) acts on them; both take them from here, so the
+//! language stands below the window.
 
 use serde::{Deserialize, Serialize};
 
