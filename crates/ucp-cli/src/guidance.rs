@@ -307,6 +307,16 @@ pub(crate) enum PlanAction {
         #[arg(long)]
         relation: Option<String>,
     },
+    /// Take CHILD from under PARENT (the relation given, else any).
+    Unlink {
+        /// The parent node.
+        parent: String,
+        /// The child node.
+        child: String,
+        /// The relation (any by default).
+        #[arg(long)]
+        relation: Option<String>,
+    },
     /// Remove a node with its relations.
     Rm {
         /// The node.
@@ -356,6 +366,12 @@ pub(crate) fn plan(cli: &Cli, args: &PlanArgs) -> anyhow::Result<()> {
         PlanAction::Link { parent, child, relation } => {
             library.relation_link(namespace, node_id(parent)?, node_id(child)?, relation.as_deref())?;
             "linked".to_owned()
+        }
+        PlanAction::Unlink { parent, child, relation } => {
+            let unlinked =
+                library.relation_unlink(namespace, node_id(parent)?, node_id(child)?, relation.as_deref())?;
+            anyhow::ensure!(unlinked, "no relation from {parent} to {child}");
+            "unlinked".to_owned()
         }
         PlanAction::Rm { id } => {
             anyhow::ensure!(library.relation_remove(namespace, node_id(id)?)?, "no node {id}");

@@ -573,3 +573,17 @@ fn view_section_shows_a_heading_with_what_is_under_it() {
     assert_eq!(json["section_blocks"], 4);
     assert_eq!(json["section_complete"], true);
 }
+
+#[test]
+fn a_plan_link_is_taken_back_once() {
+    let (_dir, store) = indexed();
+    let node = |title: &str| {
+        let out = ucp(&store, &["plan", "add", title, "--type", "step", "--json"]);
+        stdout_json(&out)["id"].as_str().unwrap().to_owned()
+    };
+    let (parent, child) = (node("Ship memory"), node("Test recall"));
+    assert!(ucp(&store, &["plan", "link", &parent, &child]).status.success());
+    let unlinked = ucp(&store, &["plan", "unlink", &parent, &child]);
+    assert!(unlinked.status.success(), "{}", stderr(&unlinked));
+    assert_user_error(&ucp(&store, &["plan", "unlink", &parent, &child]), "no relation from");
+}

@@ -236,13 +236,14 @@ fn plan(connection: &Connection, args: &Arguments<'_>) -> Result<String, McpErro
             library.relation_link(namespace, block("parent")?, block("child")?, relation)?;
             "linked".to_owned()
         }
+        // Taking away what is not there is an error, as from the command line.
         "unlink" => match library.relation_unlink(namespace, block("parent")?, block("child")?, relation)? {
             true => "unlinked".to_owned(),
-            false => "no such relation".to_owned(),
+            false => return Err(McpError::Arguments("no such relation".into())),
         },
         "remove" => match library.relation_remove(namespace, block("id")?)? {
             true => "removed".to_owned(),
-            false => "no such node".to_owned(),
+            false => return Err(McpError::Arguments("no such node".into())),
         },
         "show" => String::new(),
         other => {

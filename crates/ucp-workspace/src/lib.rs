@@ -20,7 +20,6 @@
 //! - [`Library::memory_store`] and [`Library::memory_search`]: memory that
 //!   lasts across sessions, kept as blocks of a document of its own;
 //! - [`relations`]: plans, steps and agents as a graph with statuses;
-//! - [`semantic_cache`]: responses served again to similar requests;
 //! - [`guidance`]: the rules (`AGENTS.md`) and skills (`SKILL.md`) of a
 //!   workspace folder, loaded when a task or a path makes them relevant;
 //! - agent transcripts by session name ([`Library::save_transcript`]);
@@ -35,8 +34,6 @@
 //! println!("{}", built.text);
 //! ```
 
-#![warn(missing_docs)]
-
 mod context;
 pub mod guidance;
 mod inspect;
@@ -49,7 +46,6 @@ mod replay;
 mod script;
 mod script_part;
 mod search;
-pub mod semantic_cache;
 mod sessions;
 mod transcripts;
 

@@ -139,7 +139,7 @@ class Store:
         question: str,
         *,
         doc: Optional[str] = None,
-        budget: int = 2000,
+        budget: int = 4000,
         format: Format = "markdown",
         code: bool = False,
     ) -> Context: ...
