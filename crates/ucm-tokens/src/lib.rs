@@ -6,8 +6,6 @@
 //! its speed on the Node.js API docs; see `ucp-ingest/benches/pipeline.rs`).
 //! Its tables are built from the shipped vocabulary and cached ([`table`]).
 
-#![warn(missing_docs)]
-
 mod table;
 
 /// Counts tokens of text.

@@ -12,8 +12,6 @@
 //!   model makes in UCL;
 //! - [`LlmSummarizer`]: `CTX COMPRESS METHOD=SUMMARIZE` by a model.
 
-#![warn(missing_docs)]
-
 mod ask;
 mod host;
 mod policy;

@@ -13,8 +13,6 @@
 //! session state, circuit breaker) → `executor` (short ids, permission,
 //! budget, dispatch) → `navigate` (walks) or the window → [`Reply`].
 
-#![warn(missing_docs)]
-
 mod cursor;
 mod error;
 mod executor;

@@ -11,8 +11,6 @@
 //! stems of the words seen are cached (word frequencies follow a Zipf law,
 //! so most lookups hit).
 
-#![warn(missing_docs)]
-
 use rustc_hash::FxHashMap;
 use tantivy_tokenizer_api::{Token, TokenStream, Tokenizer};
 

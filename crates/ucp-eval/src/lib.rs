@@ -10,8 +10,6 @@
 //! contexts drawing on a gold file, tokens used and latency percentiles,
 //! with every budget counted by the same exact tokenizer.
 
-#![warn(missing_docs)]
-
 mod baseline;
 pub mod code;
 mod harness;

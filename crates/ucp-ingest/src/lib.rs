@@ -13,8 +13,6 @@
 //! assert_eq!(doc.len(), 3); // root, heading, paragraph
 //! ```
 
-#![warn(missing_docs)]
-
 mod code;
 mod code_links;
 mod export;

@@ -12,8 +12,6 @@
 //! ([`bound`]). Documents and blocks are resources (`ucp://<doc>/<block>`),
 //! and one prompt teaches UCL ([`guide`]).
 
-#![warn(missing_docs)]
-
 pub mod agents;
 pub mod bound;
 pub mod coding;

@@ -18,8 +18,6 @@
 //! It drives sessions of a [`ucp_agent::SessionHost`] like any client: this
 //! crate is the host's first user, not part of it.
 
-#![warn(missing_docs)]
-
 mod assemble;
 mod code;
 pub mod coordination;

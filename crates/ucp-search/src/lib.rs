@@ -18,8 +18,6 @@
 //! [`SearchIndex::sync`] (only changed blocks are re-indexed) and implements
 //! the [`RagProvider`] seam that UCL's SEARCH calls.
 
-#![warn(missing_docs)]
-
 pub mod analyzer;
 mod bm25;
 mod catalog;

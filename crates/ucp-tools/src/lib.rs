@@ -17,8 +17,6 @@
 //! assert_eq!(found.text, "a.rs\n");
 //! ```
 
-#![warn(missing_docs)]
-
 mod ast;
 pub mod bash;
 mod beneath;
