@@ -12,8 +12,8 @@ use ucm_core::{printable, terminal_text};
 use ucp_agent_loop::{Agent, AgentSpec, Asker, Event, Question, RunError, Tools, Transcript, UserAnswer};
 use ucp_context::ExtractiveSummarizer;
 use ucp_llm::{Api, Cancel, Config, LlmError, Overrides};
-use ucp_mcp::agents::{AgentSetup, ConnectionTools};
-use ucp_mcp::{Connection, ToolOffer};
+use ucp_registry::agents::{AgentSetup, ConnectionTools};
+use ucp_registry::{Connection, ToolOffer};
 
 use crate::{count_in, print, print_json, Cli, MAX_BUDGET};
 

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use ucp_agent::{GlobalLimits, SessionLimits};
-use ucp_mcp::{CancellationToken, ConnectionLimits, HttpConfig, Library, LibraryConfig, ToolOffer};
+use ucp_mcp::{CancellationToken, ConnectionLimits, HttpConfig};
+use ucp_registry::{Library, LibraryConfig, ToolOffer};
 
 use ucp_store::StoreError;
 use ucp_workspace::WorkspaceError;
@@ -59,7 +60,7 @@ pub(crate) struct McpArgs {
     allow: Vec<PathBuf>,
     /// Most tokens of one tool result or resource read; longer ones are
     /// cut at block boundaries into pages.
-    #[arg(long, default_value_t = ucp_mcp::DEFAULT_RESULT_TOKENS, value_name = "TOKENS")]
+    #[arg(long, default_value_t = ucp_registry::DEFAULT_RESULT_TOKENS, value_name = "TOKENS")]
     max_result_tokens: usize,
     /// Largest HTTP request body in bytes.
     #[arg(long, default_value_t = ucp_mcp::MAX_REQUEST_BYTES, value_name = "BYTES")]
@@ -74,7 +75,7 @@ pub(crate) struct McpArgs {
     /// Seconds a session must have been idle before a new client may take
     /// its place when --max-sessions are open (a named one is saved, and
     /// its client gets it back on its next call while there is room).
-    #[arg(long, default_value_t = ucp_mcp::EVICT_IDLE_AFTER.as_secs(), value_name = "SECS")]
+    #[arg(long, default_value_t = ucp_registry::EVICT_IDLE_AFTER.as_secs(), value_name = "SECS")]
     evict_idle_after: u64,
     /// Commands per second over all sessions of a document.
     #[arg(long, default_value_t = GlobalLimits::default().max_ops_per_second, value_name = "N")]
@@ -166,7 +167,7 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
     // The language servers start on a client's first lsp_* call.
     if let Some(root) = &offer.root {
         let lsp = ucp_lsp::Lsp::new(root, crate::lsp::config(args.lsp_config.as_ref())?)?;
-        offer.lsp = Some(ucp_mcp::lsp_tools::SharedLsp(Arc::new(lsp)));
+        offer.lsp = Some(ucp_registry::lsp_tools::SharedLsp(Arc::new(lsp)));
     }
     if let Err(e) = offer.check_only(true) {
         match unrooted {

@@ -9,15 +9,14 @@ use rmcp::model::{
     GetPromptResult, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents, Role, ServerCapabilities,
-    ServerConfig,
+    ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use crate::{guide, resources, tools, Connection, Library, McpError, ToolOffer};
+use ucp_registry::{client_message, tools, CallError, Connection, Library, ToolDef, ToolOffer};
 
-/// Smallest token cap a server accepts (a page must hold a block and a note).
-pub const MIN_RESULT_TOKENS: usize = 256;
+use crate::{guide, resources};
 
 /// The handler of one client connection.
 pub struct UcpServer {
@@ -26,26 +25,35 @@ pub struct UcpServer {
 
 impl UcpServer {
     /// A handler for a new client offered `offer` (results hold at most
-    /// its `max_result_tokens`, at least [`MIN_RESULT_TOKENS`]).
+    /// its `max_result_tokens`, at least `ucp_registry::MIN_RESULT_TOKENS`).
     pub fn new(library: Arc<Library>, offer: Arc<ToolOffer>) -> Self {
         UcpServer { connection: Arc::new(Connection::new(library, offer)) }
     }
 
     /// A request that cannot be served as asked.
-    fn invalid(&self, error: McpError) -> ErrorData {
-        ErrorData::invalid_params(crate::client_message(self.connection.library(), &error), None)
+    fn invalid(&self, error: CallError) -> ErrorData {
+        ErrorData::invalid_params(client_message(self.connection.library(), &error), None)
     }
 
     /// Runs `f` with the connection on the blocking pool.
     async fn blocking<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&Connection) -> Result<T, McpError> + Send + 'static,
-    ) -> Result<Result<T, McpError>, ErrorData> {
+        f: impl FnOnce(&Connection) -> Result<T, CallError> + Send + 'static,
+    ) -> Result<Result<T, CallError>, ErrorData> {
         let connection = Arc::clone(&self.connection);
         tokio::task::spawn_blocking(move || f(&connection))
             .await
             .map_err(|e| ErrorData::internal_error(format!("the request's task failed: {e}"), None))
     }
+}
+
+/// A tool's definition in MCP's form: the same name, description, input
+/// schema and annotations.
+pub fn definition(tool: ToolDef) -> Tool {
+    let mut annotations = ToolAnnotations::new();
+    annotations.read_only_hint = Some(tool.annotations.read_only_hint);
+    annotations.open_world_hint = Some(tool.annotations.open_world_hint);
+    Tool::new(tool.name, tool.description, tool.input_schema).with_annotations(annotations)
 }
 
 const INSTRUCTIONS: &str = "A document graph you move through with UCL (`ucl` tool; the `ucl` prompt teaches it) \
@@ -67,8 +75,8 @@ impl ServerHandler for UcpServer {
         context.peer.set_peer_info(request.clone());
         let result = self.negotiate_initialize(&request)?;
         if self.connection.offer().agents.is_some() {
-            let asker = crate::agents::ElicitingAsker::new(context.peer.clone(), tokio::runtime::Handle::current());
-            self.connection.agent_tools().set_asker(Arc::new(asker));
+            let asker = crate::ElicitingAsker::new(context.peer.clone(), tokio::runtime::Handle::current());
+            self.connection.set_asker(Arc::new(asker));
         }
         // The client's session opens now; an empty store leaves it to `open`.
         if let Err(e) = self.blocking(|c| c.start()).await? {
@@ -82,7 +90,9 @@ impl ServerHandler for UcpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools::listed(self.connection.offer())))
+        Ok(ListToolsResult::with_all_items(
+            tools::listed(self.connection.offer()).into_iter().map(definition).collect(),
+        ))
     }
 
     async fn call_tool(
@@ -97,10 +107,8 @@ impl ServerHandler for UcpServer {
             Ok(output) if output.is_error => CallToolResult::error(vec![ContentBlock::text(output.text)]),
             Ok(output) => CallToolResult::success(vec![ContentBlock::text(output.text)]),
             // Not a tool: the request cannot be routed (a JSON-RPC error).
-            Err(e @ McpError::UnknownTool(_)) => return Err(self.invalid(e)),
-            Err(e) => {
-                CallToolResult::error(vec![ContentBlock::text(crate::client_message(self.connection.library(), &e))])
-            }
+            Err(e @ CallError::UnknownTool(_)) => return Err(self.invalid(e)),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(client_message(self.connection.library(), &e))]),
         };
         Ok(result.into())
     }
@@ -138,7 +146,7 @@ impl ServerHandler for UcpServer {
         let text = self
             .blocking(move |c| resources::read(c.library(), &read_uri, c.cap()))
             .await?
-            .map_err(|e| ErrorData::resource_not_found(crate::client_message(self.connection.library(), &e), None))?;
+            .map_err(|e| ErrorData::resource_not_found(client_message(self.connection.library(), &e), None))?;
         let contents = ResourceContents::text(text, uri).with_mime_type("text/markdown");
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
@@ -161,5 +169,24 @@ impl ServerHandler for UcpServer {
         }
         let message = PromptMessage::new_text(Role::User, guide::TEXT);
         Ok(GetPromptResult::new(vec![message]).with_description(guide::DESCRIPTION).into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definitions_are_the_registrys_as_they_are() {
+        // What a tool list costs is measured on the registry's definitions
+        // (the README's figures): MCP's form must be the same JSON.
+        let root = tempfile::tempdir().unwrap();
+        let everything = ToolOffer { root: Some(root.path().to_owned()), ..ToolOffer::documents(8000) };
+        let listed = tools::list(&everything);
+        assert!(listed.len() > 15);
+        for tool in listed {
+            let ours = serde_json::to_value(&tool).unwrap();
+            assert_eq!(serde_json::to_value(definition(tool)).unwrap(), ours);
+        }
     }
 }

@@ -21,7 +21,8 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::listen::{ConnectionLimits, Ticket};
-use crate::{Library, ToolOffer, UcpServer};
+use crate::UcpServer;
+use ucp_registry::{Library, ToolOffer};
 
 /// Default largest request body, in bytes.
 pub const MAX_REQUEST_BYTES: usize = 4 * 1024 * 1024;

@@ -6,9 +6,8 @@ use rmcp::model::{Resource, ResourceTemplate};
 use ucm_core::outline;
 use ucm_core::{BlockId, Document, Tokenizer};
 
-use crate::bound::fitting;
-use crate::Library;
-use crate::McpError;
+use ucp_registry::bound::fitting;
+use ucp_registry::{CallError, Library};
 
 /// The URI scheme.
 pub const SCHEME: &str = "ucp://";
@@ -68,10 +67,10 @@ fn sections(doc: &Document) -> impl Iterator<Item = BlockId> + '_ {
 
 /// One page of resources: every document, then every document's sections.
 /// `cursor` is the offset the previous page returned.
-pub fn list(library: &Library, cursor: Option<&str>) -> Result<(Vec<Resource>, Option<String>), McpError> {
+pub fn list(library: &Library, cursor: Option<&str>) -> Result<(Vec<Resource>, Option<String>), CallError> {
     let start: usize = match cursor {
         None => 0,
-        Some(c) => c.parse().map_err(|_| McpError::Arguments(format!("bad cursor {c:?}")))?,
+        Some(c) => c.parse().map_err(|_| CallError::Arguments(format!("bad cursor {c:?}")))?,
     };
     let documents = library.documents()?;
     let mut out = Vec::new();
@@ -111,8 +110,8 @@ pub fn list(library: &Library, cursor: Option<&str>) -> Result<(Vec<Resource>, O
 }
 
 /// The text of a resource, at most `cap` tokens.
-pub fn read(library: &Library, uri_text: &str, cap: usize) -> Result<String, McpError> {
-    let bad = || McpError::Arguments(format!("{uri_text:?} is not a ucp://<document>[/<block id>] URI"));
+pub fn read(library: &Library, uri_text: &str, cap: usize) -> Result<String, CallError> {
+    let bad = || CallError::Arguments(format!("{uri_text:?} is not a ucp://<document>[/<block id>] URI"));
     let rest = uri_text.strip_prefix(SCHEME).ok_or_else(bad)?;
     let (document, block) = match rest.rsplit_once('/') {
         Some((document, block)) if block.starts_with("blk_") => (document, Some(block)),
@@ -128,7 +127,7 @@ pub fn read(library: &Library, uri_text: &str, cap: usize) -> Result<String, Mcp
         Some(block) => {
             let id: BlockId = block.parse().map_err(|_| bad())?;
             if doc.get(id).is_none() {
-                return Err(McpError::Arguments(format!("no block {id} in {document}")));
+                return Err(CallError::Arguments(format!("no block {id} in {document}")));
             }
             Ok(subtree(doc, &document, id, cap, tokenizer))
         }

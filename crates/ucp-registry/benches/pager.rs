@@ -1,8 +1,8 @@
 //! Cutting a long result into pages: one word of 300,000 and 4,000,000
 //! characters (a long line has no word boundary to cut at), and as many
-//! characters of ordinary prose, at the MCP server's default cap (8,000 tokens).
+//! characters of ordinary prose, at the default result cap (8,000 tokens).
 //!
-//! `cargo bench -p ucp-mcp --bench pager`.
+//! `cargo bench -p ucp-registry --bench pager`.
 
 use divan::counter::BytesCount;
 use divan::Bencher;
@@ -29,7 +29,7 @@ fn one_long_word(bencher: Bencher, chars: usize) {
     let text = one_word(chars);
     bencher
         .counter(BytesCount::of_str(&text))
-        .bench(|| ucp_mcp::bound::paginate(&text, ucp_mcp::DEFAULT_RESULT_TOKENS, &tokenizer));
+        .bench(|| ucp_registry::bound::paginate(&text, ucp_registry::DEFAULT_RESULT_TOKENS, &tokenizer));
 }
 
 #[divan::bench(args = [300_000, 4_000_000], sample_count = 3)]
@@ -38,5 +38,5 @@ fn paragraphs(bencher: Bencher, chars: usize) {
     let text = prose(chars);
     bencher
         .counter(BytesCount::of_str(&text))
-        .bench(|| ucp_mcp::bound::paginate(&text, ucp_mcp::DEFAULT_RESULT_TOKENS, &tokenizer));
+        .bench(|| ucp_registry::bound::paginate(&text, ucp_registry::DEFAULT_RESULT_TOKENS, &tokenizer));
 }

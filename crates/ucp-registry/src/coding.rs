@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use rmcp::model::Tool;
+use crate::ToolDef as Tool;
 use serde_json::{json, Value};
 use ucp_tools::{
     AstRequest, BashRequest, EditRequest, GlobOrder, GlobRequest, GrepRequest, OutputMode, Paging, ReadRequest,
@@ -15,7 +15,7 @@ use ucp_tools::{
 };
 
 use crate::tools::{tool, Arguments};
-use crate::McpError;
+use crate::CallError;
 
 /// The coding tools' names.
 pub const CODING_TOOLS: [&str; 7] = ["grep", "glob", "read", "write", "edit", "bash", "ast_search"];
@@ -121,9 +121,9 @@ impl ToolOffer {
 
     /// The coding tools over the root, for one client (its background
     /// jobs end with it).
-    pub(crate) fn tools(&self, cap: usize) -> Result<Option<Tools>, McpError> {
+    pub(crate) fn tools(&self, cap: usize) -> Result<Option<Tools>, CallError> {
         let Some(root) = &self.root else { return Ok(None) };
-        let tools = Tools::new(root).map_err(|e| McpError::Arguments(e.to_string()))?;
+        let tools = Tools::new(root).map_err(|e| CallError::Arguments(e.to_string()))?;
         Ok(Some(
             tools
                 .with_max_tokens(cap)
@@ -230,7 +230,7 @@ pub fn list() -> Vec<Tool> {
 }
 
 /// Runs the coding tool `name`; `None` when it is not one.
-pub(crate) fn call(tools: &Tools, name: &str, args: &Arguments<'_>) -> Option<Result<String, McpError>> {
+pub(crate) fn call(tools: &Tools, name: &str, args: &Arguments<'_>) -> Option<Result<String, CallError>> {
     let result = match name {
         "grep" => grep(tools, args),
         "glob" => glob(tools, args),
@@ -244,7 +244,7 @@ pub(crate) fn call(tools: &Tools, name: &str, args: &Arguments<'_>) -> Option<Re
     Some(result)
 }
 
-fn paging(args: &Arguments<'_>) -> Result<Paging, McpError> {
+fn paging(args: &Arguments<'_>) -> Result<Paging, CallError> {
     let mut paging = Paging::default();
     if let Some(limit) = args.count("head_limit")? {
         paging.head_limit = usize::try_from(limit).unwrap_or(usize::MAX);
@@ -253,7 +253,7 @@ fn paging(args: &Arguments<'_>) -> Result<Paging, McpError> {
     Ok(paging)
 }
 
-fn grep(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
+fn grep(tools: &Tools, args: &Arguments<'_>) -> Result<String, CallError> {
     args.check(&[
         "pattern",
         "path",
@@ -284,7 +284,7 @@ fn grep(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
     Ok(tools.grep(&request)?.text)
 }
 
-fn glob(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
+fn glob(tools: &Tools, args: &Arguments<'_>) -> Result<String, CallError> {
     args.check(&["pattern", "path", "sort", "head_limit", "offset"])?;
     let request = GlobRequest {
         pattern: args.required("pattern")?.to_owned(),
@@ -295,7 +295,7 @@ fn glob(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
     Ok(tools.glob(&request)?.text)
 }
 
-fn read(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
+fn read(tools: &Tools, args: &Arguments<'_>) -> Result<String, CallError> {
     args.check(&["path", "offset", "limit"])?;
     let to_usize = |n: Option<u64>| n.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
     let request = ReadRequest {
@@ -306,12 +306,12 @@ fn read(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
     Ok(tools.read(&request)?.text)
 }
 
-fn write(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
+fn write(tools: &Tools, args: &Arguments<'_>) -> Result<String, CallError> {
     args.check(&["path", "content"])?;
     Ok(tools.write(args.required("path")?, args.required("content")?)?.text)
 }
 
-fn edit(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
+fn edit(tools: &Tools, args: &Arguments<'_>) -> Result<String, CallError> {
     args.check(&["path", "old_string", "new_string", "replace_all", "edits", "dry_run"])?;
     let mut edits = Vec::new();
     if let Some(old) = args.string("old_string")? {
@@ -323,7 +323,7 @@ fn edit(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
         });
     }
     for item in args.list("edits")? {
-        let item = item.as_object().ok_or_else(|| McpError::Arguments("each of edits is an object".into()))?;
+        let item = item.as_object().ok_or_else(|| CallError::Arguments("each of edits is an object".into()))?;
         let item = Arguments(item);
         item.check(&["old_string", "new_string", "replace_all"])?;
         edits.push(Replacement {
@@ -336,7 +336,7 @@ fn edit(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
     Ok(tools.edit(&request)?.text)
 }
 
-fn bash(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
+fn bash(tools: &Tools, args: &Arguments<'_>) -> Result<String, CallError> {
     args.check(&["command", "cwd", "timeout", "background", "job", "kill"])?;
     if let Some(job) = args.count("job")? {
         return Ok(tools.bash_job(job, args.flag("kill")?)?.text);
@@ -350,7 +350,7 @@ fn bash(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
     Ok(tools.bash(&request)?.text)
 }
 
-fn ast_search(tools: &Tools, args: &Arguments<'_>) -> Result<String, McpError> {
+fn ast_search(tools: &Tools, args: &Arguments<'_>) -> Result<String, CallError> {
     args.check(&["pattern", "path", "lang", "head_limit", "offset"])?;
     let request = AstRequest {
         pattern: args.required("pattern")?.to_owned(),

@@ -4,12 +4,12 @@
 
 use std::sync::Arc;
 
-use rmcp::model::Tool;
+use crate::ToolDef as Tool;
 use serde_json::json;
 use ucp_lsp::{format_places, format_symbols, Lsp};
 
 use crate::tools::{tool, Arguments};
-use crate::McpError;
+use crate::CallError;
 
 /// The LSP tools' names.
 pub const LSP_TOOLS: [&str; 4] = ["lsp_definition", "lsp_references", "lsp_hover", "lsp_symbols"];
@@ -65,12 +65,12 @@ pub fn list() -> Vec<Tool> {
 }
 
 /// Runs LSP tool `name`; `None` when it is not one.
-pub(crate) fn call(lsp: &Lsp, name: &str, args: &Arguments<'_>) -> Option<Result<String, McpError>> {
-    let at = |args: &Arguments<'_>| -> Result<(String, u32, u32), McpError> {
+pub(crate) fn call(lsp: &Lsp, name: &str, args: &Arguments<'_>) -> Option<Result<String, CallError>> {
+    let at = |args: &Arguments<'_>| -> Result<(String, u32, u32), CallError> {
         args.check(&["path", "line", "column"])?;
-        let number = |key: &str| -> Result<u32, McpError> {
-            let n = args.count(key)?.ok_or_else(|| McpError::Arguments(format!("{key} is required")))?;
-            u32::try_from(n).map_err(|_| McpError::Arguments(format!("{key} is too large")))
+        let number = |key: &str| -> Result<u32, CallError> {
+            let n = args.count(key)?.ok_or_else(|| CallError::Arguments(format!("{key} is required")))?;
+            u32::try_from(n).map_err(|_| CallError::Arguments(format!("{key} is too large")))
         };
         Ok((args.required("path")?.to_owned(), number("line")?, number("column")?))
     };
@@ -92,7 +92,7 @@ pub(crate) fn call(lsp: &Lsp, name: &str, args: &Arguments<'_>) -> Option<Result
             let symbols = match (args.string("path")?, args.string("query")?) {
                 (path, Some(query)) => lsp.workspace_symbols(query, path),
                 (Some(path), None) => lsp.document_symbols(path),
-                (None, None) => return Err(McpError::Arguments("give a path, a query, or both".into())),
+                (None, None) => return Err(CallError::Arguments("give a path, a query, or both".into())),
             };
             let symbols = symbols?;
             Ok(if symbols.is_empty() { "no symbols".to_owned() } else { format_symbols(&symbols) })

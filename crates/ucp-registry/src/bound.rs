@@ -68,7 +68,7 @@ pub fn paginate(text: &str, cap: usize, tokenizer: &dyn Tokenizer) -> Pages {
 /// `room` tokens, and its length. Each piece is counted once and the
 /// joined text once more (rarely again: a join can cost a token more than
 /// its parts), so cutting a long text into pages stays linear.
-pub(crate) fn fitting(pieces: &[String], room: usize, tokenizer: &dyn Tokenizer) -> (String, usize) {
+pub fn fitting(pieces: &[String], room: usize, tokenizer: &dyn Tokenizer) -> (String, usize) {
     let mut estimate = 0;
     let mut taken = 0;
     for piece in pieces {

@@ -1,18 +1,15 @@
-//! The server's agent tools, offered with `ucp mcp --agents`: `task` runs a
-//! sub-agent (its own model, tool allow-list and fresh connection) and
-//! `ask_user` asks the client's user through the protocol's elicitation.
+//! The agent tools, offered with `ucp mcp --agents` and to `ucp agent`:
+//! `task` runs a sub-agent (its own model, tool allow-list and fresh
+//! connection) and `ask_user` asks the user through the connection's
+//! [`Asker`] (MCP's elicitation, a terminal ...).
 //! Also UCP's tools as an agent's [`ToolHost`] ([`ConnectionTools`]), which
 //! `ucp agent` runs its loop over.
 
 use std::sync::{Arc, OnceLock};
 
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
-use rmcp::service::{ElicitationMode, Peer};
-use rmcp::RoleServer;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use ucp_agent_loop::{
-    ask_user_tool, task_tool, AgentSpec, AskUser, Asker, Question, Subagent, SubagentFactory, Tasks, ToolHost,
-    ToolOutcome, UserAnswer,
+    ask_user_tool, task_tool, AgentSpec, AskUser, Asker, Subagent, SubagentFactory, Tasks, ToolHost, ToolOutcome,
 };
 use ucp_context::ExtractiveSummarizer;
 use ucp_llm::{Cancel, Config, Overrides, ToolSpec, SUBAGENT_TYPES};
@@ -54,8 +51,8 @@ impl ToolHost for ConnectionTools {
         crate::tools::list(self.0.offer())
             .into_iter()
             .map(|tool| ToolSpec {
-                name: tool.name.to_string(),
-                description: tool.description.as_deref().unwrap_or_default().to_owned(),
+                name: tool.name,
+                description: tool.description,
                 parameters: Value::Object((*tool.input_schema).clone()),
             })
             .collect()
@@ -144,68 +141,6 @@ impl SubagentFactory for ConnectionSubagents {
     }
 }
 
-/// Asks the client's user through MCP elicitation: a form with the
-/// options as an enum and, when allowed, a free-text field. Called from a
-/// blocking thread of the server's runtime.
-pub struct ElicitingAsker {
-    peer: Peer<RoleServer>,
-    runtime: tokio::runtime::Handle,
-}
-
-impl ElicitingAsker {
-    /// An asker over the client `peer`, whose requests run on `runtime`.
-    pub fn new(peer: Peer<RoleServer>, runtime: tokio::runtime::Handle) -> Self {
-        ElicitingAsker { peer, runtime }
-    }
-}
-
-impl Asker for ElicitingAsker {
-    fn ask(&self, question: &Question) -> Result<UserAnswer, String> {
-        if !self.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
-            return Err("this MCP client does not support elicitation; ask your user yourself".into());
-        }
-        let labels: Vec<&str> = question.options.iter().map(|c| c.label.as_str()).collect();
-        let described: Vec<String> = question
-            .options
-            .iter()
-            .map(|c| if c.description.is_empty() { c.label.clone() } else { format!("{}: {}", c.label, c.description) })
-            .collect();
-        let mut properties =
-            json!({"choice": {"type": "string", "title": "Choice", "enum": labels, "enumNames": described}});
-        let mut required = vec!["choice"];
-        if question.allow_free_text {
-            properties["text"] = json!({"type": "string", "title": "Or your own answer"});
-            required.clear();
-        }
-        let schema: ElicitationSchema =
-            serde_json::from_value(json!({"type": "object", "properties": properties, "required": required}))
-                .map_err(|e| format!("the question cannot be put as a form: {e}"))?;
-        let request = ElicitRequestParams::FormElicitationParams {
-            meta: None,
-            message: question.question.clone(),
-            requested_schema: schema,
-        };
-        let peer = self.peer.clone();
-        let result = self
-            .runtime
-            .block_on(async move { peer.create_elicitation(request).await })
-            .map_err(|e| format!("the client did not answer: {e}"))?;
-        match result.action {
-            ElicitationAction::Accept => {
-                let content = result.content.unwrap_or_default();
-                let text = content.get("text").and_then(Value::as_str).map(str::trim).filter(|t| !t.is_empty());
-                match (text, content.get("choice").and_then(Value::as_str)) {
-                    (Some(text), _) => Ok(UserAnswer::Text(text.to_owned())),
-                    (None, Some(choice)) => Ok(UserAnswer::Choice(choice.to_owned())),
-                    (None, None) => Err("the user accepted without answering".into()),
-                }
-            }
-            ElicitationAction::Decline => Err("the user declined to answer".into()),
-            _ => Err("the user dismissed the question".into()),
-        }
-    }
-}
-
 /// The agent tools of one connection: its background tasks and its asker.
 #[derive(Default)]
 pub(crate) struct AgentTools {
@@ -247,13 +182,13 @@ impl AgentTools {
 }
 
 /// The agent tools' definitions.
-pub(crate) fn list() -> Vec<rmcp::model::Tool> {
+pub(crate) fn list() -> Vec<crate::ToolDef> {
     let types: Vec<String> = SUBAGENT_TYPES.iter().map(|t| (*t).to_owned()).collect();
     [task_tool(&types), ask_user_tool()]
         .into_iter()
         .map(|spec| {
             let Value::Object(schema) = spec.parameters else { unreachable!("tool schemas are objects") };
-            crate::tools::tool_with_schema(spec.name, spec.description, schema, false)
+            crate::ToolDef::new(spec.name, spec.description, schema, false)
         })
         .collect()
 }
@@ -262,6 +197,7 @@ pub(crate) fn list() -> Vec<rmcp::model::Tool> {
 mod tests {
     use super::*;
     use crate::LibraryConfig;
+    use serde_json::json;
 
     #[test]
     fn a_read_only_connection_changes_nothing_stored() {

@@ -7,13 +7,13 @@
 
 use std::path::PathBuf;
 
-use rmcp::model::Tool;
+use crate::ToolDef as Tool;
 use serde_json::json;
 use ucp_workspace::guidance::{rules, skills};
 use ucp_workspace::{MemoryFilter, NewMemory};
 
 use crate::tools::{tool, Arguments};
-use crate::{Connection, McpError};
+use crate::{CallError, Connection};
 
 /// The memory tools' names (with `plan`, the relation store).
 pub const MEMORY_TOOLS: [&str; 5] = ["memory_store", "memory_search", "memory_recent", "memory_forget", "plan"];
@@ -96,10 +96,10 @@ pub fn list() -> Vec<Tool> {
 }
 
 /// Runs memory, rules or skills tool `name`; `None` when it is not one.
-pub(crate) fn call(connection: &Connection, name: &str, args: &Arguments<'_>) -> Option<Result<String, McpError>> {
+pub(crate) fn call(connection: &Connection, name: &str, args: &Arguments<'_>) -> Option<Result<String, CallError>> {
     let library = connection.library();
     let usize_of = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-    let filter = |args: &Arguments<'_>| -> Result<(MemoryFilter, usize), McpError> {
+    let filter = |args: &Arguments<'_>| -> Result<(MemoryFilter, usize), CallError> {
         let filter = MemoryFilter {
             namespace: args.string("namespace")?.map(str::to_owned),
             kinds: args.strings("kind")?,
@@ -139,7 +139,7 @@ pub(crate) fn call(connection: &Connection, name: &str, args: &Arguments<'_>) ->
             if library.memory_forget(args.string("namespace")?, id)? {
                 Ok(format!("forgot {id}"))
             } else {
-                Err(McpError::Arguments(format!("no memory {id} (memory_recent or memory_search list the ids)")))
+                Err(CallError::Arguments(format!("no memory {id} (memory_recent or memory_search list the ids)")))
             }
         })(),
         "plan" => plan(connection, args),
@@ -182,7 +182,7 @@ pub(crate) fn call(connection: &Connection, name: &str, args: &Arguments<'_>) ->
 }
 
 /// The `plan` tool: one change to the relation graph, then the graph.
-fn plan(connection: &Connection, args: &Arguments<'_>) -> Result<String, McpError> {
+fn plan(connection: &Connection, args: &Arguments<'_>) -> Result<String, CallError> {
     use ucp_workspace::relations::{NewNode, Status};
     args.check(&[
         "action",
@@ -200,15 +200,15 @@ fn plan(connection: &Connection, args: &Arguments<'_>) -> Result<String, McpErro
     ])?;
     let library = connection.library();
     let namespace = args.string("namespace")?;
-    let block = |key: &str| -> Result<ucm_core::BlockId, McpError> {
+    let block = |key: &str| -> Result<ucm_core::BlockId, CallError> {
         let id = args.required(key)?;
-        id.parse().map_err(|_| McpError::Arguments(format!("{key} {id:?} is not a node id (blk_...)")))
+        id.parse().map_err(|_| CallError::Arguments(format!("{key} {id:?} is not a node id (blk_...)")))
     };
     let status = args.string("status")?.map(str::parse::<Status>).transpose()?;
     let relation = args.string("relation")?;
     let action = args.required("action")?;
     if action != "show" && (library.config().read_only || connection.offer().read_only) {
-        return Err(McpError::Arguments("this server is read-only: plan can only show".into()));
+        return Err(CallError::Arguments("this server is read-only: plan can only show".into()));
     }
     let said = match action {
         "add" => {
@@ -217,7 +217,7 @@ fn plan(connection: &Connection, args: &Arguments<'_>) -> Result<String, McpErro
                 .iter()
                 .map(|p| p.parse().map(|id| (id, relation.map(str::to_owned))))
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|_| McpError::Arguments("parents are node ids (blk_...)".into()))?;
+                .map_err(|_| CallError::Arguments("parents are node ids (blk_...)".into()))?;
             let node = NewNode {
                 title: args.required("title")?.to_owned(),
                 node_type: args.string("type")?.unwrap_or("step").to_owned(),
@@ -239,15 +239,15 @@ fn plan(connection: &Connection, args: &Arguments<'_>) -> Result<String, McpErro
         // Taking away what is not there is an error, as from the command line.
         "unlink" => match library.relation_unlink(namespace, block("parent")?, block("child")?, relation)? {
             true => "unlinked".to_owned(),
-            false => return Err(McpError::Arguments("no such relation".into())),
+            false => return Err(CallError::Arguments("no such relation".into())),
         },
         "remove" => match library.relation_remove(namespace, block("id")?)? {
             true => "removed".to_owned(),
-            false => return Err(McpError::Arguments("no such node".into())),
+            false => return Err(CallError::Arguments("no such node".into())),
         },
         "show" => String::new(),
         other => {
-            return Err(McpError::Arguments(format!("action {other:?}: add, update, link, unlink, remove or show")))
+            return Err(CallError::Arguments(format!("action {other:?}: add, update, link, unlink, remove or show")))
         }
     };
     let budget = args.count("budget")?.map_or(2_000, |n| usize::try_from(n).unwrap_or(usize::MAX));
@@ -257,12 +257,12 @@ fn plan(connection: &Connection, args: &Arguments<'_>) -> Result<String, McpErro
 }
 
 /// The folder the server's file tools work in.
-fn root(connection: &Connection) -> Result<&std::path::Path, McpError> {
+fn root(connection: &Connection) -> Result<&std::path::Path, CallError> {
     connection
         .offer()
         .root
         .as_deref()
-        .ok_or_else(|| McpError::Arguments("this server has no workspace folder (start it with --root)".into()))
+        .ok_or_else(|| CallError::Arguments("this server has no workspace folder (start it with --root)".into()))
 }
 
 /// The nested rules the paths of a coding tool call fall under that this

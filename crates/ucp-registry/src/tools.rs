@@ -5,23 +5,15 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::{json, Value};
 
 use crate::coding::{self, ToolOffer};
-use crate::{Connection, McpError, ToolOutput};
+use crate::{CallError, Connection, JsonObject, ToolDef as Tool, ToolOutput};
 
+/// A tool whose schema is the JSON object `input`.
 pub(crate) fn tool(name: &'static str, description: &'static str, input: Value, read_only: bool) -> Tool {
     let Value::Object(input) = input else { unreachable!("tool schemas are JSON objects") };
-    tool_with_schema(name.into(), description.into(), input, read_only)
-}
-
-/// A tool with its annotations.
-pub(crate) fn tool_with_schema(name: String, description: String, input: JsonObject, read_only: bool) -> Tool {
-    let mut annotations = ToolAnnotations::new();
-    annotations.read_only_hint = Some(read_only);
-    annotations.open_world_hint = Some(false);
-    Tool::new(name, description, Arc::new(input)).with_annotations(annotations)
+    Tool::new(name, description, input, read_only)
 }
 
 /// The tools `offer` serves: the document tools, memory, rules and
@@ -160,66 +152,66 @@ fn documents() -> Vec<Tool> {
 pub(crate) struct Arguments<'a>(pub(crate) &'a JsonObject);
 
 impl<'a> Arguments<'a> {
-    pub(crate) fn check(&self, known: &[&str]) -> Result<(), McpError> {
+    pub(crate) fn check(&self, known: &[&str]) -> Result<(), CallError> {
         match self.0.keys().find(|k| !known.contains(&k.as_str())) {
-            Some(key) => Err(McpError::Arguments(format!("unknown argument {key:?} (known: {})", known.join(", ")))),
+            Some(key) => Err(CallError::Arguments(format!("unknown argument {key:?} (known: {})", known.join(", ")))),
             None => Ok(()),
         }
     }
 
-    pub(crate) fn string(&self, key: &str) -> Result<Option<&'a str>, McpError> {
+    pub(crate) fn string(&self, key: &str) -> Result<Option<&'a str>, CallError> {
         match self.0.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
-            Some(other) => Err(McpError::Arguments(format!("{key} must be a string, not {other}"))),
+            Some(other) => Err(CallError::Arguments(format!("{key} must be a string, not {other}"))),
         }
     }
 
-    pub(crate) fn required(&self, key: &str) -> Result<&'a str, McpError> {
-        self.string(key)?.ok_or_else(|| McpError::Arguments(format!("{key} is required")))
+    pub(crate) fn required(&self, key: &str) -> Result<&'a str, CallError> {
+        self.string(key)?.ok_or_else(|| CallError::Arguments(format!("{key} is required")))
     }
 
-    pub(crate) fn count(&self, key: &str) -> Result<Option<u64>, McpError> {
+    pub(crate) fn count(&self, key: &str) -> Result<Option<u64>, CallError> {
         match self.0.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(value) => match value.as_u64() {
                 Some(n) if n >= 1 => Ok(Some(n)),
-                _ => Err(McpError::Arguments(format!("{key} must be a whole number of at least 1, not {value}"))),
+                _ => Err(CallError::Arguments(format!("{key} must be a whole number of at least 1, not {value}"))),
             },
         }
     }
 
     /// A whole number, 0 allowed.
-    pub(crate) fn number(&self, key: &str) -> Result<Option<usize>, McpError> {
+    pub(crate) fn number(&self, key: &str) -> Result<Option<usize>, CallError> {
         match self.0.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(value) => match value.as_u64() {
                 Some(n) => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
-                None => Err(McpError::Arguments(format!("{key} must be a whole number, not {value}"))),
+                None => Err(CallError::Arguments(format!("{key} must be a whole number, not {value}"))),
             },
         }
     }
 
     /// A boolean, false when absent.
-    pub(crate) fn flag(&self, key: &str) -> Result<bool, McpError> {
+    pub(crate) fn flag(&self, key: &str) -> Result<bool, CallError> {
         match self.0.get(key) {
             None | Some(Value::Null) => Ok(false),
             Some(Value::Bool(b)) => Ok(*b),
-            Some(other) => Err(McpError::Arguments(format!("{key} must be true or false, not {other}"))),
+            Some(other) => Err(CallError::Arguments(format!("{key} must be true or false, not {other}"))),
         }
     }
 
     /// An array, empty when absent.
-    pub(crate) fn list(&self, key: &str) -> Result<&'a [Value], McpError> {
+    pub(crate) fn list(&self, key: &str) -> Result<&'a [Value], CallError> {
         match self.0.get(key) {
             None | Some(Value::Null) => Ok(&[]),
             Some(Value::Array(items)) => Ok(items),
-            Some(other) => Err(McpError::Arguments(format!("{key} must be an array, not {other}"))),
+            Some(other) => Err(CallError::Arguments(format!("{key} must be an array, not {other}"))),
         }
     }
 
     /// A string or an array of strings, empty when absent.
-    pub(crate) fn strings(&self, key: &str) -> Result<Vec<String>, McpError> {
+    pub(crate) fn strings(&self, key: &str) -> Result<Vec<String>, CallError> {
         if let Some(one) = self.0.get(key).and_then(Value::as_str) {
             return Ok(vec![one.to_owned()]);
         }
@@ -227,16 +219,16 @@ impl<'a> Arguments<'a> {
             .iter()
             .map(|v| v.as_str().map(str::to_owned))
             .collect::<Option<Vec<_>>>()
-            .ok_or_else(|| McpError::Arguments(format!("{key} must be a string or an array of strings")))
+            .ok_or_else(|| CallError::Arguments(format!("{key} must be a string or an array of strings")))
     }
 }
 
 /// Runs the tool `name` for `connection` (a blocking call: engine work).
-pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Result<ToolOutput, McpError> {
+pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Result<ToolOutput, CallError> {
     let args = Arguments(arguments);
     let usize_of = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
     if !connection.offer().offers(name) {
-        return Err(McpError::UnknownTool(name.to_owned()));
+        return Err(CallError::UnknownTool(name.to_owned()));
     }
     // The next page of a cut result, from the tool that gave it (where
     // `ucl`, which pages every result, is not offered).
@@ -285,7 +277,7 @@ pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Resu
             match crate::guidance_tools::call(connection, guidance, &args) {
                 Some(Ok(text)) => Ok(connection.bounded_text(guidance, text)),
                 Some(Err(e)) => Err(e),
-                None => Err(McpError::UnknownTool(guidance.to_owned())),
+                None => Err(CallError::UnknownTool(guidance.to_owned())),
             }
         }
         other => match connection.coding_tools()? {
@@ -300,9 +292,9 @@ pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Resu
                     Ok(ToolOutput { text, is_error: false })
                 }
                 Some(Err(e)) => Err(e),
-                None => Err(McpError::UnknownTool(other.to_owned())),
+                None => Err(CallError::UnknownTool(other.to_owned())),
             },
-            None => Err(McpError::UnknownTool(other.to_owned())),
+            None => Err(CallError::UnknownTool(other.to_owned())),
         },
     }
 }
@@ -354,9 +346,9 @@ mod tests {
         for tool in list(&everything) {
             // Every listed tool is dispatched (the empty object fails on its arguments, if at all).
             let result = call(&connection, &tool.name, &JsonObject::new());
-            assert!(!matches!(result, Err(McpError::UnknownTool(_))), "{}", tool.name);
+            assert!(!matches!(result, Err(CallError::UnknownTool(_))), "{}", tool.name);
         }
-        assert!(matches!(call(&connection, "nope", &JsonObject::new()), Err(McpError::UnknownTool(_))));
+        assert!(matches!(call(&connection, "nope", &JsonObject::new()), Err(CallError::UnknownTool(_))));
         // Read-only: the writing tools are neither listed nor served; `only` narrows the list.
         let read_only = ToolOffer { read_only: true, ..everything.clone() };
         let names: Vec<_> = list(&read_only).into_iter().map(|t| t.name.to_string()).collect();
@@ -382,7 +374,7 @@ mod tests {
         );
         let connection = crate::Connection::new(library.clone(), std::sync::Arc::new(read_only));
         let args = json!({"path": "a.txt", "content": "x"}).as_object().unwrap().clone();
-        assert!(matches!(call(&connection, "write", &args), Err(McpError::UnknownTool(_))));
+        assert!(matches!(call(&connection, "write", &args), Err(CallError::UnknownTool(_))));
         assert!(!root.path().join("a.txt").exists());
         let only = ToolOffer { only: Some(vec!["grep".into(), "context".into()]), ..everything.clone() };
         let names: Vec<_> = list(&only).into_iter().map(|t| t.name.to_string()).collect();
@@ -401,7 +393,7 @@ mod tests {
         let found = call(&connection, "find_tools", &args).unwrap().text;
         assert!(found.contains("\"memory_store\""), "{found}");
         let args = json!({"pattern": "x"}).as_object().unwrap().clone();
-        assert!(!matches!(call(&connection, "glob", &args), Err(McpError::UnknownTool(_))), "unlisted but served");
+        assert!(!matches!(call(&connection, "glob", &args), Err(CallError::UnknownTool(_))), "unlisted but served");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use ucp_tools::Tools;
 
 use crate::bound::{paginate, Pages};
 use crate::coding::ToolOffer;
-use crate::{Library, McpError, Workspace};
+use crate::{CallError, Library, Workspace};
 
 /// Tokens a `context` result keeps for its closing summary line.
 const CONTEXT_FOOTER_TOKENS: usize = 40;
@@ -95,10 +95,10 @@ impl Connection {
     }
 
     /// The coding tools, when the server offers them.
-    pub fn coding_tools(&self) -> Result<Option<&Tools>, McpError> {
+    pub fn coding_tools(&self) -> Result<Option<&Tools>, CallError> {
         match self.coding.get_or_init(|| self.offer.tools(self.cap).map_err(|e| e.to_string())) {
             Ok(tools) => Ok(tools.as_ref()),
-            Err(e) => Err(McpError::Arguments(e.clone())),
+            Err(e) => Err(CallError::Arguments(e.clone())),
         }
     }
 
@@ -107,7 +107,7 @@ impl Connection {
     }
 
     /// Opens the client's session in the default document (on initialize).
-    pub fn start(&self) -> Result<(), McpError> {
+    pub fn start(&self) -> Result<(), CallError> {
         self.ensure(&mut self.state()).map(|_| ())
     }
 
@@ -115,7 +115,7 @@ impl Connection {
     /// when it has none yet.
     /// A session closed to make room for another client's while this one
     /// was idle is opened again (a named one as it was saved).
-    fn ensure(&self, state: &mut State) -> Result<(Arc<Workspace>, SessionId), McpError> {
+    fn ensure(&self, state: &mut State) -> Result<(Arc<Workspace>, SessionId), CallError> {
         if let (Some(workspace), Some(session)) = (&state.workspace, state.session) {
             if !self.library.is_current(workspace) {
                 // Another writer changed the document: take it up as the
@@ -141,7 +141,7 @@ impl Connection {
     }
 
     /// The client's workspace: the one it chose, else the default document's.
-    fn workspace(&self, state: &State) -> Result<Arc<Workspace>, McpError> {
+    fn workspace(&self, state: &State) -> Result<Arc<Workspace>, CallError> {
         match &state.workspace {
             Some(workspace) => Ok(Arc::clone(workspace)),
             None => Ok(self.library.workspace(&self.default_document()?)?),
@@ -182,25 +182,26 @@ impl Connection {
     }
 
     /// Page `n` (1-based) of the last result that had to be cut.
-    pub fn page(&self, n: usize) -> Result<ToolOutput, McpError> {
+    pub fn page(&self, n: usize) -> Result<ToolOutput, CallError> {
         self.page_from(None, n)
     }
 
     /// Page `n` of the last cut result, which tool `tool` must have given.
-    pub(crate) fn page_of(&self, tool: &str, n: usize) -> Result<ToolOutput, McpError> {
+    pub(crate) fn page_of(&self, tool: &str, n: usize) -> Result<ToolOutput, CallError> {
         self.page_from(Some(tool), n)
     }
 
-    fn page_from(&self, asker: Option<&str>, n: usize) -> Result<ToolOutput, McpError> {
+    fn page_from(&self, asker: Option<&str>, n: usize) -> Result<ToolOutput, CallError> {
         let state = self.state();
-        let (pages, tool) = state.pages.as_ref().ok_or_else(|| McpError::NoPage("no earlier result was cut".into()))?;
+        let (pages, tool) =
+            state.pages.as_ref().ok_or_else(|| CallError::NoPage("no earlier result was cut".into()))?;
         if asker.is_some_and(|asker| asker != tool) {
-            return Err(McpError::NoPage(format!("the last cut result came from {tool}: ask {tool} for its pages")));
+            return Err(CallError::NoPage(format!("the last cut result came from {tool}: ask {tool} for its pages")));
         }
         let count = pages.pages.len();
         let text = pages
             .page(n, &self.page_hint(tool))
-            .ok_or_else(|| McpError::NoPage(format!("page {n} does not exist; the last cut result has {count}")))?;
+            .ok_or_else(|| CallError::NoPage(format!("page {n} does not exist; the last cut result has {count}")))?;
         Ok(ToolOutput { text, is_error: false })
     }
 
@@ -212,16 +213,16 @@ impl Connection {
         commands: Option<&str>,
         page: Option<usize>,
         session: Option<&str>,
-    ) -> Result<ToolOutput, McpError> {
+    ) -> Result<ToolOutput, CallError> {
         if let Some(n) = page {
             if commands.is_some_and(|c| !c.trim().is_empty()) {
-                return Err(McpError::Arguments("give commands or page, not both".into()));
+                return Err(CallError::Arguments("give commands or page, not both".into()));
             }
             return self.page(n);
         }
         let mut state = self.state();
         let Some(commands) = commands.filter(|c| !c.trim().is_empty()) else {
-            return Err(McpError::Arguments("commands is missing: give UCL lines (or page)".into()));
+            return Err(CallError::Arguments("commands is missing: give UCL lines (or page)".into()));
         };
         if let Some(name) = session {
             self.use_named(&mut state, name)?;
@@ -245,7 +246,7 @@ impl Connection {
     }
 
     /// Switches to the named session, opening it as it was last saved.
-    fn use_named(&self, state: &mut State, name: &str) -> Result<(), McpError> {
+    fn use_named(&self, state: &mut State, name: &str) -> Result<(), CallError> {
         if state.named.as_deref() == Some(name) {
             // Already in it (`ensure` takes it up again if it was closed).
             return Ok(());
@@ -267,14 +268,14 @@ impl Connection {
         budget: Option<usize>,
         format: Option<&str>,
         code: bool,
-    ) -> Result<ToolOutput, McpError> {
+    ) -> Result<ToolOutput, CallError> {
         let name = format.unwrap_or("markdown");
         let format = RenderFormat::from_name(name)
-            .ok_or_else(|| McpError::Arguments(format!("format {name:?}: use markdown, default or short_ids")))?;
+            .ok_or_else(|| CallError::Arguments(format!("format {name:?}: use markdown, default or short_ids")))?;
         let most = self.cap.saturating_sub(CONTEXT_FOOTER_TOKENS).max(1);
         let asked = budget.unwrap_or(DEFAULT_BUDGET);
         if asked == 0 {
-            return Err(McpError::Arguments("budget must be above 0".into()));
+            return Err(CallError::Arguments("budget must be above 0".into()));
         }
         let budget = asked.min(most);
         let mut state = self.state();
@@ -308,7 +309,7 @@ impl Connection {
     /// Searches the client's document: the hits (with file, lines, heading
     /// path and preview, as `ucp search` prints them) become its session's
     /// last results, so `CTX ADD RESULTS` takes them.
-    pub fn search(&self, query: &str, limit: Option<u32>) -> Result<ToolOutput, McpError> {
+    pub fn search(&self, query: &str, limit: Option<u32>) -> Result<ToolOutput, CallError> {
         let mut state = self.state();
         let (workspace, session) = self.ensure(&mut state)?;
         let request = SearchRequest { limit: limit.unwrap_or(10).clamp(1, 100) as usize, ..SearchRequest::new(query) };
@@ -326,7 +327,7 @@ impl Connection {
         question: Option<&str>,
         files: Vec<String>,
         budget: Option<usize>,
-    ) -> Result<ToolOutput, McpError> {
+    ) -> Result<ToolOutput, CallError> {
         let mut state = self.state();
         let (workspace, _) = self.ensure(&mut state)?;
         let budget = budget.unwrap_or(ucp_workspace::DEFAULT_MAP_BUDGET).min(self.offer().max_result_tokens);
@@ -342,25 +343,25 @@ impl Connection {
 
     /// Runs LSP tool `name` over the server's shared language servers; the
     /// answer is bounded like every result.
-    pub(crate) fn lsp(&self, name: &str, args: &crate::tools::Arguments<'_>) -> Result<ToolOutput, McpError> {
+    pub(crate) fn lsp(&self, name: &str, args: &crate::tools::Arguments<'_>) -> Result<ToolOutput, CallError> {
         let Some(shared) = &self.offer().lsp else {
-            return Err(McpError::UnknownTool(name.to_owned()));
+            return Err(CallError::UnknownTool(name.to_owned()));
         };
         match crate::lsp_tools::call(&shared.0, name, args) {
             Some(Ok(text)) => Ok(self.bounded(&mut self.state(), name, text, false)),
             Some(Err(e)) => Err(e),
-            None => Err(McpError::UnknownTool(name.to_owned())),
+            None => Err(CallError::UnknownTool(name.to_owned())),
         }
     }
 
     /// The definitions of the offered tools that best fit `intent`.
-    pub fn find_tools(&self, intent: &str, limit: Option<usize>) -> Result<ToolOutput, McpError> {
+    pub fn find_tools(&self, intent: &str, limit: Option<usize>) -> Result<ToolOutput, CallError> {
         let catalog = self.catalog.get_or_init(|| {
             let tools = crate::tools::list(&self.offer);
             crate::discovery::ToolCatalog::build(tools, self.library.config().model.as_deref())
                 .map_err(|e| e.to_string())
         });
-        let catalog = catalog.as_ref().map_err(|e| McpError::Arguments(e.clone()))?;
+        let catalog = catalog.as_ref().map_err(|e| CallError::Arguments(e.clone()))?;
         Ok(self.bounded_text("find_tools", crate::discovery::found_text(&catalog.find(intent, limit)?)))
     }
 
@@ -386,10 +387,10 @@ impl Connection {
         document: Option<&str>,
         path: Option<&Path>,
         name: Option<&str>,
-    ) -> Result<ToolOutput, McpError> {
+    ) -> Result<ToolOutput, CallError> {
         let mut state = self.state();
         let (workspace, note) = match (document, path) {
-            (Some(_), Some(_)) => return Err(McpError::Arguments("give document or path, not both".into())),
+            (Some(_), Some(_)) => return Err(CallError::Arguments("give document or path, not both".into())),
             (None, None) => {
                 let current = state.workspace.as_ref().map(|w| w.name().to_owned());
                 let mut text = String::new();
@@ -407,7 +408,7 @@ impl Connection {
             // opens what is unchanged); a read-only connection over a
             // writable one (a read-only agent) indexes nothing.
             (None, Some(_)) if self.offer.read_only && !self.library.config().read_only => {
-                return Err(McpError::Arguments("this connection is read-only: open a stored document instead".into()))
+                return Err(CallError::Arguments("this connection is read-only: open a stored document instead".into()))
             }
             (None, Some(path)) => {
                 let indexed = self.library.index(&[path.to_path_buf()], name, &IndexOptions::default(), &())?;
@@ -428,7 +429,7 @@ impl Connection {
     }
 
     /// The document this client is in (the default one before it chose).
-    pub fn current_document(&self) -> Result<String, McpError> {
+    pub fn current_document(&self) -> Result<String, CallError> {
         match &self.state().workspace {
             Some(workspace) => Ok(workspace.name().to_owned()),
             None => self.default_document(),
@@ -438,11 +439,11 @@ impl Connection {
     /// The document a client that chose none works in: the server's
     /// `--doc`, or the store's only one. When there is none, or several,
     /// the error tells an agent what it can do (flags are not its to set).
-    fn default_document(&self) -> Result<String, McpError> {
+    fn default_document(&self) -> Result<String, CallError> {
         match self.library.default_document() {
             Err(WorkspaceError::Store(ucp_store::StoreError::DocumentNotChosen(_))) => {
                 let names: Vec<String> = self.library.documents()?.into_iter().map(|d| d.name).collect();
-                Err(McpError::Arguments(match names.as_slice() {
+                Err(CallError::Arguments(match names.as_slice() {
                     [] => "the store holds no documents yet: call the `open` tool with a `path` to index \
                            (a file or folder the server may read)"
                         .to_owned(),

@@ -11,13 +11,13 @@
 
 use std::path::Path;
 
-use rmcp::model::Tool;
+use crate::ToolDef as Tool;
 use serde_json::json;
 use ucm_core::{Block, BlockId, Content, Document, Metadata, Role};
 use ucp_search::{SearchConfig, SearchIndex, SearchOptions};
 
 use crate::tools::tool;
-use crate::McpError;
+use crate::CallError;
 
 /// The tools a discovering server lists besides `find_tools`.
 pub const CORE_TOOLS: [&str; 3] = ["context", "search", "ucl"];
@@ -47,7 +47,7 @@ pub fn find_tools_tool() -> Tool {
 /// The words a tool is found by: its name split, its description, its
 /// arguments with their descriptions.
 fn searchable(tool: &Tool) -> String {
-    let mut text = format!("{} {}", tool.name.replace('_', " "), tool.description.as_deref().unwrap_or(""));
+    let mut text = format!("{} {}", tool.name.replace('_', " "), tool.description);
     if let Some(properties) = tool.input_schema.get("properties").and_then(|p| p.as_object()) {
         for (name, schema) in properties {
             text.push_str(&format!("\n{}", name.replace('_', " ")));
@@ -69,8 +69,8 @@ pub(crate) struct ToolCatalog {
 
 impl ToolCatalog {
     /// A catalog of `tools`, with the embedding model in `model` when given.
-    pub(crate) fn build(tools: Vec<Tool>, model: Option<&Path>) -> Result<Self, McpError> {
-        let failed = |e: String| McpError::Arguments(format!("the tool catalog cannot be built: {e}"));
+    pub(crate) fn build(tools: Vec<Tool>, model: Option<&Path>) -> Result<Self, CallError> {
+        let failed = |e: String| CallError::Arguments(format!("the tool catalog cannot be built: {e}"));
         let mut doc = Document::new("tools");
         let mut catalog = Vec::with_capacity(tools.len());
         for (n, tool) in tools.into_iter().enumerate() {
@@ -92,13 +92,13 @@ impl ToolCatalog {
     }
 
     /// The tools best fitting `intent`, best first, at most `limit`.
-    pub(crate) fn find(&self, intent: &str, limit: Option<usize>) -> Result<Vec<&Tool>, McpError> {
+    pub(crate) fn find(&self, intent: &str, limit: Option<usize>) -> Result<Vec<&Tool>, CallError> {
         let limit = limit.unwrap_or(DEFAULT_FOUND).clamp(1, 10);
         let options = SearchOptions { limit, ..SearchOptions::default() };
         let hits = self
             .index
             .search_mode(intent, &options, self.index.default_mode())
-            .map_err(|e| McpError::Arguments(format!("searching the tools failed: {e}")))?;
+            .map_err(|e| CallError::Arguments(format!("searching the tools failed: {e}")))?;
         Ok(hits.iter().filter_map(|hit| self.tools.iter().find(|(id, _)| *id == hit.id).map(|(_, t)| t)).collect())
     }
 }
