@@ -3,11 +3,10 @@
 //! store, so the next run continues where this one stopped.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use anyhow::{anyhow, Context as _};
-use ucp_agent::{AgentError, SessionId};
-use ucp_workspace::{Library, LibraryConfig, NewSession, Workspace, WorkspaceError};
+use ucp_agent::AgentError;
+use ucp_workspace::{Followed, Library, LibraryConfig, NewSession, SessionHandle, WorkspaceError};
 
 use crate::{print, print_json, Cli};
 
@@ -25,25 +24,16 @@ pub(crate) struct SessionArgs<'a> {
 /// document under it.
 const REPLAYS: usize = 16;
 
-/// The library, the document and the session a run works in.
-fn open(cli: &Cli, args: &SessionArgs) -> anyhow::Result<(Library, Arc<Workspace>, SessionId)> {
+/// The library and the session a shell works in (it follows the store).
+fn open(cli: &Cli, args: &SessionArgs) -> anyhow::Result<(Library, SessionHandle)> {
     let library = cli.library(false)?;
     let workspace = cli.workspace(&library)?;
-    let session = open_session(&library, &workspace, args)?;
-    Ok((library, workspace, session))
-}
-
-/// The session a run works in: the named one as stored, or a new one.
-fn open_session(library: &Library, workspace: &Workspace, args: &SessionArgs) -> anyhow::Result<SessionId> {
     let options = NewSession { budget: args.budget, task: args.task.map(str::to_owned), ..NewSession::default() };
-    let session = match args.name {
-        Some(name) => library.open_named(workspace, name, &options).map_err(|e| match e {
-            WorkspaceError::Damaged(why) => anyhow!("session {name:?} of {} is damaged: {why}", workspace.name()),
-            other => other.into(),
-        })?,
-        None => library.create_session(workspace, &options)?,
-    };
-    Ok(session)
+    let handle = SessionHandle::open(&library, workspace, args.name, &options).map_err(|e| match e {
+        WorkspaceError::Damaged(why) => anyhow!("session {:?} is damaged: {why}", args.name.unwrap_or("")),
+        other => other.into(),
+    })?;
+    Ok((library, handle))
 }
 
 pub(crate) fn run(cli: &Cli, script: &Path, args: &SessionArgs) -> anyhow::Result<()> {
@@ -88,13 +78,13 @@ pub(crate) fn run(cli: &Cli, script: &Path, args: &SessionArgs) -> anyhow::Resul
 pub(crate) fn shell(cli: &Cli, args: &SessionArgs) -> anyhow::Result<()> {
     use rustyline::error::ReadlineError;
 
-    let (library, mut workspace, mut session) = open(cli, args)?;
+    let (library, mut session) = open(cli, args)?;
     let mut editor = rustyline::DefaultEditor::new().context("cannot start the line editor")?;
     let history = cli.store_dir().join("shell_history");
     let _ = editor.load_history(&history);
     eprintln!(
         "ucp shell on {} (session {}): UCL commands, `.help`, `.quit`; Ctrl-D leaves",
-        workspace.name(),
+        session.workspace().name(),
         args.name.unwrap_or("unnamed")
     );
     let mut pending = String::new();
@@ -127,15 +117,13 @@ pub(crate) fn shell(cli: &Cli, args: &SessionArgs) -> anyhow::Result<()> {
             continue;
         }
         let _ = editor.add_history_entry(source.trim_end());
-        if !library.is_current(&workspace) {
-            // Another process wrote the document: go on with it as it is now
-            // (the named session as last saved).
-            let _ = workspace.traversal().close_session(session);
-            workspace = cli.workspace(&library)?;
-            session = open_session(&library, &workspace, args)?;
-            eprintln!("ucp: {} was changed by another writer; continuing with it as it is now", workspace.name());
+        if session.current(&library)? == Followed::Changed {
+            // Another process wrote the document: the session goes on with
+            // it as it is now (a named one as last saved).
+            let name = session.workspace().name();
+            eprintln!("ucp: {name} was changed by another writer; continuing with it as it is now");
         }
-        match library.run_script(&workspace, session, &source) {
+        match library.run_script(session.workspace(), session.id(), &source) {
             Err(WorkspaceError::Agent(AgentError::Parse { rendered, .. })) => eprint!("{rendered}"),
             Err(e) => eprintln!("error: {e}"),
             Ok(run) => {
@@ -147,7 +135,7 @@ pub(crate) fn shell(cli: &Cli, args: &SessionArgs) -> anyhow::Result<()> {
         }
     }
     let _ = editor.save_history(&history);
-    library.save_session(&workspace, session)?;
+    library.save_session(session.workspace(), session.id())?;
     Ok(())
 }
 

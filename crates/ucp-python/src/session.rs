@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
 use ucp_agent::SessionId;
-use ucp_workspace::{Library, NewSession, Workspace, WorkspaceError};
+use ucp_workspace::{Library, NewSession, SessionHandle, Workspace, WorkspaceError};
 
 use crate::errors::{self, OrRaise};
 use crate::results::Reply;
@@ -17,10 +17,9 @@ use crate::results::Reply;
 pub struct Session {
     library: Arc<Library>,
     name: Option<String>,
-    options: NewSession,
-    /// The document copy and the session in it (both replaced when another
-    /// process changed the document).
-    held: Mutex<Option<(Arc<Workspace>, SessionId)>>,
+    /// The session, following the store (taken up again when another
+    /// process changed the document); `None` once closed.
+    held: Mutex<Option<SessionHandle>>,
 }
 
 impl Session {
@@ -31,35 +30,16 @@ impl Session {
         name: Option<String>,
         options: NewSession,
     ) -> Result<Session, WorkspaceError> {
-        let id = Self::start(&library, &workspace, name.as_deref(), &options)?;
-        Ok(Session { library, name, options, held: Mutex::new(Some((workspace, id))) })
+        let handle = SessionHandle::open(&library, workspace, name.as_deref(), &options)?;
+        Ok(Session { library, name, held: Mutex::new(Some(handle)) })
     }
 
-    fn start(
-        library: &Library,
-        workspace: &Workspace,
-        name: Option<&str>,
-        options: &NewSession,
-    ) -> Result<SessionId, WorkspaceError> {
-        match name {
-            Some(name) => library.open_named(workspace, name, options),
-            None => library.create_session(workspace, options),
-        }
-    }
-
-    /// The session, on the document as the store has it now: when another
-    /// process changed it, a named session is opened again as saved, an
-    /// unnamed one starts over.
+    /// The session, on the document as the store has it now.
     fn current(&self) -> Result<(Arc<Workspace>, SessionId), WorkspaceError> {
         let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
-        let (workspace, id) = held.clone().ok_or_else(|| WorkspaceError::Invalid("the session is closed".into()))?;
-        if self.library.is_current(&workspace) {
-            return Ok((workspace, id));
-        }
-        let workspace = self.library.workspace(workspace.name())?;
-        let id = Self::start(&self.library, &workspace, self.name.as_deref(), &self.options)?;
-        *held = Some((Arc::clone(&workspace), id));
-        Ok((workspace, id))
+        let handle = held.as_mut().ok_or_else(|| WorkspaceError::Invalid("the session is closed".into()))?;
+        handle.current(&self.library)?;
+        Ok((Arc::clone(handle.workspace()), handle.id()))
     }
 
     /// Runs `source` and returns what its commands answered, or raises the
@@ -125,7 +105,7 @@ impl Session {
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let held = self.held.lock().unwrap_or_else(|e| e.into_inner()).take();
         match held {
-            Some((workspace, id)) => py.detach(|| self.library.close_session(&workspace, id)).or_raise(py),
+            Some(handle) => py.detach(|| handle.close(&self.library)).or_raise(py),
             None => Ok(()),
         }
     }
@@ -155,10 +135,10 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if let Some((workspace, id)) = self.held.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(handle) = self.held.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
             // Dropped unclosed: the session is saved (if named) and closed;
             // an error here has no caller to go to.
-            let _ = self.library.close_session(&workspace, id);
+            let _ = handle.close(&self.library);
         }
     }
 }

@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use ucl_parser::RenderFormat;
 use ucp_agent::{AgentError, SessionId};
-use ucp_workspace::{ContextOptions, IndexOptions, NewSession, SearchRequest, WorkspaceError, DEFAULT_BUDGET};
+use ucp_workspace::{
+    ContextOptions, IndexOptions, NewSession, SearchRequest, SessionHandle, WorkspaceError, DEFAULT_BUDGET,
+};
 
 use ucp_tools::Tools;
 
@@ -29,11 +31,9 @@ pub struct ToolOutput {
 
 #[derive(Default)]
 struct State {
-    workspace: Option<Arc<Workspace>>,
-    session: Option<SessionId>,
-    /// The session's name: a named one is saved, not dropped, when the
-    /// client goes.
-    named: Option<String>,
+    /// The client's session, following the store; a named one is saved,
+    /// not dropped, when the client goes.
+    session: Option<SessionHandle>,
     /// The last result that had to be cut, and the tool that gave it.
     pages: Option<(Pages, String)>,
 }
@@ -112,50 +112,37 @@ impl Connection {
     }
 
     /// The client's workspace and session, opened in the default document
-    /// when it has none yet.
-    /// A session closed to make room for another client's while this one
-    /// was idle is opened again (a named one as it was saved).
+    /// when it has none yet; taken up again when another writer changed
+    /// the document, or when it was closed to make room for another
+    /// client's while this one was idle (a named one as it was saved).
     fn ensure(&self, state: &mut State) -> Result<(Arc<Workspace>, SessionId), CallError> {
-        if let (Some(workspace), Some(session)) = (&state.workspace, state.session) {
-            if !self.library.is_current(workspace) {
-                // Another writer changed the document: take it up as the
-                // store has it now, in a new session.
-                let _ = workspace.traversal().close_session(session);
-                let name = workspace.name().to_owned();
-                state.workspace = Some(self.library.workspace(&name)?);
-                state.session = None;
-            } else if workspace.traversal().with_session(session, |_| ()).is_ok() {
-                return Ok((Arc::clone(workspace), session));
-            } else {
-                state.session = None;
-            }
+        if let Some(session) = &mut state.session {
+            session.current(&self.library)?;
+            return Ok((Arc::clone(session.workspace()), session.id()));
         }
         let workspace = self.workspace(state)?;
-        let session = match &state.named {
-            Some(name) => self.library.open_named(&workspace, name, &self.new_session())?,
-            None => self.library.create_session(&workspace, &self.new_session())?,
-        };
-        state.workspace = Some(Arc::clone(&workspace));
+        let session = SessionHandle::open(&self.library, workspace, None, &self.new_session())?;
+        let opened = (Arc::clone(session.workspace()), session.id());
         state.session = Some(session);
-        Ok((workspace, session))
+        Ok(opened)
     }
 
     /// The client's workspace: the one it chose, else the default document's.
     fn workspace(&self, state: &State) -> Result<Arc<Workspace>, CallError> {
-        match &state.workspace {
-            Some(workspace) => Ok(Arc::clone(workspace)),
+        match &state.session {
+            Some(session) => Ok(Arc::clone(session.workspace())),
             None => Ok(self.library.workspace(&self.default_document()?)?),
         }
     }
 
     /// Ends the current session: a named one is saved, then closed.
     fn leave(&self, state: &mut State) {
-        if let (Some(workspace), Some(session)) = (&state.workspace, state.session.take()) {
-            if let Err(e) = self.library.close_session(workspace, session) {
-                tracing::warn!("saving session {session} failed: {e}");
+        if let Some(session) = state.session.take() {
+            let id = session.id();
+            if let Err(e) = session.close(&self.library) {
+                tracing::warn!("saving session {id} failed: {e}");
             }
         }
-        state.named = None;
     }
 
     /// `text`, the result of tool `tool`, within the cap; a cut result's
@@ -247,16 +234,14 @@ impl Connection {
 
     /// Switches to the named session, opening it as it was last saved.
     fn use_named(&self, state: &mut State, name: &str) -> Result<(), CallError> {
-        if state.named.as_deref() == Some(name) {
+        if state.session.as_ref().and_then(SessionHandle::name) == Some(name) {
             // Already in it (`ensure` takes it up again if it was closed).
             return Ok(());
         }
         let workspace = self.workspace(state)?;
-        let opened = self.library.open_named(&workspace, name, &self.new_session())?;
+        let opened = SessionHandle::open(&self.library, workspace, Some(name), &self.new_session())?;
         self.leave(state);
-        state.workspace = Some(workspace);
         state.session = Some(opened);
-        state.named = Some(name.to_owned());
         Ok(())
     }
 
@@ -392,7 +377,7 @@ impl Connection {
         let (workspace, note) = match (document, path) {
             (Some(_), Some(_)) => return Err(CallError::Arguments("give document or path, not both".into())),
             (None, None) => {
-                let current = state.workspace.as_ref().map(|w| w.name().to_owned());
+                let current = state.session.as_ref().map(|s| s.workspace().name().to_owned());
                 let mut text = String::new();
                 for doc in self.library.documents()? {
                     let mark = if current.as_deref() == Some(doc.name.as_str()) { " (open)" } else { "" };
@@ -417,21 +402,20 @@ impl Connection {
             }
         };
         self.leave(&mut state);
-        let session = self.library.create_session(&workspace, &self.new_session())?;
         let blocks = workspace.traversal().engine().document().len();
-        state.workspace = Some(Arc::clone(&workspace));
-        state.session = Some(session);
+        let name = workspace.name().to_owned();
+        state.session = Some(SessionHandle::open(&self.library, workspace, None, &self.new_session())?);
         state.pages = None;
         Ok(ToolOutput {
-            text: format!("{note} {}: {blocks} blocks; new session, cursor at the root", workspace.name()),
+            text: format!("{note} {name}: {blocks} blocks; new session, cursor at the root"),
             is_error: false,
         })
     }
 
     /// The document this client is in (the default one before it chose).
     pub fn current_document(&self) -> Result<String, CallError> {
-        match &self.state().workspace {
-            Some(workspace) => Ok(workspace.name().to_owned()),
+        match &self.state().session {
+            Some(session) => Ok(session.workspace().name().to_owned()),
             None => self.default_document(),
         }
     }

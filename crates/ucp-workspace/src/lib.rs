@@ -61,7 +61,7 @@ pub use memory::{
 };
 pub use script::ScriptRun;
 pub use search::{FileHit, SearchHit, SearchRequest, SearchResults, FILE_EVIDENCE};
-pub use sessions::NewSession;
+pub use sessions::{Followed, NewSession, SessionHandle};
 pub use ucp_code::map::{MapFile, MapSymbol, RepoMap};
 pub use ucp_orchestrator::Scope;
 

@@ -1,6 +1,9 @@
 //! Agent sessions in a loaded document: new ones, named ones that are
-//! saved to the store and taken up again, and room made for new ones when
-//! a document is full.
+//! saved to the store and taken up again, room made for new ones when a
+//! document is full, and [`SessionHandle`], a session that follows the
+//! store across calls.
+
+use std::sync::Arc;
 
 use ucp_agent::{AgentError, Capabilities, Session, SessionConfig, SessionId};
 
@@ -18,6 +21,93 @@ pub struct NewSession {
     /// It may not run edit commands, even in a library that allows them
     /// (a read-only agent's session).
     pub read_only: bool,
+}
+
+/// A session held across calls that follows the store: when another
+/// process wrote its document, or it was closed to make room for another
+/// client's, [`SessionHandle::current`] takes it up again on the document
+/// as the store has it now — a named session as last saved, an unnamed
+/// one afresh. Every front end that keeps a session between calls holds
+/// one (the shell, a Python `Session`, a tool connection).
+pub struct SessionHandle {
+    workspace: Arc<Workspace>,
+    id: SessionId,
+    name: Option<String>,
+    options: NewSession,
+}
+
+/// Why [`SessionHandle::current`] took its session up again, if it did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Followed {
+    /// The session goes on as it was.
+    Same,
+    /// Another writer changed the document: the session is on its new version.
+    Changed,
+    /// The session had been closed to make room: it is open again.
+    Reopened,
+}
+
+impl SessionHandle {
+    /// The named session of `workspace` as stored (or a new named one), or
+    /// a new unnamed one, as a handle.
+    pub fn open(
+        library: &Library,
+        workspace: Arc<Workspace>,
+        name: Option<&str>,
+        options: &NewSession,
+    ) -> Result<SessionHandle, WorkspaceError> {
+        let id = Self::start(library, &workspace, name, options)?;
+        Ok(SessionHandle { workspace, id, name: name.map(str::to_owned), options: options.clone() })
+    }
+
+    fn start(
+        library: &Library,
+        workspace: &Workspace,
+        name: Option<&str>,
+        options: &NewSession,
+    ) -> Result<SessionId, WorkspaceError> {
+        match name {
+            Some(name) => library.open_named(workspace, name, options),
+            None => library.create_session(workspace, options),
+        }
+    }
+
+    /// The session on its document as the store has it now (see the type).
+    pub fn current(&mut self, library: &Library) -> Result<Followed, WorkspaceError> {
+        let followed = if !library.is_current(&self.workspace) {
+            // The stale copy's session goes unsaved: the store has newer.
+            let _ = self.workspace.traversal().close_session(self.id);
+            self.workspace = library.workspace(self.workspace.name())?;
+            Followed::Changed
+        } else if self.workspace.traversal().with_session(self.id, |_| ()).is_err() {
+            Followed::Reopened
+        } else {
+            return Ok(Followed::Same);
+        };
+        self.id = Self::start(library, &self.workspace, self.name.as_deref(), &self.options)?;
+        Ok(followed)
+    }
+
+    /// Its document (the copy it runs in).
+    pub fn workspace(&self) -> &Arc<Workspace> {
+        &self.workspace
+    }
+
+    /// The session's id in its document.
+    pub fn id(&self) -> SessionId {
+        self.id
+    }
+
+    /// Its name, when it is a named session.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// Saves a named session (and the document, when an edit changed it)
+    /// and closes it; closes an unnamed one.
+    pub fn close(self, library: &Library) -> Result<(), WorkspaceError> {
+        library.close_session(&self.workspace, self.id)
+    }
 }
 
 impl Library {

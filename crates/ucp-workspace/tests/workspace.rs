@@ -384,3 +384,32 @@ fn prose_beside_code_keeps_its_own_score_and_a_lone_code_match_keeps_its_own() {
     }
     assert!(hits.results.windows(2).all(|w| w[0].score >= w[1].score));
 }
+
+#[test]
+fn a_session_handle_follows_the_store() {
+    use ucp_workspace::{Followed, SessionHandle};
+    let dir = tempfile::tempdir().unwrap();
+    let library = library(dir.path());
+    let workspace = library.workspace("node").unwrap();
+    let options = NewSession::default();
+    let mut session = SessionHandle::open(&library, workspace, Some("reader"), &options).unwrap();
+    library.run_script(session.workspace(), session.id(), &format!("GOTO {ROOT}\nCTX ADD {ROOT}")).unwrap();
+    assert_eq!(session.current(&library).unwrap(), Followed::Same);
+    library.save_session(session.workspace(), session.id()).unwrap();
+    // Another process writes the document: the session goes on with the
+    // new version, taken up as it was saved.
+    let other = reopen(dir.path());
+    let theirs = other.workspace("node").unwrap();
+    let edit = format!("APPEND {ROOT} text :: \"Written elsewhere.\"");
+    let other_session = other.create_session(&theirs, &NewSession::default()).unwrap();
+    assert!(other.run_script(&theirs, other_session, &edit).unwrap().ok());
+    assert_eq!(session.current(&library).unwrap(), Followed::Changed);
+    let stats = library.run_script(session.workspace(), session.id(), "CTX STATS").unwrap().transcript();
+    assert!(stats.contains("1 blocks") || stats.contains("blocks: 1"), "the saved window came back: {stats}");
+    let found = library.run_script(session.workspace(), session.id(), "FIND ROLE=paragraph").unwrap().transcript();
+    assert!(found.contains("Written elsewhere."), "{found}");
+    // Closed to make room: opened again.
+    session.workspace().traversal().close_session(session.id()).unwrap();
+    assert_eq!(session.current(&library).unwrap(), Followed::Reopened);
+    session.close(&library).unwrap();
+}
