@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 
-use ucp_workspace::guidance::{rules, skills};
+use ucp_guidance::{rules, skills};
 use ucp_workspace::{MemoryFilter, NewMemory};
 
 use crate::{count_in, print, print_json, Cli};

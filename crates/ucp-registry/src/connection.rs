@@ -351,14 +351,14 @@ impl Connection {
     }
 
     /// Records that this client was shown the rules of `rules`.
-    pub(crate) fn note_rules_shown(&self, rules: &ucp_workspace::guidance::rules::Rules) {
+    pub(crate) fn note_rules_shown(&self, rules: &ucp_guidance::rules::Rules) {
         let mut shown = self.rules_shown.lock().unwrap_or_else(|e| e.into_inner());
         shown.extend(rules.rules.iter().map(|rule| rule.source.clone()));
     }
 
     /// Keeps in `rules` those this client was not shown yet, and records
     /// them as shown.
-    pub(crate) fn take_unseen_rules(&self, rules: &mut ucp_workspace::guidance::rules::Rules) {
+    pub(crate) fn take_unseen_rules(&self, rules: &mut ucp_guidance::rules::Rules) {
         let mut shown = self.rules_shown.lock().unwrap_or_else(|e| e.into_inner());
         rules.rules.retain(|rule| shown.insert(rule.source.clone()));
         rules.unread.retain(|note| shown.insert(note.clone()));

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use crate::ToolDef as Tool;
 use serde_json::json;
-use ucp_workspace::guidance::{rules, skills};
+use ucp_guidance::{rules, skills};
 use ucp_workspace::{MemoryFilter, NewMemory};
 
 use crate::tools::{tool, Arguments};

@@ -105,6 +105,9 @@ pub enum CallError {
     /// A language server could not answer.
     #[error(transparent)]
     Lsp(#[from] ucp_lsp::LspError),
+    /// Rules or skills could not be read as asked.
+    #[error(transparent)]
+    Guidance(#[from] ucp_guidance::GuidanceError),
 }
 
 impl From<ucp_agent::AgentError> for CallError {

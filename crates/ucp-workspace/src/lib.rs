@@ -20,8 +20,6 @@
 //! - [`Library::memory_store`] and [`Library::memory_search`]: memory that
 //!   lasts across sessions, kept as blocks of a document of its own;
 //! - [`relations`]: plans, steps and agents as a graph with statuses;
-//! - [`guidance`]: the rules (`AGENTS.md`) and skills (`SKILL.md`) of a
-//!   workspace folder, loaded when a task or a path makes them relevant;
 //! - agent transcripts by session name ([`Library::save_transcript`]);
 //! - [`stats`] and [`find_block`]: counts and `@label` resolution.
 //!
@@ -35,7 +33,6 @@
 //! ```
 
 mod context;
-pub mod guidance;
 mod inspect;
 mod library;
 mod map;

@@ -13,7 +13,7 @@ use serde::Serialize;
 use ucm_core::Tokenizer;
 
 use super::{checked_root, local_links, match_share, read_cached, relative, GuidanceFile, MATCH_SHARE};
-use crate::WorkspaceError;
+use crate::GuidanceError;
 
 /// The folders under a workspace root skills are looked for in.
 pub const SKILL_ROOTS: [&str; 3] = ["skills", ".agents/skills", ".claude/skills"];
@@ -174,7 +174,7 @@ fn skill_dirs(root: &Path, extra: &[PathBuf]) -> Vec<SkillDir> {
 
 /// The skills under `root`'s skill roots and the folders `extra` (relative
 /// to `root`, or absolute).
-pub fn list_skills(root: &Path, extra: &[PathBuf]) -> Result<SkillList, WorkspaceError> {
+pub fn list_skills(root: &Path, extra: &[PathBuf]) -> Result<SkillList, GuidanceError> {
     let root = checked_root(root)?;
     let mut list = SkillList { skills: Vec::new(), problems: Vec::new() };
     for skill in skill_dirs(&root, extra) {
@@ -216,13 +216,13 @@ pub fn load_skill(
     task: Option<&str>,
     references: &[String],
     tokenizer: &dyn Tokenizer,
-) -> Result<LoadedSkill, WorkspaceError> {
+) -> Result<LoadedSkill, GuidanceError> {
     let root = checked_root(root)?;
     let skill = skill_dirs(&root, extra)
         .into_iter()
         .find(|skill| read_skill(skill, &root).is_ok_and(|(s, _)| s.name == name))
-        .ok_or_else(|| WorkspaceError::Invalid(format!("no skill named {name:?} (list them with skills_list)")))?;
-    let (summary, body) = read_skill(&skill, &root).map_err(WorkspaceError::Invalid)?;
+        .ok_or_else(|| GuidanceError::Invalid(format!("no skill named {name:?} (list them with skills_list)")))?;
+    let (summary, body) = read_skill(&skill, &root).map_err(GuidanceError::Invalid)?;
     let dir = &skill.dir;
     let task = task.map(ucp_analyzer::distinct_terms).unwrap_or_default();
     let mut loaded = LoadedSkill {
@@ -266,7 +266,7 @@ pub fn load_skill(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::guidance::write_file as write;
+    use crate::write_file as write;
     use ucm_core::BpeTokenizer;
 
     #[test]

@@ -17,7 +17,7 @@ use serde::Serialize;
 use ucm_core::Tokenizer;
 
 use super::{checked_root, local_links, match_share, normalize, read_cached, relative, GuidanceFile, MATCH_SHARE};
-use crate::WorkspaceError;
+use crate::GuidanceError;
 
 /// The names a rules file goes by, in the order read.
 pub const RULE_FILES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];
@@ -154,12 +154,12 @@ fn nested_files(
     root: &Path,
     paths: &[PathBuf],
     unread: &mut Vec<String>,
-) -> Result<Vec<(PathBuf, Arc<str>, String)>, WorkspaceError> {
+) -> Result<Vec<(PathBuf, Arc<str>, String)>, GuidanceError> {
     let mut found: Vec<(PathBuf, Arc<str>, String)> = Vec::new();
     for asked in paths {
         let path = normalize(&if asked.is_absolute() { asked.clone() } else { root.join(asked) });
         if !path.starts_with(root) {
-            return Err(WorkspaceError::Path(format!("{} is outside {}", asked.display(), root.display())));
+            return Err(GuidanceError::Path(format!("{} is outside {}", asked.display(), root.display())));
         }
         for dir in folders_between(root, &path) {
             for (file, text) in rule_files(root, &dir, unread) {
@@ -175,7 +175,7 @@ fn nested_files(
 /// The nested rules (tier 3 alone) for `paths` under `root`: what a file
 /// operation brings with it, without the root file or linked ones (no
 /// budget: the caller picks), and the rules files there it could not read.
-pub fn nested_rules(root: &Path, paths: &[PathBuf], tokenizer: &dyn Tokenizer) -> Result<Rules, WorkspaceError> {
+pub fn nested_rules(root: &Path, paths: &[PathBuf], tokenizer: &dyn Tokenizer) -> Result<Rules, GuidanceError> {
     let root = checked_root(root)?;
     let mut unread = Vec::new();
     let rules: Vec<Rule> = nested_files(&root, paths, &mut unread)?
@@ -194,7 +194,7 @@ pub fn nested_rules(root: &Path, paths: &[PathBuf], tokenizer: &dyn Tokenizer) -
 }
 
 /// The rules under `root` that apply to `request`.
-pub fn rules_for(root: &Path, request: &RulesRequest, tokenizer: &dyn Tokenizer) -> Result<Rules, WorkspaceError> {
+pub fn rules_for(root: &Path, request: &RulesRequest, tokenizer: &dyn Tokenizer) -> Result<Rules, GuidanceError> {
     let root = checked_root(root)?;
     let budget = request.budget.unwrap_or(DEFAULT_RULES_BUDGET);
     let mut unread = Vec::new();
@@ -261,7 +261,7 @@ pub fn rules_for(root: &Path, request: &RulesRequest, tokenizer: &dyn Tokenizer)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::guidance::write_file as write;
+    use crate::write_file as write;
     use ucm_core::BpeTokenizer;
 
     fn sources(rules: &Rules) -> Vec<(&str, Tier)> {

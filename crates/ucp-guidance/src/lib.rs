@@ -13,14 +13,23 @@
 pub mod rules;
 pub mod skills;
 
+/// Why guidance could not be read as asked.
+#[derive(Debug, thiserror::Error)]
+pub enum GuidanceError {
+    /// A root or path that is not usable (not a folder, outside the root).
+    #[error("{0}")]
+    Path(String),
+    /// A request that names what is not there (a skill, say).
+    #[error("{0}")]
+    Invalid(String),
+}
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::time::SystemTime;
 
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
-
-use crate::WorkspaceError;
 
 /// Share of a task's terms a link must match to be loaded.
 pub const MATCH_SHARE: f64 = 0.2;
@@ -163,11 +172,11 @@ pub(crate) fn normalize(path: &Path) -> PathBuf {
 }
 
 /// The folder guidance is found under, made absolute.
-pub(crate) fn checked_root(root: &Path) -> Result<PathBuf, WorkspaceError> {
+pub(crate) fn checked_root(root: &Path) -> Result<PathBuf, GuidanceError> {
     let absolute = std::path::absolute(root)
-        .map_err(|e| WorkspaceError::Path(format!("cannot resolve {}: {e}", root.display())))?;
+        .map_err(|e| GuidanceError::Path(format!("cannot resolve {}: {e}", root.display())))?;
     if !absolute.is_dir() {
-        return Err(WorkspaceError::Path(format!("{} is not a folder", root.display())));
+        return Err(GuidanceError::Path(format!("{} is not a folder", root.display())));
     }
     Ok(normalize(&absolute))
 }
