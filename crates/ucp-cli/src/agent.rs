@@ -167,8 +167,7 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
     let allowed = args.tools.clone().or(settings.allowed_tools.clone());
     // As `ucp mcp`: in / or the home folder (unless --root names it) the
     // agent works without the coding tools, rules and skills.
-    let mut unrooted = None;
-    let root = cli.tools_root().map_err(|why| unrooted = Some(why)).ok();
+    let (root, unrooted) = cli.optional_root();
     let offer = ToolOffer {
         root,
         read_only: args.read_only,
@@ -179,15 +178,7 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
         only: allowed.clone(),
         ..ToolOffer::documents(4000)
     };
-    if let Err(e) = offer.check_only(false) {
-        match unrooted {
-            Some(why) => anyhow::bail!("allowed tools: {e}: {why}"),
-            None => anyhow::bail!("allowed tools: {e}"),
-        }
-    }
-    if let Some(why) = unrooted {
-        eprintln!("ucp agent: {why}; the coding tools, rules and skills are not offered");
-    }
+    Cli::checked_offer(&offer, unrooted.as_deref(), "allowed tools", false, "ucp agent")?;
     let connection = Connection::new(library.clone(), Arc::new(offer));
     connection.set_asker(Arc::new(TerminalAsker));
     let host = ConnectionTools(connection);

@@ -143,11 +143,10 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
     // folder, which only a --root naming them opens). Over HTTP they run
     // commands for remote callers, so only a --root given on purpose
     // offers them.
-    let mut unrooted = None;
-    let root = match (&cli.root, args.http) {
-        (Some(root), _) => Some(root.clone()),
-        (None, None) => cli.tools_root().map_err(|why| unrooted = Some(why)).ok(),
-        (None, Some(_)) => None,
+    let (root, unrooted) = match (&cli.root, args.http) {
+        (Some(root), _) => (Some(root.clone()), None),
+        (None, None) => cli.optional_root(),
+        (None, Some(_)) => (None, None),
     };
     let mut protected = cli.protected_paths();
     protected.extend(args.lsp_config.iter().cloned());
@@ -169,15 +168,7 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         let lsp = ucp_lsp::Lsp::new(root, crate::lsp::config(args.lsp_config.as_ref())?)?;
         offer.lsp = Some(ucp_registry::lsp_tools::SharedLsp(Arc::new(lsp)));
     }
-    if let Err(e) = offer.check_only(true) {
-        match unrooted {
-            Some(why) => anyhow::bail!("--tools: {e}: {why}"),
-            None => anyhow::bail!("--tools: {e}"),
-        }
-    }
-    if let Some(why) = unrooted {
-        eprintln!("ucp mcp: {why}; the coding tools, rules and skills are not offered");
-    }
+    Cli::checked_offer(&offer, unrooted.as_deref(), "--tools", true, "ucp mcp")?;
     // Fails now, not at a client's first call, when the root is unusable.
     if let Some(root) = &offer.root {
         let jail = ucp_tools::Jail::new(root)?.with_protected(offer.protected.iter().cloned());

@@ -207,6 +207,38 @@ impl Cli {
         Ok(PathBuf::from("."))
     }
 
+    /// The coding tools' root for a server or an agent, or why there is
+    /// none: in / or the home folder, unless --root names it, it works
+    /// without the coding tools, rules and skills.
+    pub(crate) fn optional_root(&self) -> (Option<PathBuf>, Option<String>) {
+        match self.tools_root() {
+            Ok(root) => (Some(root), None),
+            Err(why) => (None, Some(why.to_string())),
+        }
+    }
+
+    /// Checks the tools `flag` names in `offer` (writing ones too, when
+    /// `writing_too`), saying why when the root is off; then says on
+    /// stderr, as `program`, that the root is off.
+    pub(crate) fn checked_offer(
+        offer: &ucp_registry::ToolOffer,
+        unrooted: Option<&str>,
+        flag: &str,
+        writing_too: bool,
+        program: &str,
+    ) -> anyhow::Result<()> {
+        if let Err(e) = offer.check_only(writing_too) {
+            match unrooted {
+                Some(why) => anyhow::bail!("{flag}: {e}: {why}"),
+                None => anyhow::bail!("{flag}: {e}"),
+            }
+        }
+        if let Some(why) = unrooted {
+            eprintln!("{program}: {why}; the coding tools, rules and skills are not offered");
+        }
+        Ok(())
+    }
+
     /// What the tools never write: the store, and the configuration files
     /// UCP reads (their folder).
     pub(crate) fn protected_paths(&self) -> Vec<PathBuf> {
