@@ -197,7 +197,7 @@ fn stdio_serves_tools_keeps_edits_and_survives_bad_lines() {
     assert_eq!(unknown["error"]["code"], -32602);
     let bad_args = server.call(4, "search", json!({"query": 7}));
     assert_eq!(bad_args["result"]["isError"], true);
-    assert!(result_text(&bad_args).contains("query must be a string"));
+    assert!(result_text(&bad_args).contains("query: invalid type: integer `7`, expected a string"));
 
     // An edit through MCP is saved in the store and searchable.
     let found = result_text(&server.call(5, "ucl", json!({"commands": "FIND ROLE=heading1"})));

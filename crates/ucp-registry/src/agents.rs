@@ -14,10 +14,7 @@ use ucp_agent_loop::{
 use ucp_context::ExtractiveSummarizer;
 use ucp_llm::{Cancel, Config, Overrides, ToolSpec, SUBAGENT_TYPES};
 
-use crate::{Connection, Library, ToolOffer, ToolOutput};
-
-/// The agent tools' names.
-pub const AGENT_TOOLS: [&str; 2] = ["task", "ask_user"];
+use crate::{Connection, Effects, Library, Needs, Tool, ToolOffer, ToolOutput, Writes};
 
 /// The model configuration sub-agents are built from.
 #[derive(Debug, Clone, Default)]
@@ -181,14 +178,24 @@ impl AgentTools {
     }
 }
 
-/// The agent tools' definitions.
-pub(crate) fn list() -> Vec<crate::ToolDef> {
+/// The agent tools, as the agent loop defines them: `task` (a sub-agent
+/// does what the offer lets it, calling its model) and `ask_user`.
+pub(crate) fn tools() -> Vec<Tool> {
     let types: Vec<String> = SUBAGENT_TYPES.iter().map(|t| (*t).to_owned()).collect();
     [task_tool(&types), ask_user_tool()]
         .into_iter()
         .map(|spec| {
             let Value::Object(schema) = spec.parameters else { unreachable!("tool schemas are objects") };
-            crate::ToolDef::new(spec.name, spec.description, schema, false)
+            let name = spec.name.clone();
+            let handler: crate::tool::Handler = Arc::new(move |connection: &Connection, arguments| {
+                Ok(connection.agent_tools().call(connection, &name, arguments))
+            });
+            let tool =
+                Tool::untyped(&spec.name, &spec.description, schema, handler).needs(Needs::Agents).pages_itself();
+            match spec.name.as_str() {
+                "task" => tool.effects(Effects { writes: Writes::WhenAllowed, executes: false, network: true }),
+                _ => tool,
+            }
         })
         .collect()
 }

@@ -14,8 +14,7 @@ use ucp_workspace::{
 use ucp_tools::Tools;
 
 use crate::bound::{paginate, Pages};
-use crate::coding::ToolOffer;
-use crate::{CallError, Library, Workspace};
+use crate::{CallError, Library, ToolOffer, Workspace};
 
 /// Tokens a `context` result keeps for its closing summary line.
 const CONTEXT_FOOTER_TOKENS: usize = 40;
@@ -324,19 +323,6 @@ impl Connection {
             format!("{}\n[{} files, {} of {budget} tokens]", map.text, map.files.len(), map.tokens)
         };
         Ok(self.bounded(&mut state, "repo_map", text, false))
-    }
-
-    /// Runs LSP tool `name` over the server's shared language servers; the
-    /// answer is bounded like every result.
-    pub(crate) fn lsp(&self, name: &str, args: &crate::tools::Arguments<'_>) -> Result<ToolOutput, CallError> {
-        let Some(shared) = &self.offer().lsp else {
-            return Err(CallError::UnknownTool(name.to_owned()));
-        };
-        match crate::lsp_tools::call(&shared.0, name, args) {
-            Some(Ok(text)) => Ok(self.bounded(&mut self.state(), name, text, false)),
-            Some(Err(e)) => Err(e),
-            None => Err(CallError::UnknownTool(name.to_owned())),
-        }
     }
 
     /// The definitions of the offered tools that best fit `intent`.

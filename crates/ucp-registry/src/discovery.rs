@@ -9,15 +9,16 @@
 //! indexed in a folder of its own, by BM25, and hybrid when the server has
 //! a model.
 
+use std::num::NonZeroUsize;
 use std::path::Path;
 
-use crate::ToolDef as Tool;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::json;
 use ucm_core::{Block, BlockId, Content, Document, Metadata, Role};
 use ucp_search::{SearchConfig, SearchIndex, SearchOptions};
 
-use crate::tools::tool;
-use crate::CallError;
+use crate::{CallError, Needs, ToolDef as Tool};
 
 /// The tools a discovering server lists besides `find_tools`.
 pub const CORE_TOOLS: [&str; 3] = ["context", "search", "ucl"];
@@ -25,23 +26,24 @@ pub const CORE_TOOLS: [&str; 3] = ["context", "search", "ucl"];
 /// Tools `find_tools` returns when the call does not say.
 const DEFAULT_FOUND: usize = 3;
 
-/// `find_tools`' definition.
-pub fn find_tools_tool() -> Tool {
-    tool(
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct FindArgs {
+    /// What you want to do
+    intent: String,
+    #[schemars(range(max = 10))]
+    limit: Option<NonZeroUsize>,
+}
+
+/// `find_tools`.
+pub(crate) fn find_tools() -> crate::Tool {
+    crate::Tool::typed(
         "find_tools",
         "Find tools for what you want to do: returns the definitions of the best matching tools (memory, \
          rules, skills, files, code navigation, documents), which you can then call.",
-        json!({
-            "type": "object",
-            "properties": {
-                "intent": {"type": "string", "description": "What you want to do"},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 10}
-            },
-            "required": ["intent"],
-            "additionalProperties": false
-        }),
-        true,
+        |connection, args: FindArgs| connection.find_tools(&args.intent, args.limit.map(NonZeroUsize::get)),
     )
+    .needs(Needs::Discovery)
 }
 
 /// The words a tool is found by: its name split, its description, its
