@@ -8,12 +8,14 @@ use std::time::Instant;
 use anyhow::Context as _;
 use clap::Args;
 use serde_json::json;
-use ucm_core::{printable, terminal_text};
-use ucp_agent_loop::{Agent, AgentSpec, Asker, Event, Question, RunError, Tools, Transcript, UserAnswer};
-use ucp_context::ExtractiveSummarizer;
-use ucp_llm::{Api, Cancel, Config, LlmError, Overrides};
 use ucp_registry::agents::{AgentSetup, ConnectionTools};
+use ucp_registry::parts::agent_loop::{
+    Agent, AgentSpec, Asker, Event, Question, RunError, Tools, Transcript, UserAnswer,
+};
+use ucp_registry::parts::llm::{Api, Cancel, Config, LlmError, Overrides};
 use ucp_registry::{Connection, ToolOffer};
+use ucp_workspace::vocabulary::ExtractiveSummarizer;
+use ucp_workspace::vocabulary::{printable, terminal_text};
 
 use crate::{count_in, print, print_json, Cli, MAX_BUDGET};
 
@@ -67,7 +69,7 @@ pub(crate) struct AgentArgs {
     session: Option<String>,
     /// The settings of this sub-agent type's section (explore, plan,
     /// review, default) instead of [agent].
-    #[arg(long = "type", value_name = "TYPE", value_parser = ucp_llm::SUBAGENT_TYPES)]
+    #[arg(long = "type", value_name = "TYPE", value_parser = ucp_registry::parts::llm::SUBAGENT_TYPES)]
     kind: Option<String>,
     /// The conversation's budget in tokens (default: the configuration's,
     /// else 8000).
@@ -158,10 +160,12 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
     let setup = args.llm.setup(cli)?;
     let settings = setup.config.settings(args.kind.as_deref());
     let choice = setup.config.choose(&settings, &setup.overrides)?;
-    let provider = ucp_llm::connect(&choice)?;
+    let provider = ucp_registry::parts::llm::connect(&choice)?;
     let mut library = cli.library_config();
     if args.llm_summaries {
-        library.summarizer = Some(Arc::new(ucp_agent_loop::LlmSummarizer::new(ucp_llm::connect(&choice)?)));
+        library.summarizer = Some(Arc::new(ucp_registry::parts::agent_loop::LlmSummarizer::new(
+            ucp_registry::parts::llm::connect(&choice)?,
+        )));
     }
     let library = Arc::new(ucp_workspace::Library::open(library)?);
     let allowed = args.tools.clone().or(settings.allowed_tools.clone());
@@ -182,7 +186,7 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
     let connection = Connection::new(library.clone(), Arc::new(offer));
     connection.set_asker(Arc::new(TerminalAsker));
     let host = ConnectionTools(connection);
-    let tokenizer = ucm_core::BpeTokenizer::default();
+    let tokenizer = ucp_workspace::vocabulary::BpeTokenizer::default();
     let agent = Agent {
         provider: &*provider,
         tools: Tools::new(vec![&host], allowed),
@@ -195,7 +199,7 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
         summarizer: &ExtractiveSummarizer,
         cancel: cancel_on_interrupt(),
     };
-    let name = args.session.clone().unwrap_or_else(|| format!("agent-{}", ucm_core::now_ms()));
+    let name = args.session.clone().unwrap_or_else(|| format!("agent-{}", ucp_workspace::vocabulary::now_ms()));
     let (mut transcript, mut revision) = match library.load_transcript(&name)? {
         Some(stored) => {
             let transcript: Transcript = serde_json::from_str(&stored.body)

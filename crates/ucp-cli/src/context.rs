@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::ValueEnum;
-use ucl_parser::RenderFormat;
-use ucm_core::Tokenizer as _;
 use ucp_eval::{FlatChunks, Orchestrated, Outcome, Ranking};
-use ucp_search::{load_embedder, Mode};
+use ucp_workspace::vocabulary::RenderFormat;
+use ucp_workspace::vocabulary::Tokenizer as _;
+use ucp_workspace::vocabulary::{load_embedder, Mode};
 use ucp_workspace::{ContextOptions, IndexOptions, Scope, SharedPolicy, DEFAULT_BUDGET, MIN_BUDGET};
 
 use crate::{print, print_json, Cli};
@@ -78,7 +78,7 @@ pub(crate) struct PolicyArgs {
 
 impl PolicyArgs {
     /// The LLM policy when asked for.
-    fn policy(&self, cli: &Cli) -> anyhow::Result<Option<Arc<ucp_agent_loop::LlmPolicy>>> {
+    fn policy(&self, cli: &Cli) -> anyhow::Result<Option<Arc<ucp_registry::parts::agent_loop::LlmPolicy>>> {
         if !self.llm_policy {
             if self.llm.given() {
                 anyhow::bail!("the model flags (--api, --base-url, --llm, --provider) need --llm-policy");
@@ -87,12 +87,12 @@ impl PolicyArgs {
         }
         let setup = self.llm.setup(cli)?;
         let choice = setup.config.choose(&setup.config.settings(None), &setup.overrides)?;
-        Ok(Some(Arc::new(ucp_agent_loop::LlmPolicy::new(ucp_llm::connect(&choice)?))))
+        Ok(Some(Arc::new(ucp_registry::parts::agent_loop::LlmPolicy::new(ucp_registry::parts::llm::connect(&choice)?))))
     }
 }
 
 /// Says on stderr how a model's judgements went.
-fn report_policy(policy: Option<&ucp_agent_loop::LlmPolicy>) {
+fn report_policy(policy: Option<&ucp_registry::parts::agent_loop::LlmPolicy>) {
     use std::sync::atomic::Ordering::Relaxed;
     if let Some(policy) = policy {
         let stats = policy.stats();
@@ -147,7 +147,7 @@ pub(crate) fn context(cli: &Cli, args: &ContextArgs) -> anyhow::Result<()> {
         format: args.format.into(),
         agents: args.agents,
         scope: if args.code { Scope::Code } else { Scope::All },
-        policy: policy.clone().map(|p| SharedPolicy(p as Arc<dyn ucp_orchestrator::policy::Policy>)),
+        policy: policy.clone().map(|p| SharedPolicy(p as Arc<dyn ucp_workspace::vocabulary::Policy>)),
         ..ContextOptions::new(args.question.clone())
     };
     let name = match &args.corpus {
@@ -210,7 +210,7 @@ pub(crate) fn eval(cli: &Cli, args: &EvalArgs) -> anyhow::Result<()> {
     let library = cli.library(false)?;
     let workspace = cli.workspace(&library)?;
     let name = workspace.name();
-    let tokenizer = ucm_core::BpeTokenizer::default();
+    let tokenizer = ucp_workspace::vocabulary::BpeTokenizer::default();
     let chunks = if args.no_baselines {
         None
     } else {
@@ -218,14 +218,17 @@ pub(crate) fn eval(cli: &Cli, args: &EvalArgs) -> anyhow::Result<()> {
         if embedder.is_some() && !cli.json {
             eprintln!("ucp: indexing the baseline's chunks (embedding them once; later runs reuse them)");
         }
-        let dir = ucp_search::index_dir(library.store_dir(), &format!("{name}#chunks{}", ucp_eval::CHUNK_TOKENS));
+        let dir = ucp_workspace::vocabulary::index_dir(
+            library.store_dir(),
+            &format!("{name}#chunks{}", ucp_eval::CHUNK_TOKENS),
+        );
         let engine = workspace.traversal().engine();
         Some(FlatChunks::open(engine.document(), &dir, embedder, Box::new(tokenizer), &())?)
     };
     let policy = args.policy.policy(cli)?;
     let orchestrator = ContextOptions {
         agents: args.agents,
-        policy: policy.clone().map(|p| SharedPolicy(p as Arc<dyn ucp_orchestrator::policy::Policy>)),
+        policy: policy.clone().map(|p| SharedPolicy(p as Arc<dyn ucp_workspace::vocabulary::Policy>)),
         ..ContextOptions::new("")
     }
     .orchestrator();

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 
-use ucp_guidance::{rules, skills};
+use ucp_registry::parts::guidance::{rules, skills};
 use ucp_workspace::{MemoryFilter, NewMemory};
 
 use crate::{count_in, print, print_json, Cli};
@@ -90,7 +90,7 @@ fn since(value: &str) -> Result<i64, String> {
     };
     let back = unit('m', 60_000).or_else(|| unit('h', 3_600_000)).or_else(|| unit('d', 86_400_000));
     match back {
-        Some(back) if back >= 0 => Ok(ucm_core::now_ms().saturating_sub(back)),
+        Some(back) if back >= 0 => Ok(ucp_workspace::vocabulary::now_ms().saturating_sub(back)),
         _ => value.parse::<i64>().map_err(|_| format!("{value:?}: a duration (30m, 12h, 7d) or ms since the epoch")),
     }
 }
@@ -184,7 +184,7 @@ pub(crate) struct RulesArgs {
 pub(crate) fn rules(cli: &Cli, args: &RulesArgs) -> anyhow::Result<()> {
     let root = cli.root.clone().unwrap_or_else(|| PathBuf::from("."));
     let request = rules::RulesRequest { task: args.task.clone(), paths: args.paths.clone(), budget: args.budget };
-    let found = rules::rules_for(&root, &request, &ucm_core::BpeTokenizer::default())?;
+    let found = rules::rules_for(&root, &request, &ucp_workspace::vocabulary::BpeTokenizer::default())?;
     if cli.json {
         return print_json(&found);
     }
@@ -241,7 +241,7 @@ pub(crate) fn skills(cli: &Cli, args: &SkillsArgs) -> anyhow::Result<()> {
             print(if out.is_empty() { "no skills\n" } else { &out })
         }
         SkillsAction::Show { name, task, references } => {
-            let tokenizer = ucm_core::BpeTokenizer::default();
+            let tokenizer = ucp_workspace::vocabulary::BpeTokenizer::default();
             let skill = skills::load_skill(&root, &args.dirs, name, task.as_deref(), references, &tokenizer)?;
             if cli.json {
                 return print_json(&skill);
@@ -330,7 +330,7 @@ pub(crate) enum PlanAction {
     },
 }
 
-fn node_id(id: &str) -> anyhow::Result<ucm_core::BlockId> {
+fn node_id(id: &str) -> anyhow::Result<ucp_workspace::vocabulary::BlockId> {
     id.parse().map_err(|_| anyhow::anyhow!("{id:?} is not a node id (blk_...)"))
 }
 

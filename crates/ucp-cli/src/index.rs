@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use indicatif::{ProgressBar, ProgressStyle};
-use ucp_ingest::{IngestReport, Progress};
+use ucp_workspace::vocabulary::{IngestReport, Progress};
 use ucp_workspace::{IndexOptions, IndexProgress};
 
 use crate::Cli;
@@ -23,7 +23,7 @@ pub(crate) struct IndexArgs {
     #[arg(long, value_name = "NAME")]
     name: Option<String>,
     /// Skip files larger than this many bytes (with a warning).
-    #[arg(long, value_name = "BYTES", default_value_t = ucp_ingest::DEFAULT_MAX_FILE_SIZE)]
+    #[arg(long, value_name = "BYTES", default_value_t = ucp_workspace::vocabulary::DEFAULT_MAX_FILE_SIZE)]
     max_file_size: u64,
     /// Index a document edited (with UCL) since it was last indexed anyway:
     /// a snapshot keeps the edited version, then the files replace it.
@@ -75,11 +75,11 @@ pub(crate) fn run(cli: &Cli, args: &IndexArgs) -> anyhow::Result<()> {
 fn index_all(cli: &Cli, args: &IndexArgs, library: &ucp_workspace::Library) -> anyhow::Result<()> {
     let groups: Vec<(String, Vec<PathBuf>)> = match &args.name {
         Some(name) => vec![(name.clone(), args.paths.clone())],
-        None => args.paths.iter().map(|p| (ucp_ingest::default_name(p), vec![p.clone()])).collect(),
+        None => args.paths.iter().map(|p| (ucp_workspace::vocabulary::default_name(p), vec![p.clone()])).collect(),
     };
     // Every name is checked before anything is read or written.
     for (name, _) in &groups {
-        ucp_store::check_document_name(name)?;
+        ucp_workspace::vocabulary::check_document_name(name)?;
     }
     let interactive = std::io::stderr().is_terminal() && !cli.json;
     let announce = (!interactive && !cli.json).then(|| library.store_dir().display().to_string());
@@ -158,7 +158,10 @@ fn print_summary(name: &str, report: &IngestReport, seconds: f64) {
     }
     const SHOWN: usize = 10;
     for warning in report.warnings.iter().take(SHOWN) {
-        eprintln!("  warning: {}", ucm_core::printable(&warning.to_string(), 4 * crate::inspect::SHOWN_CHARS));
+        eprintln!(
+            "  warning: {}",
+            ucp_workspace::vocabulary::printable(&warning.to_string(), 4 * crate::inspect::SHOWN_CHARS)
+        );
     }
     if !report.warnings.is_empty() {
         let counts: Vec<String> =

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use serde_json::{json, Value};
-use ucm_core::{printable, Block, BlockId, Document};
 use ucp_workspace::find_block;
+use ucp_workspace::vocabulary::{printable, Block, BlockId, Document};
 
 use crate::{print, print_json, Cli, ExportFormat, ViewMode};
 
@@ -106,7 +106,7 @@ fn tree_line(doc: &Document, id: BlockId) -> String {
     let block = doc.get(id).expect("listed blocks exist");
     let text = if id.is_root() { printable(doc.name(), SHOWN_CHARS).into_owned() } else { preview(block, 60) };
     let tokens = match (&block.content, block.metadata.tokens) {
-        (ucm_core::Content::Composite, _) | (_, None) => String::new(),
+        (ucp_workspace::vocabulary::Content::Composite, _) | (_, None) => String::new(),
         (_, Some(t)) => format!(" ({t} tok)"),
     };
     format!("{id} {} {text}{tokens}", role_name(block))
@@ -117,7 +117,7 @@ fn tree_text(doc: &Document, id: BlockId, depth: usize, indent: &str, out: &mut 
         let _ = writeln!(out, "{}", tree_line(doc, id));
     }
     let children = doc.children(id);
-    let folded = doc.get(id).is_some_and(|b| b.metadata.custom.contains_key(ucm_engine::FOLDED_KEY));
+    let folded = doc.get(id).is_some_and(|b| b.metadata.custom.contains_key(ucp_workspace::vocabulary::FOLDED_KEY));
     if (depth == 0 || folded) && !children.is_empty() {
         let below = doc.descendants(id).count();
         let why = if folded { "folded (FOLD)" } else { "--depth to show" };
@@ -142,7 +142,7 @@ fn tree_json(doc: &Document, id: BlockId, depth: usize) -> Value {
         "tokens": block.metadata.tokens,
         "preview": preview(block, PREVIEW_CHARS),
     });
-    let folded = block.metadata.custom.contains_key(ucm_engine::FOLDED_KEY);
+    let folded = block.metadata.custom.contains_key(ucp_workspace::vocabulary::FOLDED_KEY);
     if folded {
         node["folded"] = true.into();
     }
@@ -256,9 +256,9 @@ pub(crate) fn rename(cli: &Cli, old: &str, new: &str) -> anyhow::Result<()> {
 pub(crate) fn export(cli: &Cli, format: ExportFormat, out: Option<&Path>) -> anyhow::Result<()> {
     let doc = load(cli)?;
     let text = match format {
-        ExportFormat::Markdown => ucp_ingest::to_markdown(&doc),
+        ExportFormat::Markdown => ucp_workspace::vocabulary::to_markdown(&doc),
         ExportFormat::Json => doc.to_json(true) + "\n",
-        ExportFormat::Ucl => ucm_engine::export_ucl(&doc),
+        ExportFormat::Ucl => ucp_workspace::vocabulary::export_ucl(&doc),
     };
     match out {
         Some(path) => std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display())),

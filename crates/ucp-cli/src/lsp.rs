@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use ucp_lsp::{format_places, format_symbols, Lsp, LspConfig};
+use ucp_registry::parts::lsp::{format_places, format_symbols, Lsp, LspConfig};
 
 use crate::{print, print_json, Cli};
 

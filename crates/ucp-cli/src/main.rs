@@ -279,7 +279,7 @@ pub(crate) fn count_in(min: usize, max: usize) -> clap::builder::RangedU64ValueP
 }
 
 /// The largest context budget any command accepts.
-pub(crate) const MAX_BUDGET: usize = ucp_orchestrator::ContextRequest::MAX_BUDGET;
+pub(crate) const MAX_BUDGET: usize = ucp_workspace::vocabulary::ContextRequest::MAX_BUDGET;
 
 /// How much of a block `ucp view` shows.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -310,7 +310,7 @@ pub(crate) enum ExportFormat {
 
 impl Cli {
     pub(crate) fn store_dir(&self) -> PathBuf {
-        self.store.clone().unwrap_or_else(|| PathBuf::from(ucp_store::DEFAULT_STORE_DIR))
+        self.store.clone().unwrap_or_else(|| PathBuf::from(ucp_workspace::vocabulary::DEFAULT_STORE_DIR))
     }
 
     /// The library over the store as a command line uses it: no rate

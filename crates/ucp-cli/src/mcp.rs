@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use ucp_agent::{GlobalLimits, SessionLimits};
 use ucp_mcp::{CancellationToken, ConnectionLimits, HttpConfig};
 use ucp_registry::{Library, LibraryConfig, ToolOffer};
+use ucp_workspace::vocabulary::{GlobalLimits, SessionLimits};
 
-use ucp_store::StoreError;
+use ucp_workspace::vocabulary::StoreError;
 use ucp_workspace::WorkspaceError;
 
 use crate::Cli;
@@ -155,7 +155,7 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         root,
         read_only: args.read_only,
         only: args.tools.clone(),
-        sandbox: args.sandbox.then_some(ucp_tools::Sandbox { network: false }),
+        sandbox: args.sandbox.then_some(ucp_registry::parts::files::Sandbox { network: false }),
         lsp: None,
         discover: args.discover_tools,
         skill_dirs: args.skill_dirs.clone(),
@@ -165,13 +165,13 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
     };
     // The language servers start on a client's first lsp_* call.
     if let Some(root) = &offer.root {
-        let lsp = ucp_lsp::Lsp::new(root, crate::lsp::config(args.lsp_config.as_ref())?)?;
+        let lsp = ucp_registry::parts::lsp::Lsp::new(root, crate::lsp::config(args.lsp_config.as_ref())?)?;
         offer.lsp = Some(ucp_registry::lsp_tools::SharedLsp(Arc::new(lsp)));
     }
     Cli::checked_offer(&offer, unrooted.as_deref(), "--tools", true, "ucp mcp")?;
     // Fails now, not at a client's first call, when the root is unusable.
     if let Some(root) = &offer.root {
-        let jail = ucp_tools::Jail::new(root)?.with_protected(offer.protected.iter().cloned());
+        let jail = ucp_registry::parts::files::Jail::new(root)?.with_protected(offer.protected.iter().cloned());
         if let Some(sandbox) = offer.sandbox {
             sandbox.check(&jail)?;
         }

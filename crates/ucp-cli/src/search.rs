@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::ValueEnum;
 use indicatif::{ProgressBar, ProgressStyle};
-use ucp_search::{Mode, SyncProgress};
+use ucp_workspace::vocabulary::{Mode, SyncProgress};
 use ucp_workspace::{SearchRequest, Workspace};
 
 use crate::{print, print_json, Cli};
@@ -16,7 +16,7 @@ pub(crate) struct SearchArgs {
     /// What to look for.
     query: String,
     /// Most results.
-    #[arg(long, default_value_t = 10, value_parser = crate::count_in(1, ucp_search::MAX_HITS))]
+    #[arg(long, default_value_t = 10, value_parser = crate::count_in(1, ucp_workspace::vocabulary::MAX_HITS))]
     limit: usize,
     /// Only blocks with one of these roles (comma-separated: paragraph,code ...).
     #[arg(long, value_delimiter = ',', value_name = "ROLES")]
@@ -120,7 +120,7 @@ pub(crate) fn announce(workspace: &Workspace) {
 pub(crate) fn run(cli: &Cli, args: &SearchArgs) -> anyhow::Result<()> {
     let library = cli.library(false)?;
     // Files are ranked from many hits: each file's next ones count too.
-    let hits = if args.files { (args.limit * 20).min(ucp_search::MAX_HITS) } else { args.limit };
+    let hits = if args.files { (args.limit * 20).min(ucp_workspace::vocabulary::MAX_HITS) } else { args.limit };
     let request = SearchRequest {
         limit: hits,
         min_similarity: args.min_similarity,

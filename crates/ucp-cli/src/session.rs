@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use anyhow::{anyhow, Context as _};
-use ucp_agent::AgentError;
+use ucp_workspace::vocabulary::AgentError;
 use ucp_workspace::{Followed, Library, LibraryConfig, NewSession, SessionHandle, WorkspaceError};
 
 use crate::{print, print_json, Cli};

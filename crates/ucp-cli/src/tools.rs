@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use ucp_tools::{
+use ucp_registry::parts::files::{
     AstRequest, BashRequest, EditRequest, GlobOrder, GlobRequest, GrepRequest, OutputMode, Paging, ReadRequest,
     Replacement, Sandbox, Tools,
 };
@@ -18,13 +18,13 @@ use crate::{print, print_json, Cli};
 #[derive(clap::Args)]
 pub(crate) struct PagingArgs {
     /// Most entries to show.
-    #[arg(long, default_value_t = ucp_tools::DEFAULT_HEAD_LIMIT, value_parser = crate::count_in(1, 100_000_000))]
+    #[arg(long, default_value_t = ucp_registry::parts::files::DEFAULT_HEAD_LIMIT, value_parser = crate::count_in(1, 100_000_000))]
     head_limit: usize,
     /// Entries to skip (the footer of a cut answer names the next offset).
     #[arg(long, default_value_t = 0)]
     offset: usize,
     /// Most tokens of the answer (it is cut between entries).
-    #[arg(long, default_value_t = ucp_tools::DEFAULT_MAX_TOKENS, value_parser = crate::count_in(256, usize::MAX))]
+    #[arg(long, default_value_t = ucp_registry::parts::files::DEFAULT_MAX_TOKENS, value_parser = crate::count_in(256, usize::MAX))]
     max_tokens: usize,
 }
 
@@ -170,7 +170,7 @@ pub(crate) struct BashArgs {
     #[arg(long)]
     cwd: Option<String>,
     /// Seconds before the command and its children are killed.
-    #[arg(long, default_value_t = ucp_tools::bash::DEFAULT_TIMEOUT.as_secs() as usize, value_parser = crate::count_in(1, 86_400))]
+    #[arg(long, default_value_t = ucp_registry::parts::files::bash::DEFAULT_TIMEOUT.as_secs() as usize, value_parser = crate::count_in(1, 86_400))]
     timeout: usize,
     /// Run it in the OS sandbox: writes only under the root, /tmp and
     /// /dev, and no network (Landlock and a network namespace).
@@ -196,7 +196,7 @@ impl Cli {
             return Ok(root.clone());
         }
         let current = std::env::current_dir().context("the current folder")?;
-        if let Some(what) = ucp_tools::broad_folder(&current) {
+        if let Some(what) = ucp_registry::parts::files::broad_folder(&current) {
             anyhow::bail!(
                 "the current folder {} is {what}: the coding tools would reach all of it; pass --root {} \
                  to use it anyway, or run ucp in a project folder",
@@ -244,7 +244,7 @@ impl Cli {
     pub(crate) fn protected_paths(&self) -> Vec<PathBuf> {
         let store = self.store_dir();
         let mut paths = vec![store.clone()];
-        let configs = ucp_llm::Config::files(Some(&store));
+        let configs = ucp_registry::parts::llm::Config::files(Some(&store));
         paths.extend(configs.iter().filter_map(|file| file.parent()).filter(|d| *d != store).map(PathBuf::from));
         paths
     }
@@ -350,7 +350,7 @@ pub(crate) fn bash(cli: &Cli, args: &BashArgs) -> anyhow::Result<()> {
     let result = cli.tools()?.with_sandbox(sandbox).bash(&request)?;
     show(cli, &result, &result.text)?;
     match result.status {
-        ucp_tools::JobStatus::Exited { code: 0 } => Ok(()),
+        ucp_registry::parts::files::JobStatus::Exited { code: 0 } => Ok(()),
         _ => anyhow::bail!("the command did not succeed ({})", result.text.lines().last().unwrap_or_default()),
     }
 }

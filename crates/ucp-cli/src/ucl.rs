@@ -5,7 +5,7 @@ use std::io::Read as _;
 use std::path::Path;
 
 use anyhow::{anyhow, Context as _};
-use ucl_parser::{parse_script, print_document, LineIndex, Script};
+use ucp_workspace::vocabulary::{parse_script, print_document, LineIndex, Script};
 
 use crate::{print, print_json, Cli};
 
@@ -56,7 +56,7 @@ pub(crate) fn import(cli: &Cli, file: &Path, name: Option<&str>) -> anyhow::Resu
     let default_name = name.map(str::to_owned).unwrap_or_else(|| {
         file.file_stem().map_or_else(|| "document".to_owned(), |s| s.to_string_lossy().into_owned())
     });
-    let (engine, _) = ucm_engine::import_ucl(&script.document, &default_name)?;
+    let (engine, _) = ucp_workspace::vocabulary::import_ucl(&script.document, &default_name)?;
     let (mut document, snapshots) = engine.into_parts();
     if let Some(name) = name {
         document.set_name(name);

@@ -18,12 +18,13 @@ use common::{assert_user_error, indexed, stderr, stdout_json, ucp};
 use serde_json::{json, Value};
 
 /// The local model server, from what `scripts/setup-llm` installed.
-fn local_model() -> ucp_llm::LocalServer {
+fn local_model() -> ucp_registry::parts::llm::LocalServer {
     let python =
         std::env::var_os("UCP_TEST_LLM_PYTHON").expect("UCP_TEST_LLM_PYTHON is not set (scripts/test sets it)");
     let model = std::env::var_os("UCP_TEST_LLM_MODEL").expect("UCP_TEST_LLM_MODEL is not set (scripts/test sets it)");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/llm-server");
-    ucp_llm::LocalServer::start(&PathBuf::from(python), &script, &PathBuf::from(model), 1, 4096).unwrap()
+    ucp_registry::parts::llm::LocalServer::start(&PathBuf::from(python), &script, &PathBuf::from(model), 1, 4096)
+        .unwrap()
 }
 
 #[test]

@@ -5,7 +5,7 @@ use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::{ElicitationMode, Peer};
 use rmcp::RoleServer;
 use serde_json::{json, Value};
-use ucp_agent_loop::{Asker, Question, UserAnswer};
+use ucp_registry::parts::agent_loop::{Asker, Question, UserAnswer};
 
 /// Asks the client's user through MCP elicitation: a form with the
 /// options as an enum and, when allowed, a free-text field. Called from a

@@ -43,7 +43,7 @@ check CTX STATS before CTX RENDER. Long results are cut into pages: call `ucl` w
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ucm_core::{BpeTokenizer, Tokenizer as _};
+    use ucp_registry::vocabulary::{BpeTokenizer, Tokenizer as _};
 
     #[test]
     fn the_guide_is_short_and_its_examples_parse() {
@@ -64,7 +64,7 @@ mod tests {
         let mut checked = 0;
         for example in examples {
             let example = example.split(" or ").next().unwrap().trim().to_owned();
-            assert!(ucl_parser::parse_script(&example).is_ok(), "example does not parse: {example}");
+            assert!(ucp_registry::vocabulary::parse_script(&example).is_ok(), "example does not parse: {example}");
             checked += 1;
         }
         assert!(checked >= 20, "only {checked} examples checked");

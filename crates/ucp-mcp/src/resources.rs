@@ -3,8 +3,8 @@
 //! page by page and read within the token cap.
 
 use rmcp::model::{Resource, ResourceTemplate};
-use ucm_core::outline;
-use ucm_core::{BlockId, Document, Tokenizer};
+use ucp_registry::vocabulary::outline;
+use ucp_registry::vocabulary::{BlockId, Document, Tokenizer};
 
 use ucp_registry::bound::fitting;
 use ucp_registry::{CallError, Library};

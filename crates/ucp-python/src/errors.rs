@@ -4,7 +4,7 @@
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use ucp_agent::AgentError;
+use ucp_workspace::vocabulary::AgentError;
 use ucp_workspace::WorkspaceError;
 
 create_exception!(_ucp, UcpError, PyException, "Any UCP error; `.code` is its stable, machine-readable code.");
@@ -89,7 +89,7 @@ impl<T> OrRaise<T> for Result<T, WorkspaceError> {
     }
 }
 
-impl<T> OrRaise<T> for Result<T, ucp_tools::ToolError> {
+impl<T> OrRaise<T> for Result<T, ucp_registry::parts::files::ToolError> {
     fn or_raise(self, py: Python<'_>) -> PyResult<T> {
         self.map_err(|error| exception(py, error.code(), error.to_string()))
     }

@@ -42,8 +42,8 @@ impl Document {
     }
 }
 
-impl From<ucp_store::DocumentSummary> for Document {
-    fn from(summary: ucp_store::DocumentSummary) -> Self {
+impl From<ucp_workspace::vocabulary::DocumentSummary> for Document {
+    fn from(summary: ucp_workspace::vocabulary::DocumentSummary) -> Self {
         Document {
             name: summary.name,
             title: summary.title,
@@ -161,7 +161,7 @@ impl Context {
 
 impl Context {
     /// The built context as Python objects.
-    pub(crate) fn new(py: Python<'_>, built: ucp_orchestrator::BuiltContext) -> PyResult<Self> {
+    pub(crate) fn new(py: Python<'_>, built: ucp_workspace::vocabulary::BuiltContext) -> PyResult<Self> {
         let blocks = built
             .blocks
             .into_iter()
@@ -276,7 +276,7 @@ impl Reply {
 
 impl Reply {
     /// The replies of the commands of `report` that succeeded.
-    pub(crate) fn all(py: Python<'_>, report: &ucp_agent::ScriptReport) -> PyResult<Vec<Py<Reply>>> {
+    pub(crate) fn all(py: Python<'_>, report: &ucp_workspace::vocabulary::ScriptReport) -> PyResult<Vec<Py<Reply>>> {
         let json = py.import("json")?;
         let mut out = Vec::new();
         for step in &report.steps {

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use pyo3::prelude::*;
-use ucp_agent::SessionId;
+use ucp_workspace::vocabulary::SessionId;
 use ucp_workspace::{Library, NewSession, SessionHandle, Workspace, WorkspaceError};
 
 use crate::errors::{self, OrRaise};
@@ -78,7 +78,7 @@ impl Session {
     /// `default` (every block under its id) or `short_ids`.
     #[pyo3(signature = (format = "markdown"))]
     fn render(&self, py: Python<'_>, format: &str) -> PyResult<String> {
-        if ucl_parser::RenderFormat::from_name(format).is_none() {
+        if ucp_workspace::vocabulary::RenderFormat::from_name(format).is_none() {
             let message = format!("format {format:?}: use markdown, default or short_ids");
             return Err(errors::exception(py, "invalid_argument", message));
         }

@@ -96,7 +96,7 @@ impl Store {
         format: &str,
         code: bool,
     ) -> PyResult<Context> {
-        let format = ucl_parser::RenderFormat::from_name(format).ok_or_else(|| {
+        let format = ucp_workspace::vocabulary::RenderFormat::from_name(format).ok_or_else(|| {
             errors::exception(py, "invalid_argument", format!("format {format:?}: use markdown, default or short_ids"))
         })?;
         let scope = if code { Scope::Code } else { Scope::All };

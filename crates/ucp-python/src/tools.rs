@@ -3,7 +3,7 @@
 //! CLI and MCP give.
 
 use pyo3::prelude::*;
-use ucp_tools::{
+use ucp_registry::parts::files::{
     AstRequest, BashRequest, EditRequest, GlobRequest, GrepRequest, OutputMode, Paging, ReadRequest, Replacement,
 };
 
@@ -13,7 +13,7 @@ use crate::errors::OrRaise;
 /// written.
 #[pyclass(module = "ucp", frozen)]
 pub struct Tools {
-    tools: ucp_tools::Tools,
+    tools: ucp_registry::parts::files::Tools,
 }
 
 #[pymethods]
@@ -22,7 +22,7 @@ impl Tools {
     #[new]
     #[pyo3(signature = (root, *, read_only = false))]
     fn new(py: Python<'_>, root: std::path::PathBuf, read_only: bool) -> PyResult<Self> {
-        let tools = ucp_tools::Tools::new(&root).or_raise(py)?.with_read_only(read_only);
+        let tools = ucp_registry::parts::files::Tools::new(&root).or_raise(py)?.with_read_only(read_only);
         Ok(Tools { tools })
     }
 

@@ -30,8 +30,19 @@ pub mod tools;
 
 pub use connection::{Connection, ToolOutput};
 pub use offer::ToolOffer;
+
+/// The libraries the tools are made of, for a front end that uses one
+/// directly (the CLI's coding and LSP commands, `ucp agent`'s loop and
+/// models, rules and skills from the command line).
+pub mod parts {
+    pub use ucp_agent_loop as agent_loop;
+    pub use ucp_guidance as guidance;
+    pub use ucp_llm as llm;
+    pub use ucp_lsp as lsp;
+    pub use ucp_tools as files;
+}
 pub use tool::{Annotations, Effects, Needs, Pages, Tool, ToolDef, Writes};
-pub use ucp_workspace::{Library, LibraryConfig, Workspace, WorkspaceError, EVICT_IDLE_AFTER};
+pub use ucp_workspace::{vocabulary, Library, LibraryConfig, Workspace, WorkspaceError, EVICT_IDLE_AFTER};
 
 /// Default most tokens of one tool result.
 pub const DEFAULT_RESULT_TOKENS: usize = 8000;

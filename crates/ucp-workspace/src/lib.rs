@@ -62,6 +62,22 @@ pub use sessions::{Followed, NewSession, SessionHandle};
 pub use ucp_code::map::{MapFile, MapSymbol, RepoMap};
 pub use ucp_orchestrator::Scope;
 
+/// The vocabulary of the layers below that front ends speak: they depend
+/// on this crate (and the tool registry) alone.
+pub mod vocabulary {
+    pub use ucl_parser::{parse_script, print_document, LineIndex, RenderFormat, Script};
+    pub use ucm_core::{
+        now_ms, outline, printable, terminal_text, Block, BlockId, BpeTokenizer, Content, Document, Tokenizer,
+    };
+    pub use ucm_engine::{export_ucl, import_ucl, FOLDED_KEY};
+    pub use ucp_agent::{AgentError, GlobalLimits, ScriptReport, SessionId, SessionLimits};
+    pub use ucp_context::ExtractiveSummarizer;
+    pub use ucp_ingest::{default_name, to_markdown, IngestReport, Progress, DEFAULT_MAX_FILE_SIZE};
+    pub use ucp_orchestrator::{policy::Policy, BuiltContext, ContextRequest};
+    pub use ucp_search::{index_dir, load_embedder, Mode, SyncProgress, MAX_HITS};
+    pub use ucp_store::{check_document_name, DocumentSummary, StoreError, DEFAULT_STORE_DIR};
+}
+
 /// Why a workspace call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkspaceError {
