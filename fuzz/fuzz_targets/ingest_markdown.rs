@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ucp_ingest::{markdown_document, to_markdown, IngestOptions};
+use ucpkit_ingest::{markdown_document, to_markdown, IngestOptions};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

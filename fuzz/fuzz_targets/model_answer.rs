@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ucp_llm::{Api, Message, Request, ToolChoice, ToolSpec};
+use ucpkit_llm::{Api, Message, Request, ToolChoice, ToolSpec};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&flags, body)) = data.split_first() else { return };
@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
         max_tokens: 50,
         temperature: None,
     };
-    if let Ok(reply) = ucp_llm::read_answer(api, body, flags & 2 != 0, &request) {
+    if let Ok(reply) = ucpkit_llm::read_answer(api, body, flags & 2 != 0, &request) {
         // Every call has a name, and arguments that are an object or the
         // text they were, whichever way the answer came.
         for call in &reply.tool_calls {

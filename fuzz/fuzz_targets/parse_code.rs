@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use ucp_code::resolve::{resolve, FileCode, Reference, SymbolRef};
-use ucp_code::{parse, Language, Symbol};
+use ucpkit_code::resolve::{resolve, FileCode, Reference, SymbolRef};
+use ucpkit_code::{parse, Language, Symbol};
 
 const LANGUAGES: [Language; 9] = [
     Language::Python,

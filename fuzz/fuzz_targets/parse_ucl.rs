@@ -7,7 +7,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    match ucl_parser::parse_script(text) {
+    match ucpkit_ucl::parse_script(text) {
         Err(errors) => {
             for error in &errors.0 {
                 assert!(error.line >= 1 && error.column >= 1 && error.span.end <= text.len());
@@ -16,23 +16,23 @@ fuzz_target!(|data: &[u8]| {
         }
         Ok(script) => {
             for command in &script.document.commands {
-                if let ucl_parser::Command::Prune(ucl_parser::Prune {
-                    target: ucl_parser::PruneTarget::Where(condition),
+                if let ucpkit_ucl::Command::Prune(ucpkit_ucl::Prune {
+                    target: ucpkit_ucl::PruneTarget::Where(condition),
                     ..
                 }) = command
                 {
-                    assert!(condition.depth() <= ucl_parser::MAX_NESTING);
+                    assert!(condition.depth() <= ucpkit_ucl::MAX_NESTING);
                 }
             }
-            let printed = ucl_parser::print_document(&script.document);
-            let again = ucl_parser::parse_document(&printed).expect("canonical UCL parses");
+            let printed = ucpkit_ucl::print_document(&script.document);
+            let again = ucpkit_ucl::parse_document(&printed).expect("canonical UCL parses");
             assert_eq!(again, script.document);
-            let mut engine = ucm_engine::Engine::new(ucm_core::Document::new("fuzz"));
+            let mut engine = ucpkit_engine::Engine::new(ucpkit_core::Document::new("fuzz"));
             for command in &script.document.commands {
                 let _ = engine.execute(command);
             }
             let problems = engine.document().validate().issues;
-            assert!(problems.iter().all(|i| matches!(i, ucm_core::Issue::Orphan(_))), "{problems:?}");
+            assert!(problems.iter().all(|i| matches!(i, ucpkit_core::Issue::Orphan(_))), "{problems:?}");
         }
     }
 });

@@ -6,7 +6,7 @@
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use ucp_tools::{ReadRequest, Tools};
+use ucpkit_tools::{ReadRequest, Tools};
 
 fn folder() -> &'static tempfile::TempDir {
     static FOLDER: OnceLock<tempfile::TempDir> = OnceLock::new();

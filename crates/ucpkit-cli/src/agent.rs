@@ -1,0 +1,264 @@
+//! `ucp agent`: the agent loop over UCP's own tools with a model from the
+//! configuration or the flags, its transcript saved in the store.
+
+use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::Context as _;
+use clap::Args;
+use serde_json::json;
+use ucpkit_registry::agents::{AgentSetup, ConnectionTools};
+use ucpkit_registry::parts::agent::{
+    Agent, AgentSpec, Asker, Event, Question, RunError, Tools, Transcript, UserAnswer,
+};
+use ucpkit_registry::parts::llm::{Api, Cancel, Config, LlmError, Overrides};
+use ucpkit_registry::{Connection, ToolOffer};
+use ucpkit_workspace::vocabulary::ExtractiveSummarizer;
+use ucpkit_workspace::vocabulary::{printable, terminal_text};
+
+use crate::{count_in, print, print_json, Cli, MAX_BUDGET};
+
+/// Which model to use, over the configuration files.
+#[derive(Args, Clone, Default)]
+pub(crate) struct LlmArgs {
+    /// The wire format of --base-url (or the built-in provider of that
+    /// name): openai (chat completions; local servers too) or anthropic.
+    #[arg(long, value_name = "API", value_parser = ["openai", "anthropic"])]
+    pub(crate) api: Option<String>,
+    /// The model API's base URL, e.g. http://127.0.0.1:8080/v1 (no key).
+    #[arg(long, value_name = "URL")]
+    pub(crate) base_url: Option<String>,
+    /// The model's name.
+    #[arg(long, value_name = "MODEL")]
+    pub(crate) llm: Option<String>,
+    /// A provider named in the configuration.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) provider: Option<String>,
+}
+
+impl LlmArgs {
+    /// Whether any model flag was given.
+    pub(crate) fn given(&self) -> bool {
+        self.api.is_some() || self.base_url.is_some() || self.llm.is_some() || self.provider.is_some()
+    }
+
+    /// The configuration files (the user's, then the store's) and these
+    /// flags over them.
+    pub(crate) fn setup(&self, cli: &Cli) -> anyhow::Result<AgentSetup> {
+        let config = Config::load(Some(&cli.store_dir()))?;
+        let overrides = Overrides {
+            api: self.api.as_deref().map(str::parse::<Api>).transpose()?,
+            base_url: self.base_url.clone(),
+            model: self.llm.clone(),
+            provider: self.provider.clone(),
+        };
+        Ok(AgentSetup { config, overrides })
+    }
+}
+
+#[derive(Args)]
+pub(crate) struct AgentArgs {
+    /// The task.
+    task: String,
+    #[command(flatten)]
+    llm: LlmArgs,
+    /// Save the transcript under this name, and take it up again when it
+    /// exists (the task is the next message).
+    #[arg(long, value_name = "NAME")]
+    session: Option<String>,
+    /// The settings of this sub-agent type's section (explore, plan,
+    /// review, default) instead of [agent].
+    #[arg(long = "type", value_name = "TYPE", value_parser = ucpkit_registry::parts::llm::SUBAGENT_TYPES)]
+    kind: Option<String>,
+    /// The conversation's budget in tokens (default: the configuration's,
+    /// else 8000).
+    #[arg(long, value_name = "TOKENS", value_parser = count_in(256, MAX_BUDGET))]
+    budget: Option<usize>,
+    /// The most model calls before an answer is asked for (default 8).
+    #[arg(long, value_name = "N", value_parser = count_in(1, 200))]
+    max_steps: Option<usize>,
+    /// The tools it may call, comma-separated (default: the
+    /// configuration's, else all offered).
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    tools: Option<Vec<String>>,
+    /// Offer no tool that writes (write, edit, bash, memory_store ...).
+    #[arg(long)]
+    read_only: bool,
+    /// The model also writes the summaries of `CTX COMPRESS
+    /// METHOD=SUMMARIZE` in the agent's UCL sessions (else extractive).
+    #[arg(long)]
+    llm_summaries: bool,
+}
+
+/// Asks on the terminal: the options numbered, a number or (when allowed)
+/// free text typed back.
+struct TerminalAsker;
+
+/// Held for a whole question: sub-agents asking at once take turns.
+static ASKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+impl Asker for TerminalAsker {
+    fn ask(&self, question: &Question) -> Result<UserAnswer, String> {
+        if !std::io::stdin().is_terminal() {
+            return Err("there is no terminal to ask on".into());
+        }
+        let _turn = ASKING.lock().unwrap_or_else(|e| e.into_inner());
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "\n? {}", terminal_text(&question.question));
+        for (n, choice) in question.options.iter().enumerate() {
+            let (label, description) = (printable(&choice.label, 200), terminal_text(&choice.description));
+            let _ = writeln!(err, "  {}) {label}  {description}", n + 1);
+        }
+        loop {
+            let hint = if question.allow_free_text { "number or your own answer" } else { "number" };
+            let _ = write!(err, "> ({hint}) ");
+            let _ = err.flush();
+            let mut line = String::new();
+            if std::io::stdin().lock().read_line(&mut line).map_err(|e| e.to_string())? == 0 {
+                return Err("the terminal closed".into());
+            }
+            let line = line.trim();
+            if let Some(choice) = line.parse::<usize>().ok().and_then(|n| question.options.get(n.wrapping_sub(1))) {
+                return Ok(UserAnswer::Choice(choice.label.clone()));
+            }
+            if question.allow_free_text && !line.is_empty() {
+                return Ok(UserAnswer::Text(line.to_owned()));
+            }
+        }
+    }
+}
+
+/// A flag the first Ctrl-C raises (the run stops at its next check, its
+/// transcript saved up to its last step); a second Ctrl-C exits at once.
+fn cancel_on_interrupt() -> Cancel {
+    let cancel = Cancel::new();
+    let raised = cancel.clone();
+    std::thread::spawn(move || {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
+        runtime.block_on(async {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!("\nucp: stopping after the current call (Ctrl-C again to quit now)");
+                raised.cancel();
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    std::process::exit(130);
+                }
+            }
+        });
+    });
+    cancel
+}
+
+pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
+    // Bad input is refused before anything runs.
+    if args.task.trim().is_empty() {
+        anyhow::bail!("the task is empty");
+    }
+    if args.session.as_ref().is_some_and(|s| s.trim().is_empty()) {
+        anyhow::bail!("--session needs a name");
+    }
+    let setup = args.llm.setup(cli)?;
+    let settings = setup.config.settings(args.kind.as_deref());
+    let choice = setup.config.choose(&settings, &setup.overrides)?;
+    let provider = ucpkit_registry::parts::llm::connect(&choice)?;
+    let mut library = cli.library_config();
+    if args.llm_summaries {
+        library.summarizer = Some(Arc::new(ucpkit_registry::parts::agent::LlmSummarizer::new(
+            ucpkit_registry::parts::llm::connect(&choice)?,
+        )));
+    }
+    let library = Arc::new(ucpkit_workspace::Library::open(library)?);
+    let allowed = args.tools.clone().or(settings.allowed_tools.clone());
+    // As `ucp mcp`: in / or the home folder (unless --root names it) the
+    // agent works without the coding tools, rules and skills.
+    let (root, unrooted) = cli.optional_root();
+    let offer = ToolOffer {
+        root,
+        read_only: args.read_only,
+        protected: cli.protected_paths(),
+        passed_env: cli.pass_env.clone(),
+        agents: Some(Arc::new(setup)),
+        // Sub-agents are offered no more than the agent.
+        only: allowed.clone(),
+        ..ToolOffer::documents(4000)
+    };
+    Cli::checked_offer(&offer, unrooted.as_deref(), "allowed tools", false, "ucp agent")?;
+    let connection = Connection::new(library.clone(), Arc::new(offer));
+    connection.set_asker(Arc::new(TerminalAsker));
+    let host = ConnectionTools(connection);
+    let tokenizer = ucpkit_workspace::vocabulary::BpeTokenizer::default();
+    let agent = Agent {
+        provider: &*provider,
+        tools: Tools::new(vec![&host], allowed),
+        spec: AgentSpec {
+            budget: args.budget.or(settings.max_context_tokens).unwrap_or(AgentSpec::default().budget),
+            max_steps: args.max_steps.or(settings.max_steps).unwrap_or(AgentSpec::default().max_steps),
+            ..AgentSpec::default()
+        },
+        tokenizer: &tokenizer,
+        summarizer: &ExtractiveSummarizer,
+        cancel: cancel_on_interrupt(),
+    };
+    let name = args.session.clone().unwrap_or_else(|| format!("agent-{}", ucpkit_workspace::vocabulary::now_ms()));
+    let (mut transcript, mut revision) = match library.load_transcript(&name)? {
+        Some(stored) => {
+            let transcript: Transcript = serde_json::from_str(&stored.body)
+                .with_context(|| format!("the stored transcript {name:?} cannot be read"))?;
+            (transcript, stored.revision)
+        }
+        None => (Transcript::default(), 0),
+    };
+    let first_step = transcript.steps.len();
+    let mut save = |transcript: &Transcript| -> Result<(), String> {
+        let body = serde_json::to_string(transcript).map_err(|e| e.to_string())?;
+        revision = library.save_transcript(&name, &body, revision).map_err(|e| e.to_string())?;
+        Ok(())
+    };
+    let streaming = !cli.json;
+    // The model's text reaches a terminal with its control characters
+    // escaped (it may hold sequences that clear the screen or write the
+    // clipboard); piped elsewhere it stays as written.
+    let on_terminal = std::io::stdout().is_terminal();
+    let mut on_event = |event: Event<'_>| match event {
+        Event::Text(text) if streaming => {
+            let _ = print(&if on_terminal { terminal_text(text) } else { text.into() });
+        }
+        Event::Calling(tool) if streaming => eprintln!("\n→ {}", printable(tool, 200)),
+        Event::Called(record) if streaming => eprintln!(
+            "  {} {} ({} tokens{})",
+            printable(&record.tool, 200),
+            printable(&record.arguments.to_string(), 2000),
+            record.result_tokens,
+            if record.is_error { ", failed" } else { "" }
+        ),
+        _ => {}
+    };
+    let started = Instant::now();
+    let answer = match agent.run(&mut transcript, &args.task, &mut save, &mut on_event) {
+        Err(RunError::Llm(LlmError::Cancelled)) => {
+            anyhow::bail!("interrupted; session {name} keeps the steps that finished")
+        }
+        other => other?,
+    };
+    let usage = transcript.usage();
+    if cli.json {
+        return print_json(&json!({
+            "session": name,
+            "model": transcript.model,
+            "steps": &transcript.steps[first_step..],
+            "total_steps": transcript.steps.len(),
+            "answer": answer,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "ms": started.elapsed().as_millis() as u64,
+        }));
+    }
+    eprintln!(
+        "\n[{} steps, {} + {} tokens, {:.1} s; session {name}]",
+        transcript.steps.len() - first_step,
+        usage.input_tokens,
+        usage.output_tokens,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

@@ -1,0 +1,430 @@
+//! The orchestrator: the best context for a question within a token budget.
+//!
+//! 1. **Rank** the document's blocks for the question at three
+//!    granularities (block, window, section; [`crate::rank`]) from the
+//!    search index's postings; a provider without postings is searched
+//!    instead (hybrid with a model, BM25 without).
+//! 2. **Plan**: group the best ranked blocks by the section they lie in;
+//!    each section is an [`ExplorationTask`] whose priority is its best
+//!    block.
+//! 3. **Explore**: sub-agents on as many threads as there are cores take
+//!    tasks from the coordinator's work queue, each in a session of its own:
+//!    it claims the section, runs the [`Policy`]'s commands, shares what it
+//!    finds in the discovery pool and queues further sections (subsections,
+//!    link targets) for any agent.
+//! 4. **Assemble** one window from the pool within the budget
+//!    (`assemble`) and render it.
+//!
+//! It drives sessions of a [`ucpkit_sessions::SessionHost`] like any client: this
+//! crate is the host's first user, not part of it.
+
+mod assemble;
+mod code;
+pub mod coordination;
+mod heuristic;
+pub mod policy;
+pub mod rank;
+mod subagent;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use ucpkit_core::outline;
+
+use serde::Serialize;
+use ucpkit_context::Representation;
+use ucpkit_core::{BlockId, Document, IdMap, IdSet};
+use ucpkit_search::SearchOptions;
+use ucpkit_ucl::RenderFormat;
+
+use crate::coordination::AgentCoordinator;
+use crate::policy::{ExplorationTask, Policy, QueryTerms, TaskOrigin};
+use ucpkit_sessions::AgentError;
+use ucpkit_sessions::SessionHost;
+use ucpkit_sessions::SessionId;
+
+/// Hits of the hybrid search (with a model) fused into the ranking.
+const HYBRID_HITS: usize = 200;
+
+/// Tuning of the orchestrator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrchestratorConfig {
+    /// Sub-agents running at once (default: the number of cores; never
+    /// more than `max_tasks`).
+    pub agents: usize,
+    /// Ranked blocks (or search hits) planned from.
+    pub search_limit: usize,
+    /// Sections explored at most, spawned ones included.
+    pub max_tasks: usize,
+    /// Spawned tasks below this priority are not queued.
+    pub min_priority: f64,
+    /// Blocks need at least this score (relative to the best) to go in;
+    /// 0 fills the budget.
+    pub min_block_score: f64,
+    /// A block's neighbours in its section up to this many tokens go in
+    /// with it: the short lines around a paragraph (a default, a type, a
+    /// version note) are often what answers.
+    pub neighbour_tokens: usize,
+    /// Share of the budget that stubs of unopened sections may use (in the
+    /// formats with ids; a markdown context has no stubs).
+    pub stub_share: f64,
+    /// How long a sub-agent's claim on its section lasts.
+    pub claim_ttl: Duration,
+}
+
+impl Default for OrchestratorConfig {
+    fn default() -> Self {
+        OrchestratorConfig {
+            agents: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            search_limit: 100,
+            max_tasks: 32,
+            min_priority: 0.05,
+            min_block_score: 0.0,
+            neighbour_tokens: 40,
+            stub_share: 0.05,
+            claim_ttl: Duration::from_secs(60),
+        }
+    }
+}
+
+/// What to build a context for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextRequest {
+    /// The question.
+    pub question: String,
+    /// The most tokens the rendered context may hold (exact tokenizer).
+    pub budget: usize,
+    /// How it is rendered (and counted).
+    pub format: RenderFormat,
+    /// What the context may hold.
+    pub scope: Scope,
+}
+
+/// What a context may hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Scope {
+    /// Every block.
+    #[default]
+    All,
+    /// Only the blocks of source files (code read as symbols), with the
+    /// code graph walked from the best of them: the functions they call
+    /// and that call them, and the class of a method.
+    Code,
+}
+
+impl ContextRequest {
+    /// The largest budget a request may ask for (tokens).
+    pub const MAX_BUDGET: usize = 10_000_000;
+
+    /// Refuses a budget no context can meet (zero) or beyond
+    /// [`Self::MAX_BUDGET`].
+    pub fn check(&self) -> Result<(), AgentError> {
+        if (1..=Self::MAX_BUDGET).contains(&self.budget) {
+            Ok(())
+        } else {
+            Err(AgentError::InvalidArgument(format!(
+                "budget {} is outside 1..={} tokens",
+                self.budget,
+                Self::MAX_BUDGET
+            )))
+        }
+    }
+}
+
+/// One block of a built context.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContextBlock {
+    /// The block.
+    pub id: BlockId,
+    /// Its role.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// The source file (its path inside the indexed corpus).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// First and last source line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<[u32; 2]>,
+    /// Titles of the headings (and file) above it, outermost first.
+    pub heading_path: Vec<String>,
+    /// The code symbol it defines (`Class.method`), for code.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symbol: Option<String>,
+    /// How relevant the agents judged it (0..1).
+    pub relevance: f64,
+    /// How it is shown.
+    pub representation: Representation,
+    /// Tokens of its segment in the rendering.
+    pub tokens: usize,
+}
+
+/// Where the time went, in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Timings {
+    /// Searching and planning.
+    pub search_ms: f64,
+    /// Sub-agents exploring.
+    pub explore_ms: f64,
+    /// Assembling and rendering.
+    pub assemble_ms: f64,
+    /// All of it.
+    pub total_ms: f64,
+}
+
+/// A context built for a question.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BuiltContext {
+    /// The rendered context.
+    pub text: String,
+    /// Its tokens (exact; never more than the budget).
+    pub tokens: usize,
+    /// The budget asked for.
+    pub budget: usize,
+    /// The blocks in it, in document order.
+    pub blocks: Vec<ContextBlock>,
+    /// Search hits planned from.
+    pub hits: usize,
+    /// Sections explored.
+    pub tasks: usize,
+    /// Sub-agents that ran at once (each explores one section at a time,
+    /// in a session of its own).
+    pub agents: usize,
+    /// Discoveries the agents shared.
+    pub discoveries: usize,
+    /// Where the time went.
+    pub timings: Timings,
+}
+
+/// Builds contexts for questions with sub-agents running a policy.
+pub struct Orchestrator {
+    policy: Arc<dyn Policy>,
+    config: OrchestratorConfig,
+}
+
+fn millis(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1000.0
+}
+
+impl Orchestrator {
+    /// An orchestrator running `policy` in its sub-agents.
+    pub fn new(policy: Arc<dyn Policy>, config: OrchestratorConfig) -> Self {
+        Orchestrator { policy, config }
+    }
+
+    /// Its settings.
+    pub fn config(&self) -> &OrchestratorConfig {
+        &self.config
+    }
+
+    /// The best context for `request` from `traversal`'s document. Needs a
+    /// search provider; fails only when searching fails.
+    pub fn context(&self, traversal: &SessionHost, request: &ContextRequest) -> Result<BuiltContext, AgentError> {
+        request.check()?;
+        let started = Instant::now();
+        let provider = traversal.search_provider().ok_or(AgentError::SearchNotConfigured)?;
+        let (tasks, hits, terms) = {
+            let engine = traversal.engine();
+            let doc = engine.document();
+            let failed = |e: ucpkit_search::SearchError| AgentError::SearchFailed(e.to_string());
+            provider.sync(doc).map_err(failed)?;
+            let search = |limit: usize| -> Result<Vec<(BlockId, f64)>, AgentError> {
+                let options = SearchOptions { limit, ..SearchOptions::default() };
+                let hits = provider.search(&request.question, &options).map_err(failed)?;
+                let best = hits.iter().map(|h| h.score).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+                Ok(hits.into_iter().map(|h| (h.id, h.score / best)).collect())
+            };
+            let semantic = provider.capabilities().semantic;
+            let kept = traversal
+                .derived_kept::<rank::QuestionRanking>(doc)
+                .filter(|kept| !semantic && kept.question == request.question);
+            let (ranked, terms) = match kept {
+                // This question's ranking, made before this job ran.
+                Some(kept) => (kept.ranked.clone(), QueryTerms::from_postings(&request.question, &kept.postings)),
+                None => match provider.term_postings(&request.question) {
+                    // The index's postings: blocks ranked at three granularities,
+                    // with the hybrid search's hits when the provider has a model.
+                    Some(postings) => {
+                        let hybrid = if semantic { search(HYBRID_HITS)? } else { Vec::new() };
+                        // Every candidate keeps its score (so blocks past the
+                        // planned ones are judged on the same scale).
+                        let layout = rank::layout(traversal, doc);
+                        let ranked = rank::rank_question(&layout, &request.question, &postings, &hybrid);
+                        (ranked, QueryTerms::from_postings(&request.question, &postings))
+                    }
+                    // A provider without postings: its own search's hits.
+                    None => (
+                        search(self.config.search_limit)?,
+                        QueryTerms::new(&request.question, provider.term_weights(&request.question)),
+                    ),
+                },
+            };
+            let ranked = match request.scope {
+                Scope::All => ranked,
+                Scope::Code => code::code_ranking(doc, ranked),
+            };
+            let terms = terms.with_ranking(&ranked);
+            let planned = &ranked[..ranked.len().min(self.config.search_limit)];
+            (plan(doc, planned), planned.len(), terms)
+        };
+        let search_ms = millis(started);
+
+        let explored = Instant::now();
+        let run = Exploration::new(traversal, self, request, terms);
+        let tasks_run = run.explore(tasks);
+        let explore_ms = millis(explored);
+
+        let assembled = Instant::now();
+        let Exploration { coordinator, sessions, refused, .. } = run;
+        let sessions = sessions.into_inner().unwrap_or_else(|e| e.into_inner());
+        if let (true, Some(refused)) = (sessions.is_empty(), refused.into_inner().unwrap_or_else(|e| e.into_inner())) {
+            // Not one sub-agent could start: say why rather than return an empty context.
+            return Err(refused);
+        }
+        // The job's coordinator (pool, claims, queue) goes with the job.
+        let discoveries = coordinator.take_discoveries(&sessions);
+        let mut built = assemble::assemble(traversal, &self.config, request, &discoveries)?;
+        built.hits = hits;
+        built.tasks = tasks_run;
+        built.agents = self.config.agents.max(1).min(tasks_run);
+        built.discoveries = discoveries.len();
+        built.timings = Timings { search_ms, explore_ms, assemble_ms: millis(assembled), total_ms: millis(started) };
+        Ok(built)
+    }
+}
+
+/// The section a block belongs to: itself when it is a heading or a file,
+/// else its nearest such ancestor (the block itself when it has none).
+pub(crate) fn section_of(doc: &Document, id: BlockId) -> BlockId {
+    let is_section = |b: BlockId| doc.get(b).is_some_and(crate::rank::is_section_root);
+    std::iter::once(id).chain(doc.ancestors(id)).find(|b| !b.is_root() && is_section(*b)).unwrap_or(id)
+}
+
+/// Titles of a section and the headings above it, outermost first.
+fn heading_path(doc: &Document, root: BlockId) -> Vec<String> {
+    let mut titles = outline::path_titles(doc, root);
+    titles.extend(doc.get(root).and_then(outline::title));
+    titles
+}
+
+/// One exploration task per section the hits fall in, best first; hit
+/// scores are made relative to the best hit.
+fn plan(doc: &Document, hits: &[(BlockId, f64)]) -> Vec<ExplorationTask> {
+    let best = hits.iter().map(|(_, s)| *s).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+    let mut tasks: Vec<ExplorationTask> = Vec::new();
+    let mut index: IdMap<usize> = IdMap::default();
+    for (id, score) in hits {
+        if !doc.contains(*id) {
+            continue;
+        }
+        let root = section_of(doc, *id);
+        let relative = score / best;
+        let at = *index.entry(root).or_insert_with(|| {
+            tasks.push(ExplorationTask {
+                root,
+                heading_path: heading_path(doc, root),
+                hits: Vec::new(),
+                priority: 0.0,
+                origin: TaskOrigin::Search,
+            });
+            tasks.len() - 1
+        });
+        let task = &mut tasks[at];
+        task.hits.push((*id, relative));
+        task.priority = task.priority.max(relative);
+    }
+    tasks.sort_by(|a, b| b.priority.total_cmp(&a.priority));
+    tasks
+}
+
+/// Marks a taken task done in its queue when dropped.
+struct TaskDone<'a> {
+    queue: &'a crate::coordination::WorkQueue<ExplorationTask>,
+    job: crate::coordination::JobId,
+}
+
+impl Drop for TaskDone<'_> {
+    fn drop(&mut self) {
+        self.queue.done(self.job);
+    }
+}
+
+/// The shared state of one orchestration's sub-agents.
+struct Exploration<'a> {
+    traversal: &'a SessionHost,
+    /// What the job's sub-agents share: discoveries, claims, the work queue.
+    coordinator: AgentCoordinator,
+    orchestrator: &'a Orchestrator,
+    request: &'a ContextRequest,
+    terms: QueryTerms,
+    /// Sections queued so far (never twice).
+    queued: Mutex<IdSet>,
+    /// The sub-agents' sessions.
+    sessions: Mutex<Vec<SessionId>>,
+    /// Why a sub-agent could not open its session (the engine was full).
+    refused: Mutex<Option<AgentError>>,
+    started: AtomicUsize,
+}
+
+impl<'a> Exploration<'a> {
+    fn new(
+        traversal: &'a SessionHost,
+        orchestrator: &'a Orchestrator,
+        request: &'a ContextRequest,
+        terms: QueryTerms,
+    ) -> Self {
+        Exploration {
+            traversal,
+            coordinator: AgentCoordinator::new(traversal.clock()),
+            orchestrator,
+            request,
+            terms,
+            queued: Mutex::new(IdSet::default()),
+            sessions: Mutex::new(Vec::new()),
+            refused: Mutex::new(None),
+            started: AtomicUsize::new(0),
+        }
+    }
+
+    /// Queues `task` unless its section was queued already or it is too
+    /// weak to bother.
+    fn offer(&self, job: crate::coordination::JobId, task: ExplorationTask) {
+        if task.priority < self.orchestrator.config.min_priority {
+            return;
+        }
+        if !self.queued.lock().unwrap_or_else(|e| e.into_inner()).insert(task.root) {
+            return;
+        }
+        let priority = task.priority;
+        self.coordinator.queue.push(job, task, priority);
+    }
+
+    /// Runs the sub-agents until no task is left; returns how many ran.
+    fn explore(&self, tasks: Vec<ExplorationTask>) -> usize {
+        let queue = &self.coordinator.queue;
+        let job = queue.open_job();
+        for task in tasks.into_iter().take(self.orchestrator.config.max_tasks) {
+            self.offer(job, task);
+        }
+        // No more threads than tasks can ever keep busy, whatever was asked.
+        let agents = self.orchestrator.config.agents.clamp(1, self.orchestrator.config.max_tasks.max(1));
+        std::thread::scope(|scope| {
+            for _ in 0..agents {
+                scope.spawn(|| {
+                    while let Some(task) = queue.take(job) {
+                        // Done even when the sub-agent panics, so the other
+                        // agents stop waiting for its work (the panic then
+                        // reaches the caller when the scope ends).
+                        let _done = TaskDone { queue, job };
+                        if self.started.fetch_add(1, Ordering::SeqCst) < self.orchestrator.config.max_tasks {
+                            for spawned in subagent::run(self, &task) {
+                                self.offer(job, spawned);
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        queue.remove(job);
+        self.started.load(Ordering::SeqCst).min(self.orchestrator.config.max_tasks)
+    }
+}

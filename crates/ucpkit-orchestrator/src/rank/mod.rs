@@ -1,0 +1,495 @@
+//! Ranking a document's blocks for a question at three granularities.
+//!
+//! The paragraph that answers a question often shares few words with it:
+//! they are in its neighbours, or in the heading of its section. So every
+//! block is scored four ways, each made relative to the best score of its
+//! kind for the question, and the four are added:
+//!
+//! 1. **block**: BM25 of its text, plus its heading path as a weaker field;
+//! 2. **window**: BM25 of the block with up to [`WINDOW`] neighbours on each
+//!    side inside its section, read as one passage;
+//! 3. **section**: BM25 of its section's own text and heading path;
+//! 4. **coverage**: the idf-weighted share of the question's terms that its
+//!    text and heading path hold.
+//!
+//! The sum is weighed by the block's rank prior (test code counts half).
+//!
+//! Term frequencies come from the search index's postings
+//! ([`ucpkit_search::TermPostings`]) and lengths from its field norms, so
+//! nothing is analyzed again: the scoring work follows the postings of the
+//! question's terms, not the size of the sections or pages they fall in
+//! (the per-block score arrays are zeroed once per question).
+//! The [`Layout`] (content blocks in document order, grouped by section) is
+//! built once per document version.
+
+use ucpkit_core::{Block, BlockId, Content, Document, IdMap, Role};
+use ucpkit_search::TermPostings;
+
+mod build;
+mod codec;
+mod slots;
+
+use slots::SlotTable;
+
+/// Neighbours on each side of a block that its window holds.
+pub const WINDOW: usize = 3;
+
+/// BM25's term-frequency saturation.
+const K1: f64 = 1.2;
+/// BM25's length normalization.
+const B: f64 = 0.75;
+/// Weight of a block's heading path next to its text.
+const HEADING_WEIGHT: f64 = 0.6;
+/// Blocks taken from the best of the block and of the window rankings each.
+const CANDIDATES: usize = 300;
+/// Sections whose blocks are all candidates.
+const CANDIDATE_SECTIONS: usize = 30;
+/// Most question terms scored (the weightiest; coverage is a 64-bit set).
+const MAX_TERMS: usize = 64;
+
+/// A section: the own content blocks of a heading or file block.
+#[derive(Debug)]
+struct Section {
+    /// The heading or file block whose own content it is (the blocks'
+    /// parent for blocks under none).
+    root: BlockId,
+    /// Content blocks (indexes into [`Layout::blocks`]) in document order.
+    blocks: Vec<u32>,
+    tokens: u64,
+}
+
+/// The content blocks of a document grouped by section, in document order,
+/// with their lengths: what the ranking needs besides the postings.
+#[derive(Debug)]
+pub struct Layout {
+    blocks: Vec<BlockId>,
+    /// Per content block: its index in [`Layout::blocks`].
+    slot: SlotTable,
+    /// Per content block: its length (analyzed terms, or tokens when the
+    /// index cannot tell).
+    tokens: Vec<u32>,
+    /// Per content block: the length of its heading path.
+    path_tokens: Vec<u32>,
+    /// Per content block: its rank prior ([`outline::rank_prior`]).
+    prior: Vec<f32>,
+    /// Per content block: its section and its place among the section's.
+    section: Vec<(u32, u32)>,
+    /// Per content block: tokens of its window.
+    window_tokens: Vec<u64>,
+    sections: Vec<Section>,
+    mean_block: f64,
+    mean_path: f64,
+    mean_window: f64,
+    mean_section: f64,
+}
+
+/// Whether a block opens a section (a heading or a file).
+pub(crate) fn is_section_root(block: &Block) -> bool {
+    block.heading_level().is_some() || block.role() == Some(&Role::File)
+}
+
+/// Whether a block is content a context would quote: text, code, a table
+/// or math, not a section's title.
+fn is_content(block: &Block) -> bool {
+    !matches!(block.content, Content::Composite)
+        && !is_section_root(block)
+        && block.role() != Some(&Role::Title)
+        && !block.plain_text().trim().is_empty()
+}
+
+fn mean(total: f64, count: usize) -> f64 {
+    if count == 0 {
+        1.0
+    } else {
+        (total / count as f64).max(1.0)
+    }
+}
+
+/// A question's postings and its ranking of every candidate block (no
+/// hybrid hits), kept by a host so that a job run again on the same
+/// document version does not rank again: the one-shot context ranks
+/// before it reads the blocks the job needs, then runs the job on them.
+pub struct QuestionRanking {
+    /// The question ranked.
+    pub question: String,
+    /// Its terms' postings in the search index.
+    pub postings: Vec<TermPostings>,
+    /// Every candidate block, best first (see [`Layout::rank`]).
+    pub ranked: Vec<(BlockId, f64)>,
+}
+
+impl QuestionRanking {
+    /// Ranks `question`, whose terms are `postings`, over `layout` (see
+    /// [`rank_question`]).
+    pub fn new(layout: &Layout, question: &str, postings: Vec<TermPostings>) -> Self {
+        let ranked = rank_question(layout, question, &postings, &[]);
+        QuestionRanking { question: question.to_owned(), postings, ranked }
+    }
+}
+
+/// Every candidate block for `question` (whose terms are `postings`, with
+/// a hybrid search's `hits`), best first at 1: [`Layout::rank`], and for
+/// a long report of several lines its headline ranked alone too (by its
+/// own terms' postings, each counted once) and fused in
+/// ([`ucpkit_search::headline`]), the fused scores scaled back so the best is
+/// 1.
+pub fn rank_question(
+    layout: &Layout,
+    question: &str,
+    postings: &[TermPostings],
+    hits: &[(BlockId, f64)],
+) -> Vec<(BlockId, f64)> {
+    let ranked = layout.rank(postings, hits, usize::MAX);
+    let Some(headline) = ucpkit_search::headline::headline(question) else { return ranked };
+    let terms = ucpkit_analyzer::distinct_terms(headline);
+    let headline_postings: Vec<TermPostings> =
+        postings.iter().filter(|p| terms.contains(&p.term)).map(|p| TermPostings { repeats: 1, ..p.clone() }).collect();
+    let mut fused = ucpkit_search::headline::fuse_scores(&ranked, &layout.rank(&headline_postings, &[], usize::MAX));
+    let best = fused.first().map_or(1.0, |(_, score)| *score).max(f64::MIN_POSITIVE);
+    for (_, score) in &mut fused {
+        *score /= best;
+    }
+    fused
+}
+
+/// The layout of `doc`, `host`'s current document, built once per
+/// document version (and search provider) and kept by the host.
+pub fn layout(host: &ucpkit_sessions::SessionHost, doc: &Document) -> std::sync::Arc<Layout> {
+    host.derived(doc, || {
+        let lengths = host.search_provider().and_then(|search| search.block_lengths());
+        Layout::build(doc, lengths.as_deref())
+    })
+}
+
+impl Layout {
+    /// The blocks of content block `i`'s window (itself included).
+    fn window(&self, i: usize) -> impl Iterator<Item = u32> + '_ {
+        let (section, at) = self.section[i];
+        let blocks = &self.sections[section as usize].blocks;
+        let at = at as usize;
+        blocks[at.saturating_sub(WINDOW)..(at + WINDOW + 1).min(blocks.len())].iter().copied()
+    }
+
+    /// The section block (heading or file) whose own content block `id`
+    /// is: a context that quotes `id` reads that section.
+    pub fn section_root(&self, id: BlockId) -> Option<BlockId> {
+        let at = self.slot_of(&id)?;
+        Some(self.sections[self.section[at as usize].0 as usize].root)
+    }
+
+    /// The index of content block `id` in [`Layout::blocks`].
+    fn slot_of(&self, id: &BlockId) -> Option<u32> {
+        self.slot.get(&self.blocks, id)
+    }
+
+    /// How many content blocks it ranks.
+    pub fn len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Whether it ranks no block.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// The content blocks right before and after `id` in its section.
+    pub fn neighbours(&self, id: BlockId) -> impl Iterator<Item = BlockId> + '_ {
+        let place = self.slot_of(&id).map(|i| self.section[i as usize]);
+        place.into_iter().flat_map(move |(section, at)| {
+            let blocks = &self.sections[section as usize].blocks;
+            let at = at as usize;
+            [at.checked_sub(1), Some(at + 1)]
+                .into_iter()
+                .flatten()
+                .filter_map(move |j| blocks.get(j))
+                .map(move |&j| self.blocks[j as usize])
+        })
+    }
+
+    /// The blocks best matching the question whose terms are `postings`,
+    /// best first, at most `limit`, each with its score relative to the
+    /// best (1.0 for the first). `hits`, another ranking of blocks with
+    /// scores relative to its best (a hybrid search's, with a model), adds
+    /// a fifth component, and its blocks are candidates too.
+    pub fn rank(&self, postings: &[TermPostings], hits: &[(BlockId, f64)], limit: usize) -> Vec<(BlockId, f64)> {
+        let mut terms: Vec<&TermPostings> = postings.iter().filter(|t| t.idf > 0.0).collect();
+        terms.sort_by(|a, b| b.weight().total_cmp(&a.weight()));
+        terms.truncate(MAX_TERMS);
+        let scores = self.score(&terms);
+        let total_idf: f64 = terms.iter().map(|t| t.weight()).sum();
+        let max = |v: &[f64]| v.iter().copied().fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+        let (block_max, window_max, section_max) = (max(&scores.block), max(&scores.window), max(&scores.section));
+        let hit_scores: IdMap<f64> = hits.iter().copied().collect();
+        let fused = |i: usize| {
+            let covered: f64 = terms
+                .iter()
+                .enumerate()
+                .filter(|(bit, _)| scores.mask[i] & 1 << bit != 0)
+                .map(|(_, t)| t.weight())
+                .sum();
+            let matched = scores.block[i] / block_max
+                + scores.window[i] / window_max
+                + scores.section[self.section[i].0 as usize] / section_max
+                + covered / total_idf.max(f64::MIN_POSITIVE)
+                + hit_scores.get(&self.blocks[i]).copied().unwrap_or(0.0);
+            matched * f64::from(self.prior[i])
+        };
+        let mut candidates = self.candidates(&scores);
+        candidates.extend(hits.iter().filter_map(|(id, _)| self.slot_of(id)).map(|i| i as usize));
+        candidates.sort_unstable();
+        candidates.dedup();
+        let mut ranked: Vec<(BlockId, f64)> = candidates.into_iter().map(|i| (self.blocks[i], fused(i))).collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        ranked.truncate(limit);
+        let best = ranked.first().map_or(1.0, |r| r.1).max(f64::MIN_POSITIVE);
+        for entry in &mut ranked {
+            entry.1 /= best;
+        }
+        ranked
+    }
+
+    /// Every content block's block and window scores, every section's
+    /// score, and every block's matched terms.
+    fn score(&self, terms: &[&TermPostings]) -> Scores {
+        let n = self.blocks.len();
+        let mut scores = Scores {
+            block: vec![0.0; n],
+            window: vec![0.0; n],
+            section: vec![0.0; self.sections.len()],
+            mask: vec![0; n],
+        };
+        // Scratch term frequencies per window and per section, with the
+        // entries touched so they can be read and reset.
+        let mut window_tf = vec![0u32; n];
+        let mut section_tf = vec![0u32; self.sections.len()];
+        let mut path_tf = vec![0u32; self.sections.len()];
+        let mut touched_windows: Vec<u32> = Vec::new();
+        let mut touched_sections: Vec<u32> = Vec::new();
+        let mut touched_paths: Vec<u32> = Vec::new();
+        for (bit, term) in terms.iter().enumerate() {
+            for &(id, tf) in &term.text {
+                let Some(i) = self.slot_of(&id) else { continue };
+                let i = i as usize;
+                scores.block[i] += term.weight() * bm25(tf, f64::from(self.tokens[i]), self.mean_block);
+                scores.mask[i] |= 1 << bit;
+                for j in self.window(i) {
+                    if window_tf[j as usize] == 0 {
+                        touched_windows.push(j);
+                    }
+                    window_tf[j as usize] = window_tf[j as usize].saturating_add(tf);
+                }
+                let section = self.section[i].0 as usize;
+                if section_tf[section] == 0 {
+                    touched_sections.push(section as u32);
+                }
+                section_tf[section] = section_tf[section].saturating_add(tf);
+            }
+            // A section's heading path is the path of each of its blocks:
+            // counted once for the section.
+            for &(id, tf) in &term.headings {
+                let Some(i) = self.slot_of(&id) else { continue };
+                let i = i as usize;
+                scores.block[i] +=
+                    HEADING_WEIGHT * term.weight() * bm25(tf, f64::from(self.path_tokens[i]), self.mean_path);
+                scores.mask[i] |= 1 << bit;
+                let section = self.section[i].0 as usize;
+                if path_tf[section] == 0 {
+                    touched_paths.push(section as u32);
+                }
+                path_tf[section] = path_tf[section].max(tf);
+            }
+            for j in touched_windows.drain(..) {
+                let j = j as usize;
+                scores.window[j] += term.weight() * bm25(window_tf[j], self.window_tokens[j] as f64, self.mean_window);
+                window_tf[j] = 0;
+            }
+            for s in touched_paths.drain(..) {
+                let s = s as usize;
+                if section_tf[s] == 0 {
+                    touched_sections.push(s as u32);
+                }
+                section_tf[s] = section_tf[s].saturating_add(path_tf[s]);
+                path_tf[s] = 0;
+            }
+            for s in touched_sections.drain(..) {
+                let s = s as usize;
+                scores.section[s] +=
+                    term.weight() * bm25(section_tf[s], self.sections[s].tokens as f64, self.mean_section);
+                section_tf[s] = 0;
+            }
+        }
+        scores
+    }
+
+    /// The blocks worth fusing: the best by block and by window score, and
+    /// every block of the best sections.
+    fn candidates(&self, scores: &Scores) -> Vec<usize> {
+        let mut chosen = vec![false; self.blocks.len()];
+        for values in [&scores.block, &scores.window] {
+            for i in top(values, CANDIDATES) {
+                chosen[i] = true;
+            }
+        }
+        for s in top(&scores.section, CANDIDATE_SECTIONS) {
+            for &i in &self.sections[s].blocks {
+                chosen[i as usize] = true;
+            }
+        }
+        chosen.iter().enumerate().filter(|(_, c)| **c).map(|(i, _)| i).collect()
+    }
+}
+
+/// The scores of one question.
+struct Scores {
+    block: Vec<f64>,
+    window: Vec<f64>,
+    section: Vec<f64>,
+    mask: Vec<u64>,
+}
+
+/// One term's BM25 weight for a frequency `tf` in a text of `length`
+/// (without its idf).
+fn bm25(tf: u32, length: f64, mean_length: f64) -> f64 {
+    let tf = f64::from(tf);
+    tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length / mean_length))
+}
+
+/// The indexes of the `k` largest positive values.
+fn top(values: &[f64], k: usize) -> Vec<usize> {
+    let mut indexes: Vec<usize> = (0..values.len()).filter(|&i| values[i] > 0.0).collect();
+    if indexes.len() > k {
+        indexes.select_nth_unstable_by(k, |&a, &b| values[b].total_cmp(&values[a]));
+        indexes.truncate(k);
+    }
+    indexes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ucpkit_core::outline;
+
+    const GUIDE: &str = "# Streams\n\n## Buffering\n\nReadable streams keep data in an internal buffer.\n\n\
+        Past the threshold, reading pauses.\n\nThe default is 64 KiB.\n\n## Errors\n\n\
+        Errors are emitted as events on the stream.\n\nA threshold of retries can be set.\n";
+
+    fn guide() -> Document {
+        ucpkit_ingest::markdown_document("guide", GUIDE, &ucpkit_ingest::IngestOptions::default())
+    }
+
+    /// Postings as an index would hold them: each term's occurrences in
+    /// every content block's text and heading path.
+    fn postings(doc: &Document, question: &str) -> Vec<TermPostings> {
+        let layout = Layout::build(doc, None);
+        let count =
+            |text: &str, term: &str| ucpkit_analyzer::terms(text).iter().filter(|t| t.as_str() == term).count() as u32;
+        ucpkit_analyzer::distinct_terms(question)
+            .into_iter()
+            .map(|term| {
+                let mut postings = TermPostings { term: term.clone(), idf: 1.0, ..TermPostings::default() };
+                for &id in &layout.blocks {
+                    let block = doc.get(id).unwrap();
+                    let path = outline::path_titles(doc, id).join(" ");
+                    let (text, path) = (count(&block.plain_text(), &term), count(&path, &term));
+                    if text > 0 {
+                        postings.text.push((id, text));
+                    }
+                    if path > 0 {
+                        postings.headings.push((id, path));
+                    }
+                }
+                postings
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_reports_headline_lifts_its_blocks_and_a_question_of_one_line_ranks_as_before() {
+        let doc = guide();
+        let layout = Layout::build(&doc, None);
+        let filler: Vec<String> = (0..40).map(|n| format!("filler{n}")).collect();
+        let body = format!("readable streams keep data in an internal buffer {}", filler.join(" "));
+        let report = format!("errors emitted as events\n\n{body}");
+        let terms = postings(&doc, &report);
+        let plain = layout.rank(&terms, &[], usize::MAX);
+        let ranked = rank_question(&layout, &report, &terms, &[]);
+        let errors = find(&doc, "Errors are emitted");
+        let at = |list: &[(BlockId, f64)]| list.iter().position(|(id, _)| *id == errors).unwrap();
+        assert!(at(&ranked) < at(&plain), "{} < {}", at(&ranked), at(&plain));
+        assert_eq!(ranked[0].1, 1.0);
+        assert!(ranked.windows(2).all(|w| w[0].1 >= w[1].1));
+        let one_line = report.replace('\n', " ");
+        let terms = postings(&doc, &one_line);
+        assert_eq!(rank_question(&layout, &one_line, &terms, &[]), layout.rank(&terms, &[], usize::MAX));
+    }
+
+    fn find(doc: &Document, text: &str) -> BlockId {
+        doc.document_order().find(|id| doc.get(*id).is_some_and(|b| b.plain_text().starts_with(text))).unwrap()
+    }
+
+    #[test]
+    fn a_block_is_found_through_its_neighbours_and_its_heading() {
+        let doc = guide();
+        let layout = Layout::build(&doc, None);
+        let ranked = layout.rank(&postings(&doc, "readable buffering default"), &[], 10);
+        let position = |text: &str| ranked.iter().position(|(id, _)| *id == find(&doc, text));
+        // "The default is 64 KiB." shares one word with the question; its
+        // neighbours and its heading share the others. The other section
+        // shares none.
+        assert_eq!(position("The default is"), Some(1), "{ranked:?}");
+        assert_eq!(position("Errors are emitted"), None, "{ranked:?}");
+        assert_eq!(ranked[0].1, 1.0);
+        assert!(ranked.windows(2).all(|w| w[0].1 >= w[1].1));
+    }
+
+    #[test]
+    fn windows_and_sections_stay_inside_their_section() {
+        let doc = guide();
+        let layout = Layout::build(&doc, None);
+        assert_eq!(layout.blocks.len(), 5);
+        let errors = layout.slot_of(&find(&doc, "Errors are emitted")).unwrap() as usize;
+        let window: Vec<BlockId> = layout.window(errors).map(|j| layout.blocks[j as usize]).collect();
+        assert_eq!(window, vec![find(&doc, "Errors are emitted"), find(&doc, "A threshold of retries")]);
+        let section = |text: &str| layout.section[layout.slot_of(&find(&doc, text)).unwrap() as usize].0;
+        assert_eq!(section("The default is"), section("Readable streams"));
+        assert_ne!(section("The default is"), section("Errors are emitted"));
+        let neighbours: Vec<BlockId> = layout.neighbours(find(&doc, "Past the threshold")).collect();
+        assert_eq!(neighbours, vec![find(&doc, "Readable streams"), find(&doc, "The default is")]);
+        assert_eq!(layout.neighbours(find(&doc, "Errors are emitted")).count(), 1);
+    }
+
+    #[test]
+    fn blocks_under_no_heading_share_a_window() {
+        let doc = ucpkit_ingest::markdown_document(
+            "notes",
+            "First note.\n\nSecond note.\n\n# Later\n\nThird.\n",
+            &ucpkit_ingest::IngestOptions::default(),
+        );
+        let layout = Layout::build(&doc, None);
+        let neighbours: Vec<BlockId> = layout.neighbours(find(&doc, "First note")).collect();
+        assert_eq!(neighbours, vec![find(&doc, "Second note")]);
+        assert_eq!(layout.neighbours(find(&doc, "Third")).count(), 0);
+    }
+
+    #[test]
+    fn hits_of_another_ranking_are_fused_in() {
+        let doc = guide();
+        let layout = Layout::build(&doc, None);
+        let retries = find(&doc, "A threshold of retries");
+        let past = find(&doc, "Past the threshold");
+        let plain = layout.rank(&postings(&doc, "threshold"), &[(past, 1.0)], 10);
+        let fused = layout.rank(&postings(&doc, "threshold"), &[(retries, 1.0)], 10);
+        assert_eq!(plain[0].0, past, "{plain:?}");
+        assert_eq!(fused[0].0, retries, "{fused:?}");
+    }
+
+    #[test]
+    fn nothing_to_match_ranks_nothing() {
+        let doc = guide();
+        let layout = Layout::build(&doc, None);
+        assert!(layout.rank(&[], &[], 10).is_empty());
+        assert!(layout.rank(&postings(&doc, "zebra"), &[], 10).is_empty());
+        assert_eq!(layout.rank(&postings(&doc, "stream threshold"), &[], 2).len(), 2);
+        assert!(Layout::build(&Document::new("empty"), None).blocks.is_empty());
+    }
+}

@@ -1,0 +1,221 @@
+//! The registry: every tool record compiled in, the list an offer
+//! shows, and [`call`], the one place a call is checked (offered,
+//! arguments of the right shape) and run.
+
+use std::sync::{Arc, OnceLock};
+
+use serde_json::{json, Value};
+
+use crate::{CallError, Connection, JsonObject, Needs, Pages, Tool, ToolDef, ToolOffer, ToolOutput};
+
+/// Every tool, in the order lists show them.
+fn all() -> &'static [Tool] {
+    static ALL: OnceLock<Vec<Tool>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all = crate::documents::tools();
+        all.extend(crate::guidance_tools::tools());
+        all.extend(crate::coding::tools());
+        all.extend(crate::lsp_tools::tools());
+        all.extend(crate::agents::tools());
+        all.push(crate::discovery::find_tools());
+        all
+    })
+}
+
+/// The tool named `name`, offered or not.
+pub fn find(name: &str) -> Option<&'static Tool> {
+    all().iter().find(|tool| tool.name() == name)
+}
+
+/// The tools `offer` serves (`find_tools` is listed by [`listed`]).
+pub fn list(offer: &ToolOffer) -> Vec<ToolDef> {
+    let mut listed: Vec<ToolDef> = all()
+        .iter()
+        .filter(|tool| tool.needs != Needs::Discovery && offer.offers_tool(tool))
+        .map(|tool| tool.def.clone())
+        .collect();
+    // Where `ucl` (which pages every cut result) is not offered, the next
+    // page of a cut result is asked of the tool that gave it: they take
+    // `page`, alone or with their usual arguments.
+    if !offer.offers("ucl") {
+        for def in listed.iter_mut().filter(|def| find(&def.name).is_some_and(|t| t.pages == Pages::Kept)) {
+            let mut schema = (*def.input_schema).clone();
+            if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+                let page =
+                    json!({"type": "integer", "minimum": 1, "description": "Page of this tool's last cut result"});
+                properties.insert("page".into(), page);
+            }
+            if let Some(required) = schema.remove("required") {
+                schema.insert("anyOf".into(), json!([{"required": required}, {"required": ["page"]}]));
+            }
+            def.input_schema = Arc::new(schema);
+        }
+    }
+    listed
+}
+
+/// The tools a client is shown: all of [`list`], or with discovery the
+/// core ones and `find_tools`.
+pub fn listed(offer: &ToolOffer) -> Vec<ToolDef> {
+    if !offer.discover {
+        return list(offer);
+    }
+    let mut core = list(offer);
+    core.retain(|t| crate::discovery::CORE_TOOLS.contains(&t.name.as_ref()));
+    core.extend(find("find_tools").map(|tool| tool.def.clone()));
+    core
+}
+
+/// Runs the tool `name` for `connection` (a blocking call: engine work).
+pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Result<ToolOutput, CallError> {
+    let tool = find(name)
+        .filter(|tool| connection.offer().offers_tool(tool))
+        .ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
+    // The next page of a cut result, from the tool that gave it (where
+    // `ucl`, which pages every result, is not offered).
+    if let (Some(page), 1) = (arguments.get("page").and_then(Value::as_u64), arguments.len()) {
+        if tool.pages == Pages::Kept {
+            return connection.page_of(name, usize::try_from(page).unwrap_or(usize::MAX));
+        }
+    }
+    tool.call(connection, arguments)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ucpkit_core::{BpeTokenizer, Tokenizer as _};
+
+    /// The number the README puts right before `words`.
+    fn readme_figure(words: &str) -> usize {
+        let readme = include_str!("../../../README.md");
+        readme
+            .split(words)
+            .next()
+            .and_then(|before| before.rsplit([' ', '(']).next())
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or_else(|| panic!("the README states what the tool list costs ({words})"))
+    }
+
+    #[test]
+    fn the_tool_list_is_lean() {
+        let root = tempfile::tempdir().unwrap();
+        let documents = ToolOffer::documents(8000);
+        let lsp = ucpkit_lsp::Lsp::new(root.path(), ucpkit_lsp::LspConfig::default()).unwrap();
+        let everything = ToolOffer {
+            root: Some(root.path().to_owned()),
+            lsp: Some(crate::lsp_tools::SharedLsp(std::sync::Arc::new(lsp))),
+            ..ToolOffer::documents(8000)
+        };
+        let cost = |offer: &ToolOffer| {
+            let listed = serde_json::to_string(&json!({ "tools": list(offer) })).unwrap();
+            BpeTokenizer::default().count(&listed)
+        };
+        // The README states both figures; they must stay true.
+        let claimed = readme_figure(" tokens for the document and memory tools");
+        assert_eq!(
+            cost(&documents),
+            claimed,
+            "the document and memory tools cost {}; the README says {claimed}",
+            cost(&documents)
+        );
+        let claimed = readme_figure(" tokens for the whole list");
+        assert_eq!(cost(&everything), claimed, "the whole list costs {}; the README says {claimed}", cost(&everything));
+        let store = tempfile::tempdir().unwrap();
+        let library = std::sync::Arc::new(crate::Library::open(crate::LibraryConfig::new(store.path())).unwrap());
+        let connection = crate::Connection::new(library.clone(), std::sync::Arc::new(everything.clone()));
+        assert_eq!(list(&everything).len(), 24);
+        for tool in list(&everything) {
+            // Every listed tool is dispatched (the empty object fails on its arguments, if at all).
+            let result = call(&connection, &tool.name, &JsonObject::new());
+            assert!(!matches!(result, Err(CallError::UnknownTool(_))), "{}", tool.name);
+        }
+        assert!(matches!(call(&connection, "nope", &JsonObject::new()), Err(CallError::UnknownTool(_))));
+        // Read-only: the writing tools are neither listed nor served; `only` narrows the list.
+        let read_only = ToolOffer { read_only: true, ..everything.clone() };
+        let names: Vec<_> = list(&read_only).into_iter().map(|t| t.name.to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                "ucl",
+                "context",
+                "search",
+                "repo_map",
+                "open",
+                "memory_search",
+                "memory_recent",
+                "plan",
+                "rules_for",
+                "skills_list",
+                "skill_load",
+                "grep",
+                "glob",
+                "read",
+                "ast_search"
+            ]
+        );
+        let connection = crate::Connection::new(library.clone(), std::sync::Arc::new(read_only));
+        let args = json!({"path": "a.txt", "content": "x"}).as_object().unwrap().clone();
+        assert!(matches!(call(&connection, "write", &args), Err(CallError::UnknownTool(_))));
+        assert!(!root.path().join("a.txt").exists());
+        let only = ToolOffer { only: Some(vec!["grep".into(), "context".into()]), ..everything.clone() };
+        let names: Vec<_> = list(&only).into_iter().map(|t| t.name.to_string()).collect();
+        assert_eq!(names, ["context", "grep"]);
+
+        // Discovery lists the core tools and find_tools; every tool is still served.
+        let discovering = ToolOffer { discover: true, ..everything };
+        let names: Vec<_> = listed(&discovering).into_iter().map(|t| t.name.to_string()).collect();
+        assert_eq!(names, ["ucl", "context", "search", "find_tools"]);
+        let claimed = readme_figure(" tokens with --discover-tools");
+        let listed_cost =
+            BpeTokenizer::default().count(&serde_json::to_string(&json!({ "tools": listed(&discovering) })).unwrap());
+        assert_eq!(listed_cost, claimed, "the discovering list costs {listed_cost}; the README says {claimed}");
+        let connection = crate::Connection::new(library, std::sync::Arc::new(discovering));
+        let args = json!({"intent": "store a finding for the next session"}).as_object().unwrap().clone();
+        let found = call(&connection, "find_tools", &args).unwrap().text;
+        assert!(found.contains("\"memory_store\""), "{found}");
+        let args = json!({"pattern": "x"}).as_object().unwrap().clone();
+        assert!(!matches!(call(&connection, "glob", &args), Err(CallError::UnknownTool(_))), "unlisted but served");
+    }
+
+    #[test]
+    fn the_schemas_are_derived_unchanged() {
+        // The lists as they were when each schema was written by hand; a
+        // change here changes what every client is shown.
+        let golden: Value = serde_json::from_str(include_str!("../tests/data/tool-list.json")).unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let lsp = ucpkit_lsp::Lsp::new(root.path(), ucpkit_lsp::LspConfig::default()).unwrap();
+        let everything = ToolOffer {
+            root: Some(root.path().to_owned()),
+            lsp: Some(crate::lsp_tools::SharedLsp(Arc::new(lsp))),
+            agents: Some(Default::default()),
+            ..ToolOffer::documents(8000)
+        };
+        let all = list(&everything);
+        let names: Vec<String> = all.iter().map(|t| t.name.clone()).filter(|n| n != "ucl").collect();
+        let without_ucl = list(&ToolOffer { only: Some(names), ..everything.clone() });
+        let discovering = listed(&ToolOffer { discover: true, ..everything });
+        for (key, now) in [("all", all), ("without_ucl", without_ucl), ("discovering", discovering)] {
+            let then = golden[key].as_array().unwrap();
+            assert_eq!(now.len(), then.len(), "{key}");
+            for (now, then) in now.iter().zip(then) {
+                assert_eq!(&serde_json::to_value(now).unwrap(), then, "{key}: {}", now.name);
+            }
+        }
+    }
+
+    #[test]
+    fn arguments_are_checked() {
+        let store = tempfile::tempdir().unwrap();
+        let library = std::sync::Arc::new(crate::Library::open(crate::LibraryConfig::new(store.path())).unwrap());
+        let connection = crate::Connection::new(library, Arc::new(ToolOffer::documents(8000)));
+        let error = |args: Value| {
+            let args = args.as_object().unwrap().clone();
+            call(&connection, "search", &args).unwrap_err().to_string()
+        };
+        assert!(error(json!({"query": "x", "extra": true})).contains("`extra`"));
+        assert!(error(json!({"query": 3})).starts_with("query: invalid type: integer `3`, expected a string"));
+        assert!(error(json!({"query": "x", "limit": 0})).starts_with("limit: invalid value: integer `0`"));
+        assert!(error(json!({})).contains("missing field `query`"));
+    }
+}

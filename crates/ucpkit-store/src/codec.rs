@@ -1,0 +1,385 @@
+//! Documents to rows: whole, or only what changed.
+//!
+//! Text and code, the bulk of every corpus, are stored as plain columns
+//! (`body`, `fmt`); only rarer content variants and metadata (tags, summary,
+//! custom values) go through JSON. That keeps a million-block reload fast
+//! (`load` reads the rows back).
+
+use std::collections::HashMap;
+
+use rusqlite::{params, OptionalExtension, Statement, Transaction};
+use serde_json::Value;
+use ucpkit_core::{BlockId, Content, Document, Edge, Metadata, Role, TextFormat};
+
+use crate::{db, StoreError};
+
+/// Upserts one block row.
+const UPSERT_BLOCK: &str = "
+    INSERT INTO blocks (doc, id, parent, children, kind, body, fmt, content, role, label, tokens,
+                        src_file, src_start, src_end, created_ms, modified_ms, extra)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+    ON CONFLICT (doc, id) DO UPDATE SET
+        parent = excluded.parent, children = excluded.children, kind = excluded.kind, body = excluded.body,
+        fmt = excluded.fmt, content = excluded.content, role = excluded.role, label = excluded.label,
+        tokens = excluded.tokens, src_file = excluded.src_file, src_start = excluded.src_start,
+        src_end = excluded.src_end, created_ms = excluded.created_ms, modified_ms = excluded.modified_ms,
+        extra = excluded.extra";
+
+const INSERT_EDGE: &str =
+    "INSERT INTO edges (doc, source, seq, type, target, metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+
+/// Refuses a partial document: written in place of the stored one, it
+/// would lose every block it does not hold.
+fn refuse_partial(document: &Document) -> Result<(), StoreError> {
+    if document.is_partial() {
+        return Err(StoreError::Partial(document.name().to_owned()));
+    }
+    Ok(())
+}
+
+/// Replaces the stored document of the same name with `document`, whole.
+pub(crate) fn write_document(tx: &Transaction<'_>, document: &Document) -> Result<(), StoreError> {
+    refuse_partial(document)?;
+    tx.execute("DELETE FROM documents WHERE name = ?1", params![document.name()])
+        .map_err(db("replacing the document"))?;
+    bump_revision(tx, document.name())?;
+    tx.execute(
+        "INSERT INTO documents (name, version, metadata, block_count, token_count, edge_count, saved_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![document.name(), document.version() as i64, "{}", 0, 0, 0, 0],
+    )
+    .map_err(db("writing the document"))?;
+    let doc = tx.last_insert_rowid();
+    let totals = Totals {
+        blocks: document.len() as i64,
+        tokens: document.blocks().map(|b| i64::from(b.metadata.tokens.unwrap_or(0))).sum(),
+        edges: document.edges().len() as i64,
+    };
+    write_summary(tx, doc, document, totals)?;
+    // Rows go in in key order: appending to the tables' trees is much
+    // cheaper than inserting all over them.
+    let mut ids = document.ordered_ids();
+    ids.sort_unstable();
+    let mut upsert = tx.prepare(UPSERT_BLOCK).map_err(db("preparing block writes"))?;
+    for id in ids {
+        write_block(&mut upsert, doc, document, id)?;
+    }
+    // Each source's edges in their order (dangling ones too).
+    let mut seq: HashMap<BlockId, u32> = HashMap::new();
+    let mut edges: Vec<(&Edge, u32)> = document
+        .ordered_edges()
+        .into_iter()
+        .map(|edge| {
+            let n = seq.entry(edge.source).or_default();
+            *n += 1;
+            (edge, *n - 1)
+        })
+        .collect();
+    edges.sort_by_key(|(edge, n)| (edge.source, *n));
+    let mut insert = tx.prepare(INSERT_EDGE).map_err(db("preparing edge writes"))?;
+    for (edge, n) in edges {
+        write_edge(&mut insert, doc, edge, n)?;
+    }
+    Ok(())
+}
+
+/// Writes only the blocks in `changed` (rewritten when present, deleted
+/// when gone) and their outgoing edges, to the stored document of the
+/// same name, which must be the one `document` was loaded from or last
+/// saved as, at version `base_version`. Returns false, writing nothing,
+/// when the stored document is not that one (the caller then writes it
+/// whole). The document's totals move by what the changed rows held and
+/// now hold, so `document` may be a part of the stored one when it holds
+/// every block in `changed` that it did not delete (the caller checks).
+pub(crate) fn write_changes(
+    tx: &Transaction<'_>,
+    document: &Document,
+    base_version: u64,
+    changed: &[BlockId],
+) -> Result<bool, StoreError> {
+    let stored: Option<(i64, i64)> = tx
+        .query_row("SELECT doc, version FROM documents WHERE name = ?1", params![document.name()], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()
+        .map_err(db("finding the document"))?;
+    let Some((doc, version)) = stored else { return Ok(false) };
+    if version as u64 != base_version {
+        return Ok(false);
+    }
+    bump_revision(tx, document.name())?;
+    // The totals move by what the changed rows held and now hold.
+    let mut totals: Totals = tx
+        .query_row("SELECT block_count, token_count, edge_count FROM documents WHERE doc = ?1", params![doc], |r| {
+            Ok(Totals { blocks: r.get(0)?, tokens: r.get(1)?, edges: r.get(2)? })
+        })
+        .map_err(db("reading the document"))?;
+    let mut old_row =
+        tx.prepare("SELECT tokens FROM blocks WHERE doc = ?1 AND id = ?2").map_err(db("preparing token reads"))?;
+    let mut old_edges =
+        tx.prepare("SELECT COUNT(*) FROM edges WHERE doc = ?1 AND source = ?2").map_err(db("preparing edge counts"))?;
+    for &id in changed {
+        let old: Option<Option<i64>> =
+            old_row.query_row(params![doc, &id.as_bytes()[..]], |r| r.get(0)).optional().map_err(db("reading rows"))?;
+        let edges: i64 =
+            old_edges.query_row(params![doc, &id.as_bytes()[..]], |r| r.get(0)).map_err(db("counting edges"))?;
+        totals.blocks -= i64::from(old.is_some());
+        totals.tokens -= old.flatten().unwrap_or(0);
+        totals.edges -= edges;
+        if let Some(block) = document.holding(id) {
+            totals.blocks += 1;
+            totals.tokens += i64::from(block.metadata.tokens.unwrap_or(0));
+            totals.edges += document.edges().outgoing(id).len() as i64;
+        }
+    }
+    write_summary(tx, doc, document, totals)?;
+    let mut upsert = tx.prepare(UPSERT_BLOCK).map_err(db("preparing block writes"))?;
+    let mut delete = tx.prepare("DELETE FROM blocks WHERE doc = ?1 AND id = ?2").map_err(db("preparing deletes"))?;
+    let mut delete_edges =
+        tx.prepare("DELETE FROM edges WHERE doc = ?1 AND source = ?2").map_err(db("preparing edge deletes"))?;
+    let mut insert_edge = tx.prepare(INSERT_EDGE).map_err(db("preparing edge writes"))?;
+    for &id in changed {
+        delete_edges.execute(params![doc, &id.as_bytes()[..]]).map_err(db("deleting edges"))?;
+        if document.holding(id).is_none() {
+            delete.execute(params![doc, &id.as_bytes()[..]]).map_err(db("deleting a block"))?;
+            continue;
+        }
+        write_block(&mut upsert, doc, document, id)?;
+        for (seq, edge) in document.edges().outgoing(id).iter().enumerate() {
+            write_edge(&mut insert_edge, doc, edge, seq as u32)?;
+        }
+    }
+    Ok(true)
+}
+
+/// Writes `document` over the stored version it was read or last saved as:
+/// only the rows its journal says changed, or whole when that is unknown
+/// (or the stored document is not that version).
+pub(crate) fn write_since_saved(tx: &Transaction<'_>, document: &Document) -> Result<(), StoreError> {
+    refuse_partial(document)?;
+    let written = match document.unsaved_changes() {
+        Some(changes) => write_changes(tx, document, changes.since_version, &changes.blocks)?,
+        None => false,
+    };
+    if !written {
+        write_document(tx, document)?;
+    }
+    Ok(())
+}
+
+/// Counts one more write of document `name`.
+fn bump_revision(tx: &Transaction<'_>, name: &str) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO revisions (document, revision) VALUES (?1, 1)
+         ON CONFLICT (document) DO UPDATE SET revision = revision + 1",
+        params![name],
+    )
+    .map_err(db("counting the document's revision"))?;
+    Ok(())
+}
+
+/// A stored document's totals: blocks, tokens over all blocks, edges.
+struct Totals {
+    blocks: i64,
+    tokens: i64,
+    edges: i64,
+}
+
+/// Sets the document row's version, metadata and totals.
+fn write_summary(tx: &Transaction<'_>, doc: i64, document: &Document, totals: Totals) -> Result<(), StoreError> {
+    let metadata = serde_json::to_string(&document.metadata).expect("metadata serializes");
+    tx.execute(
+        "UPDATE documents SET version = ?2, metadata = ?3, block_count = ?4, token_count = ?5, edge_count = ?6,
+                              saved_ms = ?7
+         WHERE doc = ?1",
+        params![
+            doc,
+            document.version() as i64,
+            metadata,
+            totals.blocks.max(0),
+            totals.tokens.max(0),
+            totals.edges.max(0),
+            ucpkit_core::now_ms()
+        ],
+    )
+    .map_err(db("writing the document"))?;
+    Ok(())
+}
+
+/// Writes block `id` of `document`, with its parent and children, as
+/// document number `doc`'s row.
+fn write_block(upsert: &mut Statement<'_>, doc: i64, document: &Document, id: BlockId) -> Result<(), StoreError> {
+    let block = document.get(id).expect("only present blocks are written");
+    let parent = document.parent(id);
+    let children = document.children(id);
+    let children: Option<Vec<u8>> =
+        (!children.is_empty()).then(|| children.iter().flat_map(|c| c.as_bytes().iter().copied()).collect());
+    let (body, fmt, content) = split_content(&block.content);
+    let meta = &block.metadata;
+    let source = meta.source.as_ref();
+    upsert
+        .execute(params![
+            doc,
+            &id.as_bytes()[..],
+            parent.as_ref().map(|p| &p.as_bytes()[..]),
+            children,
+            block.content.kind(),
+            body,
+            fmt,
+            content,
+            meta.role.as_ref().map(Role::as_str),
+            meta.label,
+            meta.tokens,
+            source.map(|s| s.file.as_ref()),
+            source.map(|s| s.start_line),
+            source.map(|s| s.end_line),
+            meta.timestamps.created_ms,
+            meta.timestamps.modified_ms,
+            extra_json(meta),
+        ])
+        .map_err(db("writing blocks"))?;
+    Ok(())
+}
+
+/// Writes `edge` as outgoing edge number `seq` of its source.
+fn write_edge(insert: &mut Statement<'_>, doc: i64, edge: &Edge, seq: u32) -> Result<(), StoreError> {
+    let metadata = (!edge.metadata.is_empty()).then(|| serde_json::to_string(&edge.metadata).expect("serializes"));
+    let (source, target) = (&edge.source.as_bytes()[..], &edge.target.as_bytes()[..]);
+    insert.execute(params![doc, source, seq, edge.edge_type.name(), target, metadata]).map_err(db("writing edges"))?;
+    Ok(())
+}
+
+/// The stored columns of a content: `(body, fmt, content JSON)`.
+fn split_content(content: &Content) -> (Option<&str>, Option<&str>, Option<String>) {
+    match content {
+        Content::Text { text, format } => {
+            let fmt = match format {
+                TextFormat::Markdown => None,
+                TextFormat::Plain => Some("plain"),
+                TextFormat::Html => Some("html"),
+            };
+            (Some(text), fmt, None)
+        }
+        Content::Code { language, source } => (Some(source), language.as_deref(), None),
+        Content::Composite => (None, None, None),
+        other => (None, None, Some(serde_json::to_string(other).expect("content serializes"))),
+    }
+}
+
+fn extra_json(meta: &Metadata) -> Option<String> {
+    if meta.tags.is_empty() && meta.summary.is_none() && meta.custom.is_empty() {
+        return None;
+    }
+    let mut extra = serde_json::Map::new();
+    if !meta.tags.is_empty() {
+        extra.insert("tags".into(), meta.tags.clone().into());
+    }
+    if let Some(summary) = &meta.summary {
+        extra.insert("summary".into(), summary.clone().into());
+    }
+    if !meta.custom.is_empty() {
+        extra.insert("custom".into(), Value::Object(meta.custom.clone().into_iter().collect()));
+    }
+    Some(Value::Object(extra).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Store;
+    use ucpkit_core::{Align, Block, EdgeType, MediaKind, SourceLocation, Timestamps};
+
+    fn block(content: Content, role: Role, n: u32) -> Block {
+        let mut meta = Metadata::with_role(role.clone());
+        meta.tokens = Some(n);
+        meta.timestamps = Timestamps::at(1000 + i64::from(n));
+        Block::new(Block::derive_id(&content, Some(&role), "", n), content, meta)
+    }
+
+    fn sample() -> Document {
+        let mut doc = Document::new("sample");
+        doc.metadata.title = Some("Sample".into());
+        let h = doc.append_child(BlockId::ROOT, block(Content::markdown("Intro"), Role::Heading1, 1)).unwrap();
+        let mut para = block(Content::plain("plain words"), Role::Paragraph, 2);
+        para.metadata.tags = vec!["a".into()];
+        para.metadata.summary = Some("sum".into());
+        para.metadata.label = Some("p1".into());
+        para.metadata.custom.insert("k".into(), serde_json::json!({"x": 1}));
+        para.metadata.source = Some(SourceLocation { file: "a.md".into(), start_line: 3, end_line: 4 });
+        let p = doc.append_child(h, para).unwrap();
+        let all = [
+            block(Content::code(Some("rust".into()), "fn x() {}\n"), Role::Code, 3),
+            block(Content::code(None, "plain code"), Role::Code, 4),
+            block(
+                Content::Table { columns: vec!["a".into()], rows: vec![vec!["1".into()]], align: vec![Align::Center] },
+                Role::Table,
+                5,
+            ),
+            block(
+                Content::Media { kind: MediaKind::Image, uri: "i.png".into(), alt: None, title: None },
+                Role::Image,
+                6,
+            ),
+            block(Content::Json { value: serde_json::json!([1, "two"]) }, Role::Metadata, 7),
+            block(Content::Binary { mime: "x/y".into(), data: vec![0, 1, 2] }, Role::Metadata, 8),
+            block(Content::Composite, Role::Section, 9),
+            block(Content::Text { text: "<b>x</b>".into(), format: TextFormat::Html }, Role::Paragraph, 10),
+        ];
+        for b in all {
+            doc.append_child(h, b).unwrap();
+        }
+        let first_code = doc.children(h)[1];
+        let mut edge = Edge::new(p, EdgeType::Custom("see".into()), first_code);
+        edge.metadata.confidence = Some(0.5);
+        doc.add_edge(edge).unwrap();
+        doc.add_edge(Edge::new(first_code, EdgeType::LinksTo, h)).unwrap();
+        doc
+    }
+
+    #[test]
+    fn documents_round_trip_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path()).unwrap();
+        let doc = sample();
+        store.save_document(&doc).unwrap();
+        let back = store.load_document("sample").unwrap();
+        assert_eq!(back.to_json(true), doc.to_json(true));
+        let summary = &store.documents().unwrap()[0];
+        assert_eq!((summary.blocks, summary.tokens, summary.edges), (11, 55, 2));
+        assert_eq!(summary.title.as_deref(), Some("Sample"));
+    }
+
+    #[test]
+    fn saving_again_replaces_and_names_are_resolved() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path()).unwrap();
+        store.save_document(&sample()).unwrap();
+        assert_eq!(store.resolve_name(None).unwrap(), "sample");
+        store.save_document(&sample()).unwrap();
+        store.save_document(&Document::new("other")).unwrap();
+        assert_eq!(store.documents().unwrap().len(), 2);
+        assert!(matches!(store.resolve_name(None), Err(StoreError::DocumentNotChosen(_))));
+        assert!(matches!(store.load_document("nope"), Err(StoreError::NoSuchDocument { .. })));
+        assert!(store.delete_document("other").unwrap());
+        assert_eq!(store.resolve_name(None).unwrap(), "sample");
+        // Agents' memories and plans beside one corpus leave it the default,
+        // and alone are no default.
+        store.save_document(&Document::new("memory")).unwrap();
+        store.save_document(&Document::new("relations@agent-7")).unwrap();
+        assert_eq!(store.resolve_name(None).unwrap(), "sample");
+        assert!(store.delete_document("sample").unwrap());
+        let alone = store.resolve_name(None).unwrap_err().to_string();
+        assert!(alone.contains("only agents' memories and plans"), "{alone}");
+        store.save_document(&sample()).unwrap();
+        assert_eq!(store.resolve_name(Some("memory")).unwrap(), "memory");
+        store.save_document(&Document::new("other")).unwrap();
+        assert!(matches!(store.resolve_name(None), Err(StoreError::DocumentNotChosen(_))));
+        store.integrity_check().unwrap();
+    }
+
+    #[test]
+    fn missing_store_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(matches!(Store::open_existing(dir.path().join("none")), Err(StoreError::Missing(_))));
+    }
+}

@@ -1,0 +1,99 @@
+//! The rules a document name must follow, checked once here before
+//! anything is written under it, by every front end (`ucp index --name`,
+//! `ucp context --doc`, MCP `open`) and again by the store's writes.
+//!
+//! A name becomes a database key, a `ucp://<document>` URI and part of
+//! the search index's folder name (`search/<name>-<digest>/`), so it must
+//! be short enough for every file system's 255-byte file names and hold
+//! nothing that changes a path or a URI.
+
+use crate::StoreError;
+
+/// Most characters in a document name.
+pub const MAX_DOCUMENT_NAME_CHARS: usize = 128;
+
+/// The documents UCP keeps for agents rather than for a corpus: their
+/// memories and their plans (`memory`, `relations`, each also per
+/// namespace as `<name>@<namespace>`). A store's default document is
+/// chosen among the others, so storing a memory never makes a one-corpus
+/// store ask which document to use.
+pub const AGENT_STATE_DOCUMENTS: [&str; 2] = ["memory", "relations"];
+
+/// Whether document `name` holds agent state ([`AGENT_STATE_DOCUMENTS`]).
+///
+/// ```
+/// assert!(ucpkit_store::is_agent_state("memory"));
+/// assert!(ucpkit_store::is_agent_state("relations@agent-7"));
+/// assert!(!ucpkit_store::is_agent_state("memory-notes"));
+/// ```
+pub fn is_agent_state(name: &str) -> bool {
+    let base = name.split_once('@').map_or(name, |(base, _)| base);
+    AGENT_STATE_DOCUMENTS.contains(&base)
+}
+
+/// Checks `name` against the rules for document names; the error names
+/// the rule that failed.
+///
+/// ```
+/// assert!(ucpkit_store::check_document_name("node-docs").is_ok());
+/// assert!(ucpkit_store::check_document_name(&"x".repeat(300)).is_err());
+/// assert!(ucpkit_store::check_document_name("a/b").is_err());
+/// ```
+pub fn check_document_name(name: &str) -> Result<(), StoreError> {
+    let invalid = |rule: String| Err(StoreError::InvalidName { name: shown(name), rule });
+    let chars = name.chars().count();
+    if name.trim().is_empty() {
+        return invalid("a document name cannot be empty".into());
+    }
+    if chars > MAX_DOCUMENT_NAME_CHARS {
+        return invalid(format!(
+            "a document name has at most {MAX_DOCUMENT_NAME_CHARS} characters; this one has {chars}"
+        ));
+    }
+    if name.chars().any(char::is_control) {
+        return invalid("a document name cannot hold control characters (newlines, tabs, ...)".into());
+    }
+    if name.contains(['/', '\\']) {
+        return invalid("a document name cannot hold `/` or `\\` (it is part of ucp:// URIs and folder names)".into());
+    }
+    if name.trim() != name {
+        return invalid("a document name cannot start or end with whitespace".into());
+    }
+    Ok(())
+}
+
+/// The name as an error shows it: a long one is cut, control characters
+/// are escaped by `{:?}` where it is printed.
+fn shown(name: &str) -> String {
+    const SHOWN: usize = 40;
+    if name.chars().count() <= SHOWN {
+        return name.to_owned();
+    }
+    let head: String = name.chars().take(SHOWN).collect();
+    format!("{head}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(name: &str) -> String {
+        check_document_name(name).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn names_follow_the_rules() {
+        for good in ["node", "Node API docs", "guide.v2", "café", "n".repeat(MAX_DOCUMENT_NAME_CHARS).as_str()] {
+            assert!(check_document_name(good).is_ok(), "{good}");
+        }
+        assert!(rule("").contains("cannot be empty"));
+        assert!(rule("  ").contains("cannot be empty"));
+        let long = rule(&"n".repeat(300));
+        assert!(long.contains("at most 128 characters; this one has 300"), "{long}");
+        assert!(long.len() < 200, "the name is cut in the message: {long}");
+        assert!(rule("a\nb").contains("control characters"));
+        assert!(rule("../etc").contains("`/`"));
+        assert!(rule("a\\b").contains("`/`"));
+        assert!(rule(" padded").contains("whitespace"));
+    }
+}

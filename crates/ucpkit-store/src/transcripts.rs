@@ -1,0 +1,81 @@
+//! Agent transcripts: each `ucp agent` run's conversation, saved after every
+//! step under the run's session name so it can be taken up again. A save
+//! names the revision it read, so two runs of one session never overwrite
+//! each other.
+
+use rusqlite::{params, OptionalExtension};
+
+use crate::{db, Store, StoreError};
+
+/// A stored transcript.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredTranscript {
+    /// Its body (the agent's JSON record).
+    pub body: String,
+    /// Its revision, which the next save names.
+    pub revision: u64,
+}
+
+impl Store {
+    /// The transcript saved as `name`, if any.
+    pub fn load_transcript(&self, name: &str) -> Result<Option<StoredTranscript>, StoreError> {
+        self.conn
+            .query_row("SELECT body, revision FROM transcripts WHERE name = ?1", params![name], |r| {
+                Ok(StoredTranscript { body: r.get(0)?, revision: r.get::<_, i64>(1)? as u64 })
+            })
+            .optional()
+            .map_err(db("reading a transcript"))
+    }
+
+    /// Saves `body` as transcript `name` if the stored one is still at
+    /// `read_at` (0: there was none); returns the new revision. Otherwise
+    /// [`StoreError::TranscriptConflict`] and nothing is written.
+    pub fn save_transcript(&mut self, name: &str, body: &str, read_at: u64) -> Result<u64, StoreError> {
+        if name.trim().is_empty() {
+            return Err(StoreError::InvalidName {
+                name: name.to_owned(),
+                rule: "a session name cannot be empty".into(),
+            });
+        }
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(db("starting a transaction"))?;
+        let found: Option<i64> = tx
+            .query_row("SELECT revision FROM transcripts WHERE name = ?1", params![name], |r| r.get(0))
+            .optional()
+            .map_err(db("reading a transcript's revision"))?;
+        let found = found.unwrap_or(0) as u64;
+        if found != read_at {
+            return Err(StoreError::TranscriptConflict { name: name.to_owned(), expected: read_at, found });
+        }
+        tx.execute(
+            "INSERT INTO transcripts (name, body, updated_ms, revision) VALUES (?1, ?2, ?3, 1)
+             ON CONFLICT (name) DO UPDATE SET body = excluded.body, updated_ms = excluded.updated_ms,
+                                              revision = revision + 1",
+            params![name, body, ucpkit_core::now_ms()],
+        )
+        .map_err(db("writing a transcript"))?;
+        tx.commit().map_err(db("committing a transcript"))?;
+        Ok(found + 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn saves_name_the_revision_they_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path().join("ucp.db")).unwrap();
+        assert_eq!(store.load_transcript("s").unwrap(), None);
+        assert_eq!(store.save_transcript("s", "one", 0).unwrap(), 1);
+        assert_eq!(store.save_transcript("s", "two", 1).unwrap(), 2);
+        let stale = store.save_transcript("s", "lost", 1).unwrap_err();
+        assert!(matches!(stale, StoreError::TranscriptConflict { expected: 1, found: 2, .. }), "{stale}");
+        assert!(store.save_transcript("t", "new", 3).is_err(), "a transcript that is not there was not read");
+        assert_eq!(store.load_transcript("s").unwrap(), Some(StoredTranscript { body: "two".into(), revision: 2 }));
+        assert!(store.save_transcript(" ", "x", 0).is_err());
+    }
+}

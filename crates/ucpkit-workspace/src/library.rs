@@ -1,0 +1,833 @@
+//! The store and the documents loaded from it: each document once (engine,
+//! sessions, search index), shared by every caller; indexing paths into it;
+//! writing back what changed.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use ucpkit_core::Snapshot;
+use ucpkit_core::{BpeTokenizer, Document, Tokenizer};
+use ucpkit_engine::Engine;
+use ucpkit_ingest::{Changes, IngestOptions, IngestReport, Sources, Update};
+use ucpkit_search::{load_embedder, SearchConfig, SearchIndex, SyncProgress, SyncReport};
+use ucpkit_sessions::{GlobalLimits, SessionHost, SessionLimits};
+use ucpkit_store::{DocumentSummary, IndexedFrom, Part, SessionWrite, Store};
+
+use crate::WorkspaceError;
+
+/// How a library opens its store and the sessions it gives out.
+#[derive(Clone)]
+pub struct LibraryConfig {
+    /// The store directory (`.ucp`).
+    pub store_dir: PathBuf,
+    /// The document callers start in (the store's only one when `None`).
+    pub document: Option<String>,
+    /// An embedding model directory: hybrid search when set.
+    pub model: Option<PathBuf>,
+    /// Paths under these folders may be indexed (none by default, as a
+    /// server wants); `None` allows any path (a local command line).
+    pub allowed_roots: Option<Vec<PathBuf>>,
+    /// Limits over all sessions of a document.
+    pub limits: GlobalLimits,
+    /// Limits of each new session.
+    pub session_limits: SessionLimits,
+    /// Sessions may not run edit commands, and nothing is indexed.
+    pub read_only: bool,
+    /// When a document has `limits.max_sessions` open, a new session takes
+    /// the place of the one idle longest, if it has been idle at least this
+    /// long (a named one is saved first).
+    pub evict_idle_after: Duration,
+    /// Told how building or catching up a search index goes.
+    pub sync_progress: Option<Arc<dyn SyncProgress + Send + Sync>>,
+    /// Writes the summaries of `CTX COMPRESS METHOD=SUMMARIZE` (the
+    /// extractive summarizer when `None`; an LLM summarizer plugs in here).
+    pub summarizer: Option<Arc<dyn ucpkit_context::Summarizer>>,
+    /// Start building the tokenizer's tables in the background when the
+    /// library opens, for a caller that will count tokens soon (on by
+    /// default). A one-shot call that may count none turns it off: the
+    /// tables are then built only if it does, and a two-core machine is
+    /// not kept busy for nothing.
+    pub warm_tokenizer: bool,
+}
+
+/// Default idle time after which a session may give its place to a new one.
+pub const EVICT_IDLE_AFTER: Duration = Duration::from_secs(30);
+
+impl LibraryConfig {
+    /// A configuration over `store_dir` with the default limits.
+    pub fn new(store_dir: impl Into<PathBuf>) -> Self {
+        LibraryConfig {
+            store_dir: store_dir.into(),
+            document: None,
+            model: None,
+            allowed_roots: Some(Vec::new()),
+            limits: GlobalLimits::default(),
+            session_limits: SessionLimits::default(),
+            read_only: false,
+            evict_idle_after: EVICT_IDLE_AFTER,
+            sync_progress: None,
+            summarizer: None,
+            warm_tokenizer: true,
+        }
+    }
+}
+
+/// One loaded document: its engine and sessions, and its search index.
+pub struct Workspace {
+    name: String,
+    traversal: SessionHost,
+    pub(crate) index: Arc<SearchIndex>,
+    /// What opening the search index did (built, caught up, nothing).
+    opened: SyncReport,
+    /// What was last written to (or read from) the store.
+    pub(crate) saved: Mutex<Saved>,
+    /// For a document held in part (a one-shot script on the blocks it
+    /// names): what was read, which writes go through
+    /// ([`Store::save_part`]). `None` for a whole document.
+    pub(crate) part: Option<Part>,
+}
+
+impl Workspace {
+    /// The document's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The engine and sessions over the document.
+    pub fn traversal(&self) -> &SessionHost {
+        &self.traversal
+    }
+
+    /// The document's search index.
+    pub fn index(&self) -> &SearchIndex {
+        &self.index
+    }
+
+    /// Notes that the document at version `now` holds what it held at
+    /// version `was` (a failed script was undone), so that a save when
+    /// `was` was the version last written writes nothing.
+    pub(crate) fn note_unchanged(&self, was: u64, now: u64) {
+        let _writer = self.traversal.writer();
+        let mut saved = lock(&self.saved);
+        if saved.version == was && self.traversal.engine().document().version() == now {
+            saved.version = now;
+        }
+    }
+
+    /// What opening the search index did when the document was loaded (or
+    /// what catching it up did, when indexing again changed the document).
+    pub fn index_opened(&self) -> &SyncReport {
+        &self.opened
+    }
+}
+
+/// The state of a loaded document the store holds.
+pub(crate) struct Saved {
+    /// The document's version then.
+    pub(crate) version: u64,
+    /// Its snapshots then.
+    pub(crate) snapshots: Vec<Snapshot>,
+    /// The store's revision of it: a write is refused when the store's has
+    /// moved on (another writer came in between).
+    pub(crate) revision: u64,
+    /// The store's revision of each open named session's record (0: not
+    /// stored yet): a save is refused when another holder saved it since.
+    pub(crate) sessions: HashMap<String, u64>,
+}
+
+/// What [`Library::index`] did.
+pub struct Indexed {
+    /// The document, loaded.
+    pub workspace: Arc<Workspace>,
+    /// What ingest read and found.
+    pub report: IngestReport,
+    /// Whether the document differed from the stored one (and was written).
+    pub changed: bool,
+    /// Seconds to ingest and write.
+    pub seconds: f64,
+}
+
+/// What [`Library::index_stored`] did.
+pub struct IndexedStored {
+    /// The document's name.
+    pub name: String,
+    /// What ingest read and found (an unchanged document's counts as stored).
+    pub report: IngestReport,
+    /// Whether the document differed from the stored one (and was written).
+    pub changed: bool,
+    /// Seconds to ingest and write.
+    pub seconds: f64,
+}
+
+/// One index run: the document loaded when it was asked for or written.
+struct IndexRun {
+    name: String,
+    workspace: Option<Arc<Workspace>>,
+    report: IngestReport,
+    changed: bool,
+    seconds: f64,
+}
+
+/// How [`Library::index`] treats its paths.
+#[derive(Debug, Clone)]
+pub struct IndexOptions {
+    /// Files larger than this many bytes are skipped with a warning.
+    pub max_file_size: u64,
+    /// Index a document edited since it was last indexed anyway: a
+    /// snapshot keeps the edited version, then the files replace it.
+    pub replace_edits: bool,
+}
+
+impl Default for IndexOptions {
+    fn default() -> Self {
+        IndexOptions { max_file_size: ucpkit_ingest::DEFAULT_MAX_FILE_SIZE, replace_edits: false }
+    }
+}
+
+/// Told how [`Library::index`] goes: files read (as ingest tells), then
+/// the write of a changed document.
+pub trait IndexProgress: ucpkit_ingest::Progress {
+    /// A changed document of `blocks` blocks is about to be written.
+    fn writing(&self, _name: &str, _blocks: usize) {}
+}
+
+impl IndexProgress for () {}
+
+/// The store and the documents loaded from it.
+pub struct Library {
+    pub(crate) config: LibraryConfig,
+    /// The store directory as written in errors (absolute, resolved).
+    store_paths: Vec<String>,
+    pub(crate) store: Mutex<Store>,
+    pub(crate) loaded: Mutex<HashMap<String, Arc<Workspace>>>,
+    /// Built on first use; a thread starts building its tables when the
+    /// library opens, while the document loads.
+    tokenizer: OnceLock<BpeTokenizer>,
+    /// Held while a change to agents' memories or plans is checked and
+    /// written, so two callers in this process (two MCP clients) cannot
+    /// both pass a check the other's write would fail (a cycle, a
+    /// duplicate); other processes are caught by the store's revision.
+    pub(crate) agent_state: Mutex<()>,
+}
+
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Library {
+    /// Opens the store, creating it when it does not exist. Allowed roots
+    /// are resolved now, so a link added later cannot widen them.
+    pub fn open(config: LibraryConfig) -> Result<Library, WorkspaceError> {
+        let store = Store::open(&config.store_dir)?;
+        Library::with_store(config, store)
+    }
+
+    /// Opens a store that must exist already (commands that only read).
+    pub fn open_existing(config: LibraryConfig) -> Result<Library, WorkspaceError> {
+        let store = Store::open_existing(&config.store_dir)?;
+        Library::with_store(config, store)
+    }
+
+    fn with_store(mut config: LibraryConfig, store: Store) -> Result<Library, WorkspaceError> {
+        if let Some(roots) = &config.allowed_roots {
+            let resolved = roots
+                .iter()
+                .map(|root| {
+                    root.canonicalize()
+                        .map_err(|e| WorkspaceError::Path(format!("cannot read {}: {e}", root.display())))
+                })
+                .collect::<Result<_, _>>()?;
+            config.allowed_roots = Some(resolved);
+        }
+        let mut store_paths: Vec<String> =
+            [config.store_dir.canonicalize().ok(), std::path::absolute(&config.store_dir).ok()]
+                .into_iter()
+                .flatten()
+                .map(|p| p.display().to_string())
+                .collect();
+        // The longest first, so a path is never half replaced.
+        store_paths.sort_by_key(|p| std::cmp::Reverse(p.len()));
+        store_paths.dedup();
+        // The tables take a while to build; the first caller waits for
+        // this thread's work instead of repeating it.
+        if config.warm_tokenizer {
+            std::thread::spawn(|| {
+                let _ = BpeTokenizer::default();
+            });
+        }
+        Ok(Library {
+            store_paths,
+            config,
+            store: Mutex::new(store),
+            loaded: Mutex::new(HashMap::new()),
+            tokenizer: OnceLock::new(),
+            agent_state: Mutex::new(()),
+        })
+    }
+
+    /// Ends the library of a process about to exit: the store is closed as
+    /// usual, but the loaded documents are left to the operating system,
+    /// which takes their memory back at once (freeing 750,000 blocks one
+    /// by one costs a quarter of a second, for nothing).
+    pub fn close_for_exit(self) {
+        let Library { store, loaded, .. } = self;
+        drop(store);
+        std::mem::forget(loaded);
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LibraryConfig {
+        &self.config
+    }
+
+    /// The store's directory.
+    pub fn store_dir(&self) -> &Path {
+        &self.config.store_dir
+    }
+
+    /// The exact tokenizer results are counted with (o200k).
+    pub fn tokenizer(&self) -> &dyn Tokenizer {
+        self.tokenizer.get_or_init(BpeTokenizer::default)
+    }
+
+    /// Whether this library holds a loaded copy of document `name` (a
+    /// one-shot context from parts of the store loads none).
+    pub fn holds(&self, name: &str) -> bool {
+        lock(&self.loaded).contains_key(name)
+    }
+
+    /// The stored documents.
+    pub fn documents(&self) -> Result<Vec<DocumentSummary>, WorkspaceError> {
+        Ok(lock(&self.store).documents()?)
+    }
+
+    /// The document callers start in: the configured one, else the store's
+    /// only one.
+    pub fn default_document(&self) -> Result<String, WorkspaceError> {
+        Ok(lock(&self.store).resolve_name(self.config.document.as_deref())?)
+    }
+
+    /// The document `name`, loaded on first use with its search index
+    /// (built or caught up when it is missing or behind).
+    pub fn workspace(&self, name: &str) -> Result<Arc<Workspace>, WorkspaceError> {
+        let mut loaded = lock(&self.loaded);
+        if let Some(workspace) = loaded.get(name) {
+            return Ok(Arc::clone(workspace));
+        }
+        let (doc, snapshots, revision) = {
+            let store = lock(&self.store);
+            if !store.documents()?.iter().any(|d| d.name == name) {
+                return Err(WorkspaceError::NoDocument(name.to_owned()));
+            }
+            let (doc, revision) = store.load_with_revision(name)?;
+            (doc, store.load_snapshots(name)?, revision)
+        };
+        let workspace = Arc::new(self.load(doc, snapshots, revision)?);
+        loaded.insert(name.to_owned(), Arc::clone(&workspace));
+        Ok(workspace)
+    }
+
+    fn load(&self, doc: Document, snapshots: Vec<Snapshot>, revision: u64) -> Result<Workspace, WorkspaceError> {
+        let (index, opened) = self.open_index(&doc, revision)?;
+        Ok(self.assemble(doc, snapshots, revision, Arc::new(index), opened))
+    }
+
+    /// A workspace over `doc`, stored at `revision`, with its open index.
+    fn assemble(
+        &self,
+        doc: Document,
+        snapshots: Vec<Snapshot>,
+        revision: u64,
+        index: Arc<SearchIndex>,
+        opened: SyncReport,
+    ) -> Workspace {
+        let name = doc.name().to_owned();
+        let version = doc.version();
+        let mut traversal =
+            SessionHost::with_limits(Engine::with_snapshots(doc, snapshots.clone()), self.config.limits.clone());
+        traversal.set_search(index.clone());
+        if let Some(summarizer) = &self.config.summarizer {
+            traversal.set_summarizer(Arc::clone(summarizer));
+        }
+        let saved = Mutex::new(Saved { version, snapshots, revision, sessions: HashMap::new() });
+        Workspace { name, traversal, index, opened, saved, part: None }
+    }
+
+    /// A workspace over the partial document `doc` grown from `part` (the
+    /// library does not keep it): its writes are [`Store::save_part`]s,
+    /// its index syncs only the changed blocks.
+    pub(crate) fn assemble_part(&self, doc: Document, part: Part, index: Arc<SearchIndex>) -> Workspace {
+        let revision = part.revision();
+        let mut workspace = self.assemble(doc, Vec::new(), revision, index, SyncReport::default());
+        workspace.part = Some(part);
+        workspace
+    }
+
+    /// Opens the search index of `doc`, as the store holds it at
+    /// `revision`, building or catching it up.
+    fn open_index(&self, doc: &Document, revision: u64) -> Result<(SearchIndex, SyncReport), WorkspaceError> {
+        let embedder = self.config.model.as_deref().map(load_embedder).transpose()?;
+        let dir = ucpkit_search::index_dir(&self.config.store_dir, doc.name());
+        let progress: &dyn SyncProgress = match &self.config.sync_progress {
+            Some(progress) => progress.as_ref(),
+            None => &(),
+        };
+        Ok(SearchIndex::open_at(&dir, doc, Some(revision), embedder, SearchConfig::default(), progress)?)
+    }
+
+    /// Whether `workspace` is still the library's copy of its document and
+    /// the store still holds the revision it was loaded at. A stale copy
+    /// (another process wrote the document) is dropped, so the next
+    /// [`Library::workspace`] loads the document as the store has it: a
+    /// long-lived holder (an MCP connection) asks before each call. One
+    /// small read of the store.
+    pub fn is_current(&self, workspace: &Workspace) -> bool {
+        // Locks one at a time (a write holds `saved` and then takes `loaded`).
+        let held = lock(&workspace.saved).revision;
+        let stored = lock(&self.store).revision(workspace.name());
+        // A store that cannot be read now keeps the copy; the next write says why.
+        let fresh = stored.is_err() || stored.ok() == Some(held);
+        let mut loaded = lock(&self.loaded);
+        let cached = loaded.get(workspace.name()).is_some_and(|w| std::ptr::eq(w.as_ref(), workspace));
+        if cached && !fresh {
+            loaded.remove(workspace.name());
+        }
+        cached && fresh
+    }
+
+    /// Ingests `paths` as the document `name` (default: the first path's
+    /// name) and writes it unless the stored one is the same. With allowed
+    /// roots, every path must lie under one. A read-only library writes
+    /// nothing: it only opens a stored document whose content is the same.
+    /// A document edited since it was last indexed is refused
+    /// ([`WorkspaceError::Edited`]) unless `options.replace_edits`.
+    pub fn index(
+        &self,
+        paths: &[PathBuf],
+        name: Option<&str>,
+        options: &IndexOptions,
+        progress: &dyn IndexProgress,
+    ) -> Result<Indexed, WorkspaceError> {
+        let done = self.index_paths(paths, name, options, progress, true)?;
+        let Some(workspace) = done.workspace else {
+            return Err(WorkspaceError::Damaged(format!("{:?} was indexed but could not be opened", done.name)));
+        };
+        // The next one-shot context ranks from it without loading the document.
+        self.keep_layout(&workspace);
+        Ok(Indexed { workspace, report: done.report, changed: done.changed, seconds: done.seconds })
+    }
+
+    /// [`Library::index`] for a caller that may not need the document
+    /// loaded: an unchanged one is not (a one-shot `ucp context --corpus`
+    /// then reads only what its question reaches).
+    pub fn index_stored(
+        &self,
+        paths: &[PathBuf],
+        name: Option<&str>,
+        options: &IndexOptions,
+        progress: &dyn IndexProgress,
+    ) -> Result<IndexedStored, WorkspaceError> {
+        let done = self.index_paths(paths, name, options, progress, false)?;
+        if let Some(workspace) = &done.workspace {
+            self.keep_layout(workspace);
+        }
+        Ok(IndexedStored { name: done.name, report: done.report, changed: done.changed, seconds: done.seconds })
+    }
+
+    fn index_paths(
+        &self,
+        paths: &[PathBuf],
+        name: Option<&str>,
+        options: &IndexOptions,
+        progress: &dyn IndexProgress,
+        load: bool,
+    ) -> Result<IndexRun, WorkspaceError> {
+        let started = Instant::now();
+        let first = paths.first().ok_or_else(|| WorkspaceError::Invalid("no path to index".into()))?;
+        let resolved: Vec<PathBuf> = match &self.config.allowed_roots {
+            None => paths.to_vec(),
+            Some(roots) => paths
+                .iter()
+                .map(|path| {
+                    let not_allowed = || WorkspaceError::NotAllowed(path.display().to_string());
+                    let resolved = path.canonicalize().map_err(|_| not_allowed())?;
+                    if roots.iter().any(|root| resolved.starts_with(root)) {
+                        Ok(resolved)
+                    } else {
+                        Err(not_allowed())
+                    }
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        let name = name.map_or_else(|| ucpkit_ingest::default_name(&resolved[0]), str::to_owned);
+        ucpkit_store::check_document_name(&name)?;
+        refuse_agent_state(&name)?;
+        if lock(&self.store).edited_since_index(&name)? && !self.config.read_only {
+            if !options.replace_edits {
+                return Err(WorkspaceError::Edited { name, path: first.display().to_string() });
+            }
+            self.snapshot_edits(&name)?;
+        }
+        // What is written replaces the document only if no other writer
+        // came in since (an edit made while the files are read is not
+        // silently overwritten).
+        let base = lock(&self.store).revision(&name)?;
+        let options = IngestOptions { max_file_size: options.max_file_size, ..IngestOptions::default() };
+        // The caller named `path`: an error says that, not where it resolved to.
+        let ingest_error = |e: ucpkit_ingest::IngestError| {
+            let text = resolved
+                .iter()
+                .zip(paths)
+                .fold(e.to_string(), |text, (r, p)| text.replace(&r.display().to_string(), &p.display().to_string()));
+            if self.config.allowed_roots.is_some() {
+                WorkspaceError::Path(text)
+            } else {
+                WorkspaceError::Ingest(e)
+            }
+        };
+        let refuse = |exists: bool| {
+            let why = if exists { "differs from the stored document" } else { "is not stored as the document" };
+            WorkspaceError::ReadOnly(format!(
+                "{} {why} {name:?}, and nothing may be indexed (open a stored document by name instead)",
+                first.display()
+            ))
+        };
+        let previous = lock(&self.store).index_sources(&name)?;
+        if let Some(sources) = previous.and_then(|(bytes, revision)| Some((Sources::from_bytes(&bytes)?, revision))) {
+            let update =
+                ucpkit_ingest::update(&resolved, &options, &Ingesting(progress), &sources.0).map_err(ingest_error)?;
+            let reindexed = match update {
+                Update::Rebuild => None,
+                Update::Unchanged(report, restamped) => {
+                    if let Some(restamped) = restamped.filter(|_| !self.config.read_only) {
+                        // Best effort: a record left as it was only costs reading those files again.
+                        let _ = lock(&self.store).restamp_sources(&name, sources.1, &restamped.to_bytes().files);
+                    }
+                    if load {
+                        let (workspace, report, changed) = self.unchanged(&name, report)?;
+                        Some((Some(workspace), report, changed))
+                    } else {
+                        Some((None, self.stored_counts(&name, report)?, false))
+                    }
+                }
+                Update::Changed(_) if self.config.read_only => return Err(refuse(true)),
+                Update::Changed(changes) => self
+                    .apply_changes(&name, changes, sources.1, progress)?
+                    .map(|(workspace, report, changed)| (Some(workspace), report, changed)),
+            };
+            if let Some((workspace, report, changed)) = reindexed {
+                let seconds = started.elapsed().as_secs_f64();
+                return Ok(IndexRun { name, workspace, report, changed, seconds });
+            }
+        }
+        let ingested = ucpkit_ingest::ingest(&resolved, &name, &options, &Ingesting(progress)).map_err(ingest_error)?;
+        let bytes = ingested.sources.to_bytes();
+        let sources = indexed_from(&bytes);
+        let written = {
+            let mut store = lock(&self.store);
+            let exists = store.documents()?.iter().any(|d| d.name == name);
+            let stored = exists.then(|| store.load_with_revision(&name)).transpose()?;
+            let unchanged = stored.as_ref().filter(|(stored, _)| stored.same_content(&ingested.document));
+            if let Some((_, revision)) = unchanged {
+                // The next index of these paths reads only what changed.
+                store.record_sources(&name, *revision, sources)?;
+                None
+            } else {
+                if self.config.read_only {
+                    return Err(refuse(exists));
+                }
+                progress.writing(&name, ingested.document.len());
+                let snapshots = store.load_snapshots(&name)?;
+                Some((store.save_indexed(&ingested.document, base, sources)?, snapshots))
+            }
+        };
+        let seconds = started.elapsed().as_secs_f64();
+        let changed = written.is_some();
+        let workspace = if let Some((revision, snapshots)) = written {
+            // Sessions already in the old version keep it until they open again.
+            let mut document = ingested.document;
+            document.mark_saved();
+            let workspace = Arc::new(self.load(document, snapshots, revision)?);
+            lock(&self.loaded).insert(name.clone(), Arc::clone(&workspace));
+            Some(workspace)
+        } else if load {
+            Some(self.workspace(&name)?)
+        } else {
+            None
+        };
+        Ok(IndexRun { name, workspace, report: ingested.report, changed, seconds })
+    }
+
+    /// Keeps the edited version of document `name` as a snapshot
+    /// (`before-index-<ms>`) before indexing replaces it.
+    fn snapshot_edits(&self, name: &str) -> Result<(), WorkspaceError> {
+        let workspace = self.workspace(name)?;
+        let session = self.create_session(&workspace, &crate::NewSession::default())?;
+        let script = format!("SNAPSHOT CREATE \"before-index-{}\"", ucpkit_core::now_ms());
+        let run = self.run_script(&workspace, session, &script);
+        self.close_session(&workspace, session)?;
+        match run?.failure() {
+            Some(failure) => Err(WorkspaceError::Invalid(format!("cannot keep the edited {name:?}: {failure}"))),
+            None => Ok(()),
+        }
+    }
+
+    /// The stored document, indexed again from files none of which
+    /// changed; the report's totals are the document's.
+    /// `report` of an unchanged document, with the stored document's
+    /// block and token counts (it is not loaded).
+    fn stored_counts(&self, name: &str, mut report: IngestReport) -> Result<IngestReport, WorkspaceError> {
+        if let Some(summary) = lock(&self.store).documents()?.into_iter().find(|d| d.name == name) {
+            report.blocks = usize::try_from(summary.blocks).unwrap_or(usize::MAX);
+            report.tokens = summary.tokens;
+        }
+        Ok(report)
+    }
+
+    fn unchanged(
+        &self,
+        name: &str,
+        mut report: IngestReport,
+    ) -> Result<(Arc<Workspace>, IngestReport, bool), WorkspaceError> {
+        let workspace = self.workspace(name)?;
+        {
+            let engine = workspace.traversal.engine();
+            let document = engine.document();
+            report.blocks = document.len();
+            report.tokens = document.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
+            report.links = document.edges().iter().filter(|e| e.edge_type == ucpkit_core::EdgeType::LinksTo).count();
+        }
+        Ok((workspace, report, false))
+    }
+
+    /// Puts the files that changed into the stored document (at
+    /// `revision`, which `changes` were read against), writes what that
+    /// changed and brings the search index along. A stored document that
+    /// moved on meanwhile is a conflict (a whole ingest could not be
+    /// written either); `None` when the record does not fit the document:
+    /// the caller ingests whole.
+    fn apply_changes(
+        &self,
+        name: &str,
+        changes: Changes,
+        revision: u64,
+        progress: &dyn IndexProgress,
+    ) -> Result<Option<(Arc<Workspace>, IngestReport, bool)>, WorkspaceError> {
+        let (mut document, loaded, links) = {
+            let store = lock(&self.store);
+            let (document, loaded) = store.load_with_revision(name)?;
+            (document, loaded, store.index_links(name, revision)?)
+        };
+        if loaded != revision {
+            let document = name.to_owned();
+            return Err(ucpkit_store::StoreError::Conflict { document, expected: revision, found: loaded }.into());
+        }
+        let Some(links) = links else { return Ok(None) };
+        // At the stored revision: opening skips the sync when it is there.
+        let (index, _) = self.open_index(&document, revision)?;
+        let Some((report, sources)) = changes.apply(&mut document, &links) else { return Ok(None) };
+        progress.writing(name, document.len());
+        let changed = document.unsaved_changes();
+        let (written, snapshots) = {
+            let mut store = lock(&self.store);
+            let written = store.save_indexed(&document, revision, indexed_from(&sources.to_bytes()))?;
+            (written, store.load_snapshots(name)?)
+        };
+        let write = ucpkit_search::Write { from: revision, to: written };
+        let revision = written;
+        let synced = match &changed {
+            Some(changed) => index.sync_changed(&document, &changed.blocks, write)?,
+            None => index.sync_written(&document, write.to)?,
+        };
+        document.mark_saved();
+        let workspace = Arc::new(self.assemble(document, snapshots, revision, Arc::new(index), synced));
+        lock(&self.loaded).insert(name.to_owned(), Arc::clone(&workspace));
+        Ok(Some((workspace, report, true)))
+    }
+
+    /// Deletes stored document `name` with its snapshots, sessions and
+    /// search index; false when there is none of that name.
+    pub fn remove(&self, name: &str) -> Result<bool, WorkspaceError> {
+        if self.config.read_only {
+            return Err(WorkspaceError::ReadOnly(format!("{name:?} cannot be deleted")));
+        }
+        let removed = lock(&self.store).delete_document(name)?;
+        lock(&self.loaded).remove(name);
+        remove_dir(&ucpkit_search::index_dir(&self.config.store_dir, name))?;
+        Ok(removed)
+    }
+
+    /// Renames stored document `old` to `new`; its snapshots, sessions and
+    /// search index follow. Refused when `new` is taken.
+    pub fn rename(&self, old: &str, new: &str) -> Result<(), WorkspaceError> {
+        if self.config.read_only {
+            return Err(WorkspaceError::ReadOnly(format!("{old:?} cannot be renamed")));
+        }
+        refuse_agent_state(new)?;
+        lock(&self.store).rename_document(old, new)?;
+        lock(&self.loaded).remove(old);
+        let (from, to) = (
+            ucpkit_search::index_dir(&self.config.store_dir, old),
+            ucpkit_search::index_dir(&self.config.store_dir, new),
+        );
+        // A leftover index under the new name is not this document's; the
+        // moved one catches up with the new revision when next opened.
+        remove_dir(&to)?;
+        if from.exists() {
+            std::fs::rename(&from, &to)
+                .map_err(|e| WorkspaceError::Path(format!("cannot move the search index to {}: {e}", to.display())))?;
+        }
+        Ok(())
+    }
+
+    /// Writes `document` and its snapshots to the store as they are (in
+    /// place of a stored document of that name) and loads it, its search
+    /// index brought up to date.
+    pub fn store_document(
+        &self,
+        mut document: Document,
+        snapshots: Vec<Snapshot>,
+    ) -> Result<Arc<Workspace>, WorkspaceError> {
+        if self.config.read_only {
+            return Err(WorkspaceError::ReadOnly(format!("{:?} cannot be written", document.name())));
+        }
+        ucpkit_store::check_document_name(document.name())?;
+        refuse_agent_state(document.name())?;
+        let revision = { lock(&self.store).save_with_snapshots(&document, &snapshots)? };
+        document.mark_saved();
+        let name = document.name().to_owned();
+        let workspace = Arc::new(self.load(document, snapshots, revision)?);
+        lock(&self.loaded).insert(name, Arc::clone(&workspace));
+        Ok(workspace)
+    }
+
+    /// The stored document `name` (the default one when `None`), read as it
+    /// is: no sessions, no search index, for a call that only looks.
+    pub fn read_document(&self, name: Option<&str>) -> Result<Document, WorkspaceError> {
+        let store = lock(&self.store);
+        let name = store.resolve_name(name.or(self.config.document.as_deref()))?;
+        Ok(store.load_document(&name)?)
+    }
+
+    /// `text` with the store's place on the host hidden (for clients of a
+    /// server, who have no business knowing it).
+    pub fn hide_store_path(&self, text: &str) -> String {
+        self.store_paths.iter().fold(text.to_owned(), |text, path| text.replace(path.as_str(), "<store>"))
+    }
+
+    /// Saves the document and its snapshots when an edit changed them since
+    /// the last save (with a named session's record, in one transaction),
+    /// and brings the search index up to date. Returns whether the
+    /// document was written.
+    pub(crate) fn write(&self, workspace: &Workspace, session: Option<(&str, &str)>) -> Result<bool, WorkspaceError> {
+        // No script is half-way through what is written.
+        let _writer = workspace.traversal.writer();
+        let mut saved = lock(&workspace.saved);
+        let engine = workspace.traversal.engine();
+        let version = engine.document().version();
+        let changes = engine.document().unsaved_changes();
+        // Cheap when nothing changed (snapshot texts are shared `Arc`s).
+        let changed = version != saved.version || !engine.snapshots().eq(saved.snapshots.iter());
+        if !changed && session.is_none() {
+            return Ok(false);
+        }
+        let snapshots: Vec<Snapshot> = if changed { engine.snapshots().cloned().collect() } else { Vec::new() };
+        let document = changed.then(|| (engine.document(), snapshots.as_slice()));
+        let session = session.map(|(name, record)| SessionWrite {
+            name,
+            record,
+            opened_at: saved.sessions.get(name).copied().unwrap_or(0),
+        });
+        // Refused, writing nothing, when another writer changed the stored
+        // document since this copy was loaded, or the session since it was
+        // opened: never a silent overwrite.
+        let written = match &workspace.part {
+            // A part holds no snapshots: they stay as stored.
+            Some(part) => lock(&self.store).save_part(part, engine.document(), session),
+            None => lock(&self.store).save_checked(&workspace.name, saved.revision, document, session),
+        };
+        let revision = match written {
+            Ok(written) => {
+                if let (Some(session), Some(revision)) = (session, written.session) {
+                    saved.sessions.insert(session.name.to_owned(), revision);
+                }
+                written.document
+            }
+            Err(error) => {
+                if matches!(error, ucpkit_store::StoreError::Conflict { .. }) {
+                    // The next caller loads the document as it is now.
+                    let mut loaded = lock(&self.loaded);
+                    if loaded.get(&workspace.name).is_some_and(|w| std::ptr::eq(w.as_ref(), workspace)) {
+                        loaded.remove(&workspace.name);
+                    }
+                }
+                return Err(error.into());
+            }
+        };
+        let write = ucpkit_search::Write { from: saved.revision, to: revision };
+        saved.revision = revision;
+        if changed {
+            match (&changes, &workspace.part) {
+                (Some(changes), Some(part)) => {
+                    workspace.index.sync_part(&part.document(), engine.document(), &changes.blocks, write)?
+                }
+                (Some(changes), None) => workspace.index.sync_changed(engine.document(), &changes.blocks, write)?,
+                (None, _) => workspace.index.sync_written(engine.document(), write.to)?,
+            };
+            saved.version = version;
+            saved.snapshots = snapshots;
+            drop(engine);
+            // The writer lock is held: no edit came in since the save.
+            workspace.traversal.mark_saved();
+        }
+        Ok(changed)
+    }
+
+    /// Saves the document when an edit changed it since the last save, and
+    /// brings the search index up to date. Returns whether it wrote.
+    pub fn persist(&self, workspace: &Workspace) -> Result<bool, WorkspaceError> {
+        self.write(workspace, None)
+    }
+}
+
+/// An [`IndexProgress`] as ingest's `Progress`.
+struct Ingesting<'a>(&'a dyn IndexProgress);
+
+impl ucpkit_ingest::Progress for Ingesting<'_> {
+    fn files_found(&self, count: usize) {
+        self.0.files_found(count);
+    }
+
+    fn file_done(&self, path: &str, bytes: u64) {
+        self.0.file_done(path, bytes);
+    }
+}
+
+/// Ingest's record of a corpus as the store keeps it.
+fn indexed_from(bytes: &ucpkit_ingest::SourceBytes) -> IndexedFrom<'_> {
+    IndexedFrom { files: &bytes.files, links: &bytes.links }
+}
+
+/// Refuses a corpus named like agents' memories or plans
+/// ([`ucpkit_store::AGENT_STATE_DOCUMENTS`]): their tools would read its
+/// blocks as memories or nodes, and `memory forget` delete them.
+fn refuse_agent_state(name: &str) -> Result<(), WorkspaceError> {
+    if ucpkit_store::is_agent_state(name) {
+        return Err(WorkspaceError::Invalid(format!(
+            "{name:?} is where UCP keeps agents' memories or plans: give the corpus another name (--name)"
+        )));
+    }
+    Ok(())
+}
+
+/// Removes a directory and what it holds; one that is not there is fine.
+fn remove_dir(dir: &Path) -> Result<(), WorkspaceError> {
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(WorkspaceError::Path(format!("cannot remove {}: {e}", dir.display())))
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,605 @@
+//! Memory that lasts across sessions: the findings, decisions, handoffs and
+//! todos an agent stores and later finds again by meaning.
+//!
+//! Memories are blocks of a document of their own (`memory`, or
+//! `memory@<namespace>` for an agent's or a user's own), children of its
+//! root in the order stored. So they are written under the store's one
+//! durability rule (a crash keeps a memory whole or not at all; a writer
+//! that raced another replays its APPEND), found by the same search index
+//! as documents (hybrid when a model is configured), and an agent can GOTO,
+//! EXPAND or CTX ADD them like any block. The text is kept as given; kind,
+//! links and time live in the block's metadata (`custom.kind`,
+//! `custom.links`, `created_ms`), tags in its tags.
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+use ucpkit_core::{Block, BlockId, Document};
+use ucpkit_ucl::{Append, BlockRef, Command, ContentLiteral, ContentType, Delete, DeleteMode, Value};
+
+use crate::library::lock;
+use crate::{Library, NewSession, SearchRequest, WorkspaceError};
+
+/// The memory document of the default namespace.
+pub const MEMORY_DOCUMENT: &str = ucpkit_store::AGENT_STATE_DOCUMENTS[0];
+
+/// The kind a memory gets when none is given.
+pub const DEFAULT_KIND: &str = "note";
+
+/// Most bytes one memory holds.
+pub const MAX_MEMORY_BYTES: usize = 64 * 1024;
+
+/// Memories an import writes per script (one transaction each).
+pub const IMPORT_BATCH: usize = 5_000;
+
+/// Tries of a store or forget when other writers keep coming in (with a
+/// growing pause between them: see [`crate::replay`]).
+const ATTEMPTS: usize = crate::replay::STATE_TRIES;
+
+/// A memory to store (as JSON too: `{"content": ..., "kind": ..., "tags":
+/// [...], "links": [...]}`, one per line of an import).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NewMemory {
+    /// What to remember (kept verbatim).
+    pub content: String,
+    /// Its kind (`finding`, `decision`, `handoff`, `todo` ...); `note` when `None`.
+    pub kind: Option<String>,
+    /// Free tags.
+    pub tags: Vec<String>,
+    /// Blocks (`blk_…`) or files it is about.
+    pub links: Vec<String>,
+    /// Whose memory: an agent's or a user's; the project's when `None`.
+    pub namespace: Option<String>,
+}
+
+/// Which memories a search or a listing keeps.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryFilter {
+    /// Whose memories; the project's when `None`.
+    pub namespace: Option<String>,
+    /// Only these kinds (all when empty).
+    pub kinds: Vec<String>,
+    /// Only memories with one of these tags (all when empty).
+    pub tags: Vec<String>,
+    /// Only memories stored at or after this time (ms since the epoch).
+    pub since_ms: Option<i64>,
+    /// Only memories stored before this time (ms since the epoch).
+    pub until_ms: Option<i64>,
+}
+
+impl MemoryFilter {
+    fn keeps(&self, memory: &Memory) -> bool {
+        (self.kinds.is_empty() || self.kinds.iter().any(|k| k.eq_ignore_ascii_case(&memory.kind)))
+            && (self.tags.is_empty() || self.tags.iter().any(|t| memory.tags.contains(t)))
+            && self.since_ms.is_none_or(|since| memory.created_ms >= since)
+            && self.until_ms.is_none_or(|until| memory.created_ms < until)
+    }
+}
+
+/// One stored memory.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Memory {
+    /// Its block (`blk_…`), in [`Memory::document`].
+    pub id: String,
+    /// The document it is a block of.
+    pub document: String,
+    /// What was stored, verbatim.
+    pub content: String,
+    /// Its kind.
+    pub kind: String,
+    /// Its tags.
+    pub tags: Vec<String>,
+    /// Blocks or files it is about.
+    pub links: Vec<String>,
+    /// When it was stored (ms since the epoch).
+    pub created_ms: i64,
+    /// Its search score (relative to the best hit), for a search.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+}
+
+impl Memory {
+    fn of(document: &str, block: &Block) -> Memory {
+        let custom = &block.metadata.custom;
+        let strings = |value: Option<&serde_json::Value>| -> Vec<String> {
+            value
+                .and_then(|v| v.as_array())
+                .map(|items| items.iter().filter_map(|i| i.as_str().map(str::to_owned)).collect())
+                .unwrap_or_default()
+        };
+        Memory {
+            id: block.id.to_string(),
+            document: document.to_owned(),
+            content: block.plain_text().into_owned(),
+            kind: custom.get("kind").and_then(|k| k.as_str()).unwrap_or(DEFAULT_KIND).to_owned(),
+            tags: block.metadata.tags.clone(),
+            links: strings(custom.get("links")),
+            created_ms: block.metadata.timestamps.created_ms,
+            score: None,
+        }
+    }
+}
+
+/// What storing a memory did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Stored {
+    /// The memory stored, or the one already there that says the same.
+    pub memory: Memory,
+    /// True when a memory saying the same was there already (nothing was
+    /// written).
+    pub duplicate: bool,
+}
+
+/// Memories as text: each one's id, kind and tags on a line, then its
+/// content, indented.
+pub fn memories_text(memories: &[Memory]) -> String {
+    if memories.is_empty() {
+        return "no memories\n".to_owned();
+    }
+    let mut out = String::new();
+    for memory in memories {
+        let tags = if memory.tags.is_empty() { String::new() } else { format!(" [{}]", memory.tags.join(", ")) };
+        out.push_str(&format!("{} {}{}\n", memory.id, memory.kind, tags));
+        for line in memory.content.lines() {
+            out.push_str(&format!("  {line}\n"));
+        }
+    }
+    out
+}
+
+/// The document holding `namespace`'s memories.
+pub fn memory_document(namespace: Option<&str>) -> Result<String, WorkspaceError> {
+    namespaced(MEMORY_DOCUMENT, namespace)
+}
+
+/// Agent-state document `base` of `namespace`: `base` itself, or
+/// `base@namespace`.
+pub(crate) fn namespaced(base: &str, namespace: Option<&str>) -> Result<String, WorkspaceError> {
+    let Some(namespace) = namespace else { return Ok(base.to_owned()) };
+    let ok = !namespace.is_empty()
+        && namespace.len() <= 64
+        && namespace.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !ok {
+        return Err(WorkspaceError::Invalid(format!(
+            "namespace {namespace:?}: 1 to 64 letters, digits, '-', '_' or '.'"
+        )));
+    }
+    Ok(format!("{base}@{namespace}"))
+}
+
+/// A kind as stored: lower case, one word.
+fn checked_kind(kind: Option<&str>) -> Result<String, WorkspaceError> {
+    let kind = kind.unwrap_or(DEFAULT_KIND).trim().to_ascii_lowercase();
+    let ok = !kind.is_empty() && kind.len() <= 32 && kind.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !ok {
+        return Err(WorkspaceError::Invalid(format!("kind {kind:?}: one word of at most 32 letters, digits or '_'")));
+    }
+    Ok(kind)
+}
+
+/// What two memories must share to be one memory written twice: their
+/// words, lower case, in order (spacing, case and punctuation aside; a
+/// text without words is compared as it is, trimmed). Not their word sets:
+/// "keep A, not B" and "keep B, not A" are two decisions.
+fn words(text: &str) -> Vec<String> {
+    let words: Vec<String> =
+        text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
+    if words.is_empty() {
+        vec![text.trim().to_owned()]
+    } else {
+        words
+    }
+}
+
+impl Library {
+    /// Stores `memory` in its namespace's document (created on first use),
+    /// unless a memory of the same kind saying the same is there: then that
+    /// one is returned and nothing is written.
+    pub fn memory_store(&self, memory: &NewMemory) -> Result<Stored, WorkspaceError> {
+        let append = append_command(memory)?;
+        let kind = checked_kind(memory.kind.as_deref())?;
+        let name = memory_document(memory.namespace.as_deref())?;
+        self.create_if_absent(&name)?;
+        let _checked = lock(&self.agent_state);
+        if let Some(same) = self.same_memory(&name, &memory.content, &kind)? {
+            return Ok(Stored { memory: same, duplicate: true });
+        }
+        let (workspace, created) = self.run_commands(&name, &[append], ATTEMPTS)?;
+        let engine = workspace.traversal().engine();
+        let block = created
+            .and_then(|id| engine.document().get(id))
+            .ok_or_else(|| WorkspaceError::Damaged("the stored memory cannot be read back".into()))?;
+        Ok(Stored { memory: Memory::of(&name, block), duplicate: false })
+    }
+
+    /// Stores many memories of `namespace` at once (an import, a
+    /// migration): checked like [`Library::memory_store`] before anything
+    /// is written, written in batches of [`IMPORT_BATCH`] (each batch
+    /// whole or not at all); a memory of the same kind with the same
+    /// words as one stored, or as one before it, is skipped. Returns how
+    /// many were stored and how many skipped.
+    pub fn memory_import(
+        &self,
+        namespace: Option<&str>,
+        memories: &[NewMemory],
+    ) -> Result<(usize, usize), WorkspaceError> {
+        let name = memory_document(namespace)?;
+        let mut commands = Vec::with_capacity(memories.len());
+        for memory in memories {
+            if memory.namespace.as_deref().is_some_and(|n| Some(n) != namespace) {
+                return Err(WorkspaceError::Invalid(
+                    "every imported memory belongs to the namespace imported into".into(),
+                ));
+            }
+            commands.push(append_command(memory)?);
+        }
+        self.create_if_absent(&name)?;
+        let _checked = lock(&self.agent_state);
+        let mut seen: HashSet<(String, Vec<String>)> = {
+            let workspace = self.workspace(&name)?;
+            let engine = workspace.traversal().engine();
+            let doc = engine.document();
+            doc.children(BlockId::ROOT)
+                .iter()
+                .filter_map(|id| doc.get(*id))
+                .map(|block| {
+                    let memory = Memory::of(&name, block);
+                    (memory.kind, words(&memory.content))
+                })
+                .collect()
+        };
+        let mut fresh = Vec::new();
+        for (memory, command) in memories.iter().zip(commands) {
+            let kind = checked_kind(memory.kind.as_deref())?;
+            if seen.insert((kind, words(&memory.content))) {
+                fresh.push(command);
+            }
+        }
+        let stored = fresh.len();
+        for batch in fresh.chunks(IMPORT_BATCH) {
+            self.run_commands(&name, batch, ATTEMPTS)?;
+        }
+        Ok((stored, memories.len() - stored))
+    }
+
+    /// The memories best matching `query` (by meaning when a model is
+    /// configured, else BM25), best first, at most `limit`, kept by `filter`.
+    pub fn memory_search(
+        &self,
+        query: &str,
+        filter: &MemoryFilter,
+        limit: usize,
+    ) -> Result<Vec<Memory>, WorkspaceError> {
+        let name = memory_document(filter.namespace.as_deref())?;
+        if !self.holds_stored(&name)? {
+            return Ok(Vec::new());
+        }
+        let workspace = self.workspace(&name)?;
+        // Hits the filter drops make room for the next ones.
+        let mut request = SearchRequest::new(query);
+        request.limit = limit.saturating_mul(4).clamp(limit.min(1_000), 1_000);
+        request.tags = filter.tags.clone();
+        let hits = workspace.search(&request)?;
+        let engine = workspace.traversal().engine();
+        let doc = engine.document();
+        Ok(hits
+            .results
+            .iter()
+            .filter_map(|hit| {
+                let block = doc.get(hit.id.parse::<BlockId>().ok()?)?;
+                let mut memory = is_memory(doc, block).then(|| Memory::of(&name, block))?;
+                memory.score = Some(hit.score);
+                filter.keeps(&memory).then_some(memory)
+            })
+            .take(limit)
+            .collect())
+    }
+
+    /// The latest memories kept by `filter`, newest first, at most `limit`.
+    pub fn memory_recent(&self, filter: &MemoryFilter, limit: usize) -> Result<Vec<Memory>, WorkspaceError> {
+        let name = memory_document(filter.namespace.as_deref())?;
+        if !self.holds_stored(&name)? {
+            return Ok(Vec::new());
+        }
+        let workspace = self.workspace(&name)?;
+        let engine = workspace.traversal().engine();
+        let doc = engine.document();
+        let mut memories: Vec<(usize, Memory)> = doc
+            .children(BlockId::ROOT)
+            .iter()
+            .enumerate()
+            .filter_map(|(at, id)| doc.get(*id).map(|block| (at, Memory::of(&name, block))))
+            .filter(|(_, memory)| filter.keeps(memory))
+            .collect();
+        // Newest first; stored order breaks ties within a millisecond.
+        memories.sort_by(|a, b| b.1.created_ms.cmp(&a.1.created_ms).then(b.0.cmp(&a.0)));
+        Ok(memories.into_iter().take(limit).map(|(_, memory)| memory).collect())
+    }
+
+    /// Deletes memory `id` of `namespace`; false when it holds none of that id.
+    pub fn memory_forget(&self, namespace: Option<&str>, id: &str) -> Result<bool, WorkspaceError> {
+        let name = memory_document(namespace)?;
+        let id: BlockId = id.parse().map_err(|_| WorkspaceError::Invalid(format!("{id:?} is not a block id")))?;
+        if !self.holds_stored(&name)? {
+            return Ok(false);
+        }
+        {
+            let workspace = self.workspace(&name)?;
+            let engine = workspace.traversal().engine();
+            let doc = engine.document();
+            if !doc.get(id).is_some_and(|block| is_memory(doc, block)) {
+                return Ok(false);
+            }
+        }
+        let delete =
+            Command::Delete(Delete { target: Some(BlockRef::Id(id)), mode: DeleteMode::Cascade, condition: None });
+        self.run_commands(&name, &[delete], ATTEMPTS)?;
+        Ok(true)
+    }
+
+    /// The memory of `name` of kind `kind` that says what `content` says.
+    fn same_memory(&self, name: &str, content: &str, kind: &str) -> Result<Option<Memory>, WorkspaceError> {
+        let workspace = self.workspace(name)?;
+        let engine = workspace.traversal().engine();
+        if engine.document().children(BlockId::ROOT).is_empty() {
+            return Ok(None);
+        }
+        drop(engine);
+        let mut request = SearchRequest::new(content);
+        request.limit = 5;
+        let hits = workspace.search(&request)?;
+        let engine = workspace.traversal().engine();
+        let doc = engine.document();
+        let wanted = words(content);
+        Ok(hits.results.iter().find_map(|hit| {
+            let block = doc.get(hit.id.parse::<BlockId>().ok()?)?;
+            let memory = is_memory(doc, block).then(|| Memory::of(name, block))?;
+            (memory.kind == kind && wanted == words(&memory.content)).then_some(memory)
+        }))
+    }
+
+    /// Runs `commands` on document `name` in a session of their own (run
+    /// again on the new version, up to `attempts` times in all, when
+    /// another writer came in); a failed command is an error. Returns the
+    /// workspace they ran in and the first block they created.
+    pub(crate) fn run_commands(
+        &self,
+        name: &str,
+        commands: &[Command],
+        attempts: usize,
+    ) -> Result<(std::sync::Arc<crate::Workspace>, Option<BlockId>), WorkspaceError> {
+        let script = ucpkit_ucl::print_commands(commands);
+        let (workspace, session, run) =
+            self.run_script_replayed(name, None, &NewSession::default(), &script, attempts)?;
+        let _ = workspace.traversal().close_session(session);
+        if let Some(failure) = run.failure() {
+            return Err(WorkspaceError::Invalid(failure));
+        }
+        let created = run.report.steps.iter().find_map(|step| match step.result.as_ref().ok().map(|s| &s.reply) {
+            Some(ucpkit_sessions::Reply::Edit { outcome }) => outcome.created.first().copied(),
+            _ => None,
+        });
+        Ok((workspace, created))
+    }
+
+    /// Whether the store holds document `name`.
+    pub(crate) fn holds_stored(&self, name: &str) -> Result<bool, WorkspaceError> {
+        Ok(self.holds(name) || lock(&self.store).documents()?.iter().any(|d| d.name == name))
+    }
+
+    /// Creates document `name`, empty, unless the store holds it (another
+    /// process creating it at the same time is fine: one of them does).
+    pub(crate) fn create_if_absent(&self, name: &str) -> Result<(), WorkspaceError> {
+        if self.config.read_only {
+            return Err(WorkspaceError::ReadOnly(format!("{name:?} cannot be written")));
+        }
+        let mut replays = crate::replay::Replays::new(ATTEMPTS);
+        loop {
+            if self.holds_stored(name)? {
+                return Ok(());
+            }
+            let mut store = lock(&self.store);
+            let expected = store.revision(name)?;
+            match store.save_checked(name, expected, Some((&Document::new(name), &[])), None) {
+                Ok(_) => return Ok(()),
+                Err(ucpkit_store::StoreError::Conflict { .. }) => {
+                    drop(store);
+                    if !replays.again() {
+                        return Err(WorkspaceError::Invalid(format!(
+                            "{name:?} could not be created: other writers kept coming in"
+                        )));
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+}
+
+/// The APPEND that stores `memory` under its document's root, once the
+/// memory is checked.
+fn append_command(memory: &NewMemory) -> Result<Command, WorkspaceError> {
+    if memory.content.trim().is_empty() {
+        return Err(WorkspaceError::Invalid("a memory needs content".into()));
+    }
+    if memory.content.len() > MAX_MEMORY_BYTES {
+        return Err(WorkspaceError::Invalid(format!(
+            "a memory holds at most {MAX_MEMORY_BYTES} bytes; this one has {}",
+            memory.content.len()
+        )));
+    }
+    let kind = checked_kind(memory.kind.as_deref())?;
+    if let Some(tag) = memory.tags.iter().find(|t| t.trim().is_empty() || t.chars().any(char::is_control)) {
+        return Err(WorkspaceError::Invalid(format!("tag {tag:?} is empty or holds control characters")));
+    }
+    let strings = |items: &[String]| Value::Array(items.iter().map(|s| Value::String(s.clone())).collect());
+    Ok(Command::Append(Append {
+        parent: BlockRef::Id(BlockId::ROOT),
+        content_type: ContentType::Text,
+        at: None,
+        properties: vec![
+            ("role".into(), Value::String("note".into())),
+            ("tags".into(), strings(&memory.tags)),
+            ("created_ms".into(), Value::Int(ucpkit_core::now_ms())),
+            (
+                "custom".into(),
+                Value::Object(vec![("kind".into(), Value::String(kind)), ("links".into(), strings(&memory.links))]),
+            ),
+        ],
+        content: Some(ContentLiteral::Value(Value::String(memory.content.clone()))),
+    }))
+}
+
+/// Whether `block` is a memory: a child of its document's root.
+fn is_memory(doc: &Document, block: &Block) -> bool {
+    doc.parent(block.id) == Some(BlockId::ROOT)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::LibraryConfig;
+
+    fn note(content: &str, kind: &str, tags: &[&str]) -> NewMemory {
+        NewMemory {
+            content: content.into(),
+            kind: Some(kind.into()),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            ..NewMemory::default()
+        }
+    }
+
+    #[test]
+    fn memories_are_stored_found_listed_deduplicated_and_forgotten() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = Library::open(LibraryConfig::new(dir.path())).unwrap();
+        let all = MemoryFilter::default();
+        assert!(library.memory_recent(&all, 10).unwrap().is_empty(), "no memory document yet");
+        assert!(library.memory_search("anything", &all, 5).unwrap().is_empty());
+
+        let retry = library
+            .memory_store(&note("The flaky test fails because the retry loop has no backoff.", "finding", &["tests"]))
+            .unwrap();
+        assert!(!retry.duplicate);
+        assert_eq!(retry.memory.kind, "finding");
+        assert_eq!(retry.memory.document, MEMORY_DOCUMENT);
+        let decision = library
+            .memory_store(&NewMemory {
+                links: vec!["src/store.rs".into()],
+                ..note("We keep SQLite; PostgreSQL only when several hosts write.", "decision", &["store"])
+            })
+            .unwrap()
+            .memory;
+        assert_eq!(decision.links, ["src/store.rs"]);
+        library.memory_store(&note("Handoff: the parser fuzzing is half done.", "handoff", &[])).unwrap();
+
+        // Found by its words; kinds and tags filter.
+        let found = library.memory_search("why does the retry test fail", &all, 5).unwrap();
+        assert_eq!(found[0].id, retry.memory.id);
+        assert!(found[0].score.is_some());
+        let decisions = MemoryFilter { kinds: vec!["decision".into()], ..MemoryFilter::default() };
+        assert!(library
+            .memory_search("retry loop backoff", &decisions, 5)
+            .unwrap()
+            .iter()
+            .all(|m| m.kind == "decision"));
+        let tagged = MemoryFilter { tags: vec!["store".into()], ..MemoryFilter::default() };
+        assert_eq!(library.memory_recent(&tagged, 10).unwrap(), std::slice::from_ref(&decision));
+
+        // Newest first; the same thing said again is not stored twice.
+        let recent = library.memory_recent(&all, 10).unwrap();
+        assert_eq!(recent.len(), 3);
+        assert_eq!(recent[0].kind, "handoff");
+        let again = library
+            .memory_store(&note("the flaky test fails because the retry loop has no backoff", "finding", &[]))
+            .unwrap();
+        assert!(again.duplicate);
+        assert_eq!(again.memory.id, retry.memory.id);
+        assert_eq!(library.memory_recent(&all, 10).unwrap().len(), 3);
+        // The same words in another order say something else.
+        let sqlite = library.memory_store(&note("Keep SQLite, not PostgreSQL.", "decision", &[])).unwrap();
+        let postgres = library.memory_store(&note("Keep PostgreSQL, not SQLite.", "decision", &[])).unwrap();
+        assert!(!sqlite.duplicate && !postgres.duplicate);
+        assert!(library.memory_forget(None, &sqlite.memory.id).unwrap());
+        assert!(library.memory_forget(None, &postgres.memory.id).unwrap());
+        assert!(!library.memory_search("retry", &all, 5_000).unwrap().is_empty(), "any limit");
+
+        // Memories are blocks of a document: any session can read them.
+        let workspace = library.workspace(MEMORY_DOCUMENT).unwrap();
+        assert_eq!(workspace.traversal().engine().document().children(BlockId::ROOT).len(), 3);
+        drop(workspace);
+
+        // Forgotten once; a second time, or an id that is no memory, is false.
+        assert!(library.memory_forget(None, &decision.id).unwrap());
+        assert!(!library.memory_forget(None, &decision.id).unwrap());
+        assert!(!library.memory_forget(None, BlockId::ROOT.to_string().as_str()).unwrap());
+        assert_eq!(library.memory_recent(&all, 10).unwrap().len(), 2);
+
+        // A new process finds what the first stored.
+        drop(library);
+        let library = Library::open(LibraryConfig::new(dir.path())).unwrap();
+        assert_eq!(library.memory_recent(&all, 10).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn an_import_stores_many_at_once_and_skips_what_is_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = Library::open(LibraryConfig::new(dir.path())).unwrap();
+        library.memory_store(&note("Already here.", "note", &[])).unwrap();
+        let many: Vec<NewMemory> = (0..12)
+            .map(|n| note(&format!("Fact number {n} about the build."), "finding", &[]))
+            .chain([note("already HERE", "note", &[]), note("Fact number 3 about the build", "finding", &[])])
+            .collect();
+        assert_eq!(library.memory_import(None, &many).unwrap(), (12, 2));
+        assert_eq!(library.memory_recent(&MemoryFilter::default(), 100).unwrap().len(), 13);
+        // One bad memory and nothing is written.
+        let bad = [note("fine", "finding", &[]), note("", "finding", &[])];
+        assert!(library.memory_import(None, &bad).is_err());
+        assert_eq!(library.memory_recent(&MemoryFilter::default(), 100).unwrap().len(), 13);
+        let parsed: NewMemory = serde_json::from_str(r#"{"content": "c", "kind": "todo", "tags": ["t"]}"#).unwrap();
+        assert_eq!((parsed.kind.as_deref(), parsed.tags.len()), (Some("todo"), 1));
+        assert!(serde_json::from_str::<NewMemory>(r#"{"content": "c", "colour": "red"}"#).is_err());
+    }
+
+    #[test]
+    fn namespaces_keep_memories_apart_and_bad_input_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = Library::open(LibraryConfig::new(dir.path())).unwrap();
+        let mine =
+            NewMemory { namespace: Some("agent-7".into()), ..note("Port 8080 is taken by the proxy.", "finding", &[]) };
+        assert_eq!(library.memory_store(&mine).unwrap().memory.document, "memory@agent-7");
+        let ours = MemoryFilter::default();
+        let theirs = MemoryFilter { namespace: Some("agent-7".into()), ..MemoryFilter::default() };
+        assert!(library.memory_recent(&ours, 10).unwrap().is_empty());
+        assert_eq!(library.memory_recent(&theirs, 10).unwrap().len(), 1);
+
+        for bad in [
+            note("   ", "finding", &[]),
+            note("fine", "two words", &[]),
+            note("fine", "finding", &[""]),
+            NewMemory { namespace: Some("a/b".into()), ..note("fine", "finding", &[]) },
+            note(&"x".repeat(MAX_MEMORY_BYTES + 1), "finding", &[]),
+        ] {
+            let error = library.memory_store(&bad).unwrap_err();
+            assert_eq!(error.code(), "invalid_argument", "{error}");
+        }
+        assert!(library.memory_recent(&ours, 10).unwrap().is_empty());
+        assert_eq!(library.memory_recent(&theirs, 10).unwrap().len(), 1);
+        assert!(library.memory_forget(None, "not-an-id").is_err());
+
+        // No corpus takes the name memories and plans are kept under.
+        let mut config = LibraryConfig::new(dir.path());
+        config.allowed_roots = None;
+        let library = Library::open(config).unwrap();
+        let corpus = tempfile::tempdir().unwrap();
+        std::fs::write(corpus.path().join("notes.md"), "# Notes\n\nA corpus.\n").unwrap();
+        for name in ["memory", "relations@agent-7"] {
+            let Err(refused) = library.index(&[corpus.path().to_owned()], Some(name), &Default::default(), &()) else {
+                panic!("{name} was taken by a corpus");
+            };
+            assert_eq!(refused.code(), "invalid_argument", "{refused}");
+        }
+        assert_eq!(library.memory_recent(&theirs, 10).unwrap().len(), 1);
+    }
+}

@@ -1,0 +1,200 @@
+//! A one-shot context from the parts of a stored document the question
+//! reaches, instead of the whole document.
+//!
+//! The ranking needs the document's layout (its content blocks grouped by
+//! section, with their lengths), which is kept beside the search index
+//! (`layout.bin`, written when a document is indexed or first loaded at a
+//! revision). With it and the index's postings, the question's best blocks
+//! are known before any block is read; their sections (with ancestors and
+//! edges) and the blocks their links point to are read from the store, and
+//! the context job runs on that partial document, reusing the ranking. Every id the job asks for that the part does not hold
+//! is recorded ([`ucpkit_core::Document::partial`]); when there are any, their
+//! sections are read too and the job runs again, so the answer is the one
+//! the whole document gives. When the layout is missing or stale, the
+//! index is behind, the job keeps reaching further, or a model is
+//! configured, the document is loaded whole as before.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+use ucpkit_core::BlockId;
+use ucpkit_engine::Engine;
+use ucpkit_orchestrator::rank::{self, Layout, QuestionRanking};
+use ucpkit_orchestrator::BuiltContext;
+use ucpkit_search::{SearchConfig, SearchIndex};
+use ucpkit_sessions::RagProvider;
+use ucpkit_sessions::SessionHost;
+
+use crate::library::{lock, Library, Workspace};
+use crate::{ContextOptions, WorkspaceError};
+
+/// The layout's file in a document's search index folder.
+const LAYOUT_FILE: &str = "layout.bin";
+
+/// The first bytes of the layout file: then the store revision it is the
+/// layout of, the blake3 checksum of the rest, and the encoded layout.
+/// Bumped with the encoded form, so a file in an older one is written
+/// again rather than kept (its revision still matching) and never read.
+const MAGIC: &[u8; 8] = b"UCPLAYF3";
+
+/// Times the job runs on a grown part before the document is read whole.
+const ROUNDS: usize = 4;
+
+impl Library {
+    /// The context for `options.question` in stored document `name` (the
+    /// default one when `None`): in this library's copy when it holds one,
+    /// else from the parts of the stored document the question reaches,
+    /// else from the whole document, loaded (and kept).
+    pub fn context_in(&self, name: Option<&str>, options: &ContextOptions) -> Result<BuiltContext, WorkspaceError> {
+        options.request()?;
+        let name = lock(&self.store).resolve_name(name.or(self.config.document.as_deref()))?;
+        let held = lock(&self.loaded).contains_key(&name);
+        if !held {
+            if let Some(built) = self.context_from_parts(&name, options)? {
+                return Ok(built);
+            }
+        }
+        let workspace = self.workspace(&name)?;
+        let built = self.context(&workspace, options)?;
+        if !held {
+            self.keep_layout(&workspace);
+        }
+        Ok(built)
+    }
+
+    /// Writes the layout of `workspace`'s document beside its search index,
+    /// unless the file there is for the same revision. Best effort: without
+    /// the file, a one-shot context loads the document.
+    pub(crate) fn keep_layout(&self, workspace: &Workspace) {
+        if self.config.read_only || self.config.model.is_some() {
+            return;
+        }
+        let (revision, version) = {
+            let saved = lock(&workspace.saved);
+            (saved.revision, saved.version)
+        };
+        let dir = ucpkit_search::index_dir(&self.config.store_dir, workspace.name());
+        if layout_revision(&dir) == Some(revision) {
+            return;
+        }
+        let engine = workspace.traversal().engine();
+        let doc = engine.document();
+        if doc.version() != version {
+            return; // edited since it was read: not the stored revision's layout
+        }
+        let layout = rank::layout(workspace.traversal(), doc);
+        let _ = write_layout(&dir, revision, &layout);
+    }
+
+    /// The context built on parts of stored document `name`; `None` when
+    /// that cannot be done (the caller loads the document).
+    fn context_from_parts(&self, name: &str, options: &ContextOptions) -> Result<Option<BuiltContext>, WorkspaceError> {
+        if self.config.model.is_some() {
+            return Ok(None);
+        }
+        let dir = ucpkit_search::index_dir(&self.config.store_dir, name);
+        let Some(mut part) = lock(&self.store).part(name)? else { return Ok(None) };
+        let Some(layout) = read_layout(&dir, part.revision()) else { return Ok(None) };
+        let Some(index) = SearchIndex::open_current(&dir, name, part.revision(), SearchConfig::default())? else {
+            return Ok(None);
+        };
+        let index: Arc<dyn RagProvider> = Arc::new(index);
+        let layout = Arc::new(layout);
+        // A part over half the document costs about what the whole does.
+        let most = layout.len() / 2 + 1_000;
+        let orchestrator = options.orchestrator();
+        let request = options.request()?;
+        // The sections of the blocks the job will plan from, read first.
+        let Some(postings) = index.term_postings(&options.question) else { return Ok(None) };
+        let ranking = Arc::new(QuestionRanking::new(&layout, &options.question, postings));
+        let planned = &ranking.ranked[..ranking.ranked.len().min(orchestrator.config().search_limit)];
+        let mut wanted: Vec<BlockId> = planned.iter().filter_map(|&(id, _)| layout.section_root(id)).collect();
+        for round in 0..ROUNDS {
+            if !lock(&self.store).extend_part(&mut part, &wanted, usize::MAX, most)? {
+                return Ok(None);
+            }
+            if round == 0 {
+                // The job views the targets of links out of the blocks it
+                // judges: read them now (not what is below them) rather
+                // than in a round of their own.
+                let targets = part.unread_targets();
+                if !lock(&self.store).extend_part(&mut part, &targets, 0, most)? {
+                    return Ok(None);
+                }
+            }
+            let mut doc = part.document();
+            let absent = doc.partial();
+            let mut host = SessionHost::with_limits(Engine::new(doc), self.config.limits.clone());
+            host.set_search(index.clone());
+            host.provide_derived(host.engine().document(), Arc::clone(&layout));
+            host.provide_derived(host.engine().document(), Arc::clone(&ranking));
+            let built = orchestrator.context(&host, &request)?;
+            let missed = absent.take();
+            if missed.is_empty() {
+                if built.blocks.is_empty() && built.hits > 0 {
+                    // Nothing fits: the whole document says how much would.
+                    return Ok(None);
+                }
+                return Ok(Some(built));
+            }
+            // Each missed block with what is below it (a link target the
+            // job views, and expands when it queues it as a task).
+            wanted = missed.into_iter().collect();
+        }
+        Ok(None)
+    }
+}
+
+/// The revision the layout file in `dir` is for, read from its head.
+fn layout_revision(dir: &Path) -> Option<u64> {
+    use std::io::Read as _;
+    let mut head = [0u8; 16];
+    std::fs::File::open(dir.join(LAYOUT_FILE)).ok()?.read_exact(&mut head).ok()?;
+    (head[..8] == MAGIC[..]).then(|| u64::from_le_bytes(head[8..16].try_into().expect("8 bytes")))
+}
+
+/// The layout in `dir` if it is whole, unchanged and for `revision`.
+fn read_layout(dir: &Path, revision: u64) -> Option<Layout> {
+    let bytes = std::fs::read(dir.join(LAYOUT_FILE)).ok()?;
+    let rest = bytes.strip_prefix(MAGIC)?;
+    let (stored, rest) = rest.split_first_chunk::<8>()?;
+    let (checksum, payload) = rest.split_first_chunk::<32>()?;
+    if u64::from_le_bytes(*stored) != revision || blake3::hash(payload).as_bytes() != checksum {
+        return None;
+    }
+    Layout::decode(payload)
+}
+
+/// Writes the layout file: a temporary file renamed into place, so a
+/// reader sees a whole file or none.
+fn write_layout(dir: &Path, revision: u64, layout: &Layout) -> std::io::Result<()> {
+    let payload = layout.encode();
+    let mut file = tempfile::NamedTempFile::new_in(dir)?;
+    file.write_all(MAGIC)?;
+    file.write_all(&revision.to_le_bytes())?;
+    file.write_all(blake3::hash(&payload).as_bytes())?;
+    file.write_all(&payload)?;
+    file.persist(dir.join(LAYOUT_FILE)).map_err(|e| e.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_layout_file_is_read_only_for_its_revision_and_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::build(&ucpkit_core::Document::new("d"), None);
+        write_layout(dir.path(), 7, &layout).unwrap();
+        assert_eq!(layout_revision(dir.path()), Some(7));
+        assert!(read_layout(dir.path(), 7).is_some());
+        assert!(read_layout(dir.path(), 8).is_none());
+        let path = dir.path().join(LAYOUT_FILE);
+        let mut bytes = std::fs::read(&path).unwrap();
+        *bytes.last_mut().unwrap() ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(read_layout(dir.path(), 7).is_none(), "a changed byte fails the checksum");
+    }
+}

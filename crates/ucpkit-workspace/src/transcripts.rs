@@ -1,0 +1,20 @@
+//! Agent transcripts in the store, by session name (see
+//! [`ucpkit_store::Store::save_transcript`]).
+
+use ucpkit_store::StoredTranscript;
+
+use crate::library::{lock, Library};
+use crate::WorkspaceError;
+
+impl Library {
+    /// The transcript saved under session `name`, if any.
+    pub fn load_transcript(&self, name: &str) -> Result<Option<StoredTranscript>, WorkspaceError> {
+        Ok(lock(&self.store).load_transcript(name)?)
+    }
+
+    /// Saves transcript `name` if the stored one is still at revision
+    /// `read_at` (0: none); returns the new revision.
+    pub fn save_transcript(&self, name: &str, body: &str, read_at: u64) -> Result<u64, WorkspaceError> {
+        Ok(lock(&self.store).save_transcript(name, body, read_at)?)
+    }
+}

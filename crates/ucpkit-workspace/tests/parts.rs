@@ -1,0 +1,164 @@
+//! A one-shot context read from parts of the store is the context the
+//! whole document gives: over the Node.js excerpt (cross-file links the
+//! sub-agents follow) and over a code fixture (the call graph walked), at
+//! several budgets and formats; and a store whose layout is stale or
+//! damaged is read whole instead.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{data, open};
+use ucpkit_orchestrator::BuiltContext;
+use ucpkit_workspace::{ContextOptions, IndexOptions, NewSession, Scope, SearchRequest};
+
+fn whole(dir: &Path, name: &str, options: &ContextOptions) -> BuiltContext {
+    let library = open(dir);
+    let workspace = library.workspace(name).unwrap();
+    library.context(&workspace, options).unwrap()
+}
+
+/// The context from parts, checking that no document was loaded for it.
+fn from_parts(dir: &Path, name: &str, options: &ContextOptions) -> BuiltContext {
+    let library = open(dir);
+    let built = library.context_in(Some(name), options).unwrap();
+    assert!(!library.holds(name), "answered from parts of the store");
+    built
+}
+
+fn same(a: &BuiltContext, b: &BuiltContext) {
+    assert_eq!(a.text, b.text);
+    let ids = |c: &BuiltContext| c.blocks.iter().map(|b| b.id).collect::<Vec<_>>();
+    assert_eq!(ids(a), ids(b));
+    assert_eq!(a.tokens, b.tokens);
+}
+
+#[test]
+fn contexts_from_parts_equal_the_whole_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = open(dir.path());
+    library.index(&[data("node-excerpt")], Some("node"), &IndexOptions::default(), &()).unwrap();
+    let questions = [
+        "How does punycode encode an internationalized domain name?",
+        "How do I parse a query string into an object, and escape it back?",
+        "How do I start the debugger and set a breakpoint?",
+        "What is corepack and how do I enable it for a package manager?",
+        "stability index deprecated experimental",
+    ];
+    let mut answered = 0;
+    for question in questions {
+        for (budget, format) in [(500, "markdown"), (2000, "default"), (4000, "short_ids")] {
+            let options = ContextOptions {
+                budget,
+                format: ucpkit_ucl::RenderFormat::from_name(format).unwrap(),
+                ..ContextOptions::new(question)
+            };
+            let parts = from_parts(dir.path(), "node", &options);
+            same(&parts, &whole(dir.path(), "node", &options));
+            answered += usize::from(!parts.blocks.is_empty());
+        }
+    }
+    assert!(answered >= 12, "most questions find something: {answered}");
+}
+
+#[test]
+fn code_contexts_from_parts_walk_the_same_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = open(dir.path());
+    library.index(&[data("code/repos/shop-1.0")], Some("shop"), &IndexOptions::default(), &()).unwrap();
+    // An issue: a headline, then a report long enough to be searched with
+    // its headline on its own too.
+    let issue = "Receipt prints the wrong tax line\n\nWhen a customer pays with a coupon the printed receipt \
+        shows every item, its quantity and subtotal, but the tax line repeats the pre-discount amount. \
+        Steps: add two items to the cart, apply a ten percent coupon, print the receipt, compare totals. \
+        Expected the receipt lines to match Cart.total; observed a difference of several cents each time.";
+    assert!(ucpkit_search::headline::headline(issue).is_some());
+    for question in
+        ["Cart total is wrong with a coupon percent", "discount() accepts a negative percent", "receipt lines", issue]
+    {
+        let options = ContextOptions { budget: 1500, scope: Scope::Code, ..ContextOptions::new(question) };
+        same(&from_parts(dir.path(), "shop", &options), &whole(dir.path(), "shop", &options));
+    }
+}
+
+#[test]
+fn an_edited_document_is_read_whole_then_from_parts_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = open(dir.path());
+    library.index(&[data("node-excerpt")], Some("node"), &IndexOptions::default(), &()).unwrap();
+    let workspace = library.workspace("node").unwrap();
+    let session = library.create_session(&workspace, &NewSession::default()).unwrap();
+    let request = SearchRequest { roles: vec!["heading2".into()], ..SearchRequest::new("Workflows") };
+    let heading = &workspace.search(&request).unwrap().results[0].id;
+    let edit = format!("APPEND {heading} text :: \"Timers can be unref'd so they do not keep the loop alive.\"");
+    assert!(library.run_script(&workspace, session, &edit).unwrap().written);
+
+    let options = ContextOptions {
+        budget: 800,
+        ..ContextOptions::new("can timers be unref.d so they do not keep the loop alive")
+    };
+    // The layout on disk is for the revision before the edit: read whole.
+    let stale = open(dir.path());
+    let first = stale.context_in(Some("node"), &options).unwrap();
+    assert!(stale.holds("node"), "a stale layout means the whole document");
+    assert!(first.text.contains("unref'd"), "{}", first.text);
+    // That call kept the new revision's layout: the next one reads parts.
+    same(&from_parts(dir.path(), "node", &options), &first);
+}
+
+#[test]
+fn a_damaged_layout_means_the_whole_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = open(dir.path());
+    library.index(&[data("node-excerpt")], Some("node"), &IndexOptions::default(), &()).unwrap();
+    let layout = ucpkit_search::index_dir(&dir.path().join(".ucp"), "node").join("layout.bin");
+    assert!(layout.exists(), "indexing keeps the layout: {}", layout.display());
+    let mut bytes = std::fs::read(&layout).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xff;
+    std::fs::write(&layout, &bytes).unwrap();
+    let options = ContextOptions::new("How do I read a file?");
+    let reader = open(dir.path());
+    let built = reader.context_in(Some("node"), &options).unwrap();
+    assert!(reader.holds("node"));
+    same(&built, &whole(dir.path(), "node", &options));
+}
+
+/// The first `sample` dev-set questions at three budgets, from parts and
+/// from the whole document, over the real corpus in `var` (a release run
+/// with `UCP_ALL_QUESTIONS=1` compares every question: debug builds take
+/// seconds per context on the big corpus).
+fn dev_set_contexts_equal(var: &str, questions: &str, sample: usize) {
+    let all = std::env::var_os("UCP_ALL_QUESTIONS").is_some();
+    let corpus = std::env::var(var).unwrap_or_else(|_| panic!("{var} names the corpus (scripts/test fetches it)"));
+    let dir = tempfile::tempdir().unwrap();
+    let library = open(dir.path());
+    library.index(&[PathBuf::from(corpus)], Some("docs"), &IndexOptions::default(), &()).unwrap();
+    let workspace = library.workspace("docs").unwrap();
+    let text = std::fs::read_to_string(data(questions)).unwrap();
+    let mut compared = 0;
+    let lines: Vec<&str> = text.lines().take(if all { usize::MAX } else { sample }).collect();
+    for line in &lines {
+        let question: serde_json::Value = serde_json::from_str(line).unwrap();
+        let question = question["question"].as_str().unwrap();
+        for budget in [1000, 2000, 4000] {
+            let options = ContextOptions { budget, ..ContextOptions::new(question) };
+            let whole = library.context(&workspace, &options).unwrap();
+            same(&from_parts(dir.path(), "docs", &options), &whole);
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, lines.len() * 3);
+}
+
+#[test]
+#[ignore = "needs UCP_NODE_CORPUS (the Node.js docs; scripts/test fetches them)"]
+fn node_dev_set_contexts_from_parts_equal_the_whole_documents() {
+    dev_set_contexts_equal("UCP_NODE_CORPUS", "eval/node-questions.jsonl", 10);
+}
+
+#[test]
+#[ignore = "needs UCP_PY_DOCS (the Python docs; scripts/test fetches them)"]
+fn python_dev_set_contexts_from_parts_equal_the_whole_documents() {
+    dev_set_contexts_equal("UCP_PY_DOCS", "eval/python-questions.jsonl", 2);
+}
