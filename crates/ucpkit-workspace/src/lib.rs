@@ -56,6 +56,7 @@ pub use memory::{
     memories_text, memory_document, Memory, MemoryFilter, NewMemory, Stored, DEFAULT_KIND, MAX_MEMORY_BYTES,
     MEMORY_DOCUMENT,
 };
+pub use replay::{replayed, STATE_TRIES};
 pub use script::ScriptRun;
 pub use search::{FileHit, SearchHit, SearchRequest, SearchResults, FILE_EVIDENCE};
 pub use sessions::{Followed, NewSession, SessionHandle};
@@ -142,6 +143,12 @@ pub enum WorkspaceError {
 }
 
 impl WorkspaceError {
+    /// Whether another writer changed the document since it was read (the
+    /// write changed nothing; reading again and replaying it can land).
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, WorkspaceError::Store(ucpkit_store::StoreError::Conflict { .. }))
+    }
+
     /// A stable, machine-readable code: the underlying error's own code
     /// (`block_not_found`, `parse`, `conflict` ...) or this layer's.
     pub fn code(&self) -> &'static str {

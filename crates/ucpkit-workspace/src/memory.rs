@@ -394,26 +394,19 @@ impl Library {
         if self.config.read_only {
             return Err(WorkspaceError::ReadOnly(format!("{name:?} cannot be written")));
         }
-        let mut replays = crate::replay::Replays::new(ATTEMPTS);
-        loop {
+        crate::replayed(ATTEMPTS, || {
             if self.holds_stored(name)? {
                 return Ok(());
             }
             let mut store = lock(&self.store);
             let expected = store.revision(name)?;
-            match store.save_checked(name, expected, Some((&Document::new(name), &[])), None) {
-                Ok(_) => return Ok(()),
-                Err(ucpkit_store::StoreError::Conflict { .. }) => {
-                    drop(store);
-                    if !replays.again() {
-                        return Err(WorkspaceError::Invalid(format!(
-                            "{name:?} could not be created: other writers kept coming in"
-                        )));
-                    }
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
+            store.save_checked(name, expected, Some((&Document::new(name), &[])), None)?;
+            Ok(())
+        })
+        .map_err(|e| match e.is_conflict() {
+            true => WorkspaceError::Invalid(format!("{name:?} could not be created: other writers kept coming in")),
+            false => e,
+        })
     }
 }
 

@@ -468,9 +468,8 @@ impl Library {
         if !self.holds_stored(name)? {
             return Err(WorkspaceError::Invalid("no node yet: add one first".into()));
         }
-        let mut replays = crate::replay::Replays::new(ATTEMPTS);
-        loop {
-            let checked = crate::library::lock(&self.agent_state);
+        crate::replayed(ATTEMPTS, || {
+            let _checked = crate::library::lock(&self.agent_state);
             let graph = {
                 let workspace = self.workspace(name)?;
                 let engine = workspace.traversal().engine();
@@ -480,18 +479,12 @@ impl Library {
             if commands.is_empty() {
                 return Ok(None);
             }
-            match self.run_commands(name, &commands, 1) {
-                Err(WorkspaceError::Store(ucpkit_store::StoreError::Conflict { .. })) => {
-                    drop(checked);
-                    if !replays.again() {
-                        return Err(WorkspaceError::Invalid(format!(
-                            "{name:?} kept changing under this change: try again"
-                        )));
-                    }
-                }
-                run => return run.map(|(_, created)| created),
-            }
-        }
+            self.run_commands(name, &commands, 1).map(|(_, created)| created)
+        })
+        .map_err(|e| match e.is_conflict() {
+            true => WorkspaceError::Invalid(format!("{name:?} kept changing under this change: try again")),
+            false => e,
+        })
     }
 }
 

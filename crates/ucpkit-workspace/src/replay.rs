@@ -1,10 +1,13 @@
 //! Replaying a write that another writer beat to the store: each write is
 //! checked against the revision it read, so a conflict changes nothing,
-//! and the caller reads again and replays. Writers that collided would
-//! collide again at once; a growing, jittered pause between tries spreads
-//! them out, so under steady contention every write lands.
+//! and the caller reads again and replays ([`replayed`], the one loop that
+//! does it). Writers that collided would collide again at once; a
+//! growing, jittered pause between tries spreads them out, so under
+//! steady contention every write lands.
 
 use std::time::Duration;
+
+use crate::WorkspaceError;
 
 /// The first pause after a conflict; each one after doubles, up to
 /// [`LONGEST_PAUSE`].
@@ -15,24 +18,39 @@ const LONGEST_PAUSE: Duration = Duration::from_millis(250);
 
 /// Tries of a write to the agents' state (memories, plans) while other
 /// writers keep coming in: many, as the pauses keep them cheap.
-pub(crate) const STATE_TRIES: usize = 64;
+pub const STATE_TRIES: usize = 64;
+
+/// Runs `attempt`, which reads what it needs and writes it, again each
+/// time it fails on a conflict with another writer (having changed
+/// nothing), at most `tries` times in all, pausing longer between each.
+/// Returns the first result that is not a conflict, or the last conflict
+/// when the tries are spent.
+pub fn replayed<T>(tries: usize, mut attempt: impl FnMut() -> Result<T, WorkspaceError>) -> Result<T, WorkspaceError> {
+    let mut replays = Replays::new(tries);
+    loop {
+        match attempt() {
+            Err(e) if e.is_conflict() && replays.again() => continue,
+            done => return done,
+        }
+    }
+}
 
 /// The tries of one write: the first, and replays after conflicts.
 #[derive(Debug)]
-pub(crate) struct Replays {
+struct Replays {
     tried: usize,
     most: usize,
 }
 
 impl Replays {
     /// At most `most` tries (at least one).
-    pub(crate) fn new(most: usize) -> Self {
+    fn new(most: usize) -> Self {
         Replays { tried: 1, most: most.max(1) }
     }
 
     /// After a conflict: false when the tries are spent; else waits a
     /// pause (half of it random) and returns true.
-    pub(crate) fn again(&mut self) -> bool {
+    fn again(&mut self) -> bool {
         if self.tried >= self.most {
             return false;
         }
@@ -67,5 +85,34 @@ mod tests {
         let values: Vec<f64> = (0..100).map(|_| jitter()).collect();
         assert!(values.iter().all(|v| (0.0..1.0).contains(v)));
         assert!(values.windows(2).any(|w| w[0] != w[1]));
+    }
+
+    #[test]
+    fn only_conflicts_are_replayed() {
+        let conflict = || {
+            WorkspaceError::Store(ucpkit_store::StoreError::Conflict { document: "d".into(), expected: 1, found: 2 })
+        };
+        let mut calls = 0;
+        let landed = replayed(5, || {
+            calls += 1;
+            if calls < 3 {
+                Err(conflict())
+            } else {
+                Ok(calls)
+            }
+        });
+        assert_eq!(landed.unwrap(), 3);
+        let mut calls = 0;
+        let spent = replayed(2, || -> Result<(), _> {
+            calls += 1;
+            Err(conflict())
+        });
+        assert!(spent.unwrap_err().is_conflict() && calls == 2, "two tries, then the conflict");
+        let mut calls = 0;
+        let other = replayed(5, || -> Result<(), _> {
+            calls += 1;
+            Err(WorkspaceError::Invalid("no".into()))
+        });
+        assert!(matches!(other, Err(WorkspaceError::Invalid(_))) && calls == 1, "other errors are not replayed");
     }
 }

@@ -71,21 +71,21 @@ impl Library {
                 return Ok(run);
             }
         }
-        let mut replays = crate::replay::Replays::new(attempts);
-        loop {
+        crate::replayed(attempts, || {
             let workspace = self.workspace(name)?;
             let session = match named {
                 Some(named) => self.open_named(&workspace, named, options)?,
                 None => self.create_session(&workspace, options)?,
             };
             match self.run_script(&workspace, session, source) {
-                Err(WorkspaceError::Store(ucpkit_store::StoreError::Conflict { .. })) if replays.again() => {
+                Err(conflict) if conflict.is_conflict() => {
                     // The stale copy was dropped; its session goes with it, unsaved.
                     let _ = workspace.traversal().close_session(session);
+                    Err(conflict)
                 }
-                run => return run.map(|run| (workspace, session, run)),
+                run => run.map(|run| (workspace, session, run)),
             }
-        }
+        })
     }
 }
 

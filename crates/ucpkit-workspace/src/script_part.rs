@@ -21,7 +21,7 @@ use std::sync::Arc;
 use ucpkit_core::{outline, BlockId, Document, IdSet};
 use ucpkit_search::{SearchConfig, SearchIndex};
 use ucpkit_sessions::SessionId;
-use ucpkit_store::{Part, StoreError};
+use ucpkit_store::Part;
 use ucpkit_ucl::{parse_script, BlockRef, Command, Condition, ContentLiteral, EditOp, Value};
 
 use crate::library::{lock, Library, Workspace};
@@ -60,8 +60,7 @@ impl Library {
         }
         let Some(first) = blocks_named(source) else { return Ok(None) };
         let dir = ucpkit_search::index_dir(&self.config.store_dir, name);
-        let mut replays = crate::replay::Replays::new(attempts);
-        'fresh: loop {
+        crate::replayed(attempts, || {
             let Some(mut part) = lock(&self.store).part(name)? else { return Ok(None) };
             if !self.grow(&mut part, &first)? {
                 return Ok(None);
@@ -110,17 +109,13 @@ impl Library {
                 }
                 // What it asked for and lacked, the document lacks too.
                 workspace.part = Some(part.clone());
-                match self.save_session(&workspace, session) {
-                    Err(WorkspaceError::Store(StoreError::Conflict { .. })) if replays.again() => continue 'fresh,
-                    saved => {
-                        let written = saved?;
-                        let metrics = workspace.traversal().with_session(session, |s| s.metrics())?;
-                        return Ok(Some((Arc::new(workspace), session, ScriptRun { report, written, metrics })));
-                    }
-                }
+                // A conflict is replayed from a fresh part.
+                let written = self.save_session(&workspace, session)?;
+                let metrics = workspace.traversal().with_session(session, |s| s.metrics())?;
+                return Ok(Some((Arc::new(workspace), session, ScriptRun { report, written, metrics })));
             }
-            return Ok(None);
-        }
+            Ok(None)
+        })
     }
 
     /// Reads `wanted` into `part`; false when the part would grow past
