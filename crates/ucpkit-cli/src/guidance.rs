@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 
 use ucpkit_registry::parts::guidance::{rules, skills};
-use ucpkit_workspace::{MemoryFilter, NewMemory};
+use ucpkit_registry::parts::memory::{AgentState, MemoryFilter, NewMemory};
 
 use crate::{count_in, print, print_json, Cli};
 
@@ -47,7 +47,7 @@ pub(crate) enum MemoryAction {
         /// What to remember; `-` reads standard input.
         content: String,
         /// finding, decision, handoff, todo, note ...
-        #[arg(long, default_value = ucpkit_workspace::DEFAULT_KIND)]
+        #[arg(long, default_value = ucpkit_registry::parts::memory::DEFAULT_KIND)]
         kind: String,
         /// A tag (repeatable).
         #[arg(long = "tag", value_name = "TAG")]
@@ -115,7 +115,7 @@ pub(crate) fn memory(cli: &Cli, args: &MemoryArgs) -> anyhow::Result<()> {
                 links: links.clone(),
                 namespace: args.namespace.clone(),
             };
-            let stored = library.memory_store(&memory)?;
+            let stored = AgentState::of(&library).memory_store(&memory)?;
             if cli.json {
                 return print_json(&stored);
             }
@@ -123,18 +123,18 @@ pub(crate) fn memory(cli: &Cli, args: &MemoryArgs) -> anyhow::Result<()> {
             print(&format!("{said} {} in {}\n", stored.memory.id, stored.memory.document))
         }
         MemoryAction::Search { query, filters } => {
-            let found = library.memory_search(query, &filter(filters), filters.limit)?;
+            let found = AgentState::of(&library).memory_search(query, &filter(filters), filters.limit)?;
             if cli.json {
                 return print_json(&found);
             }
-            print(&ucpkit_workspace::memories_text(&found))
+            print(&ucpkit_registry::parts::memory::memories_text(&found))
         }
         MemoryAction::Recent { filters } => {
-            let recent = library.memory_recent(&filter(filters), filters.limit)?;
+            let recent = AgentState::of(&library).memory_recent(&filter(filters), filters.limit)?;
             if cli.json {
                 return print_json(&recent);
             }
-            print(&ucpkit_workspace::memories_text(&recent))
+            print(&ucpkit_registry::parts::memory::memories_text(&recent))
         }
         MemoryAction::Import { file } => {
             let text = if file.as_os_str() == "-" {
@@ -148,14 +148,14 @@ pub(crate) fn memory(cli: &Cli, args: &MemoryArgs) -> anyhow::Result<()> {
                 .filter(|(_, line)| !line.trim().is_empty())
                 .map(|(n, line)| serde_json::from_str::<NewMemory>(line).with_context(|| format!("line {}", n + 1)))
                 .collect::<anyhow::Result<Vec<_>>>()?;
-            let (stored, skipped) = library.memory_import(args.namespace.as_deref(), &memories)?;
+            let (stored, skipped) = AgentState::of(&library).memory_import(args.namespace.as_deref(), &memories)?;
             if cli.json {
                 return print_json(&serde_json::json!({ "stored": stored, "skipped": skipped }));
             }
             print(&format!("stored {stored} memories, skipped {skipped} already there\n"))
         }
         MemoryAction::Forget { id } => {
-            let forgotten = library.memory_forget(args.namespace.as_deref(), id)?;
+            let forgotten = AgentState::of(&library).memory_forget(args.namespace.as_deref(), id)?;
             if cli.json {
                 return print_json(&serde_json::json!({ "id": id, "forgotten": forgotten }));
             }
@@ -335,7 +335,7 @@ fn node_id(id: &str) -> anyhow::Result<ucpkit_workspace::vocabulary::BlockId> {
 }
 
 pub(crate) fn plan(cli: &Cli, args: &PlanArgs) -> anyhow::Result<()> {
-    use ucpkit_workspace::relations::{NewNode, Status};
+    use ucpkit_registry::parts::memory::relations::{NewNode, Status};
     let library = cli.library(true)?;
     let namespace = args.namespace.as_deref();
     let said = match &args.action {
@@ -348,7 +348,7 @@ pub(crate) fn plan(cli: &Cli, args: &PlanArgs) -> anyhow::Result<()> {
                 context: context.clone(),
                 parents,
             };
-            let node = library.relation_add(namespace, &node)?;
+            let node = AgentState::of(&library).relation_add(namespace, &node)?;
             if cli.json {
                 return print_json(&node);
             }
@@ -356,29 +356,43 @@ pub(crate) fn plan(cli: &Cli, args: &PlanArgs) -> anyhow::Result<()> {
         }
         PlanAction::Update { id, status, context, title } => {
             let status = status.as_deref().map(str::parse::<Status>).transpose()?;
-            let node =
-                library.relation_update(namespace, node_id(id)?, status, context.as_deref(), title.as_deref())?;
+            let node = AgentState::of(&library).relation_update(
+                namespace,
+                node_id(id)?,
+                status,
+                context.as_deref(),
+                title.as_deref(),
+            )?;
             if cli.json {
                 return print_json(&node);
             }
             format!("updated {}", node.id)
         }
         PlanAction::Link { parent, child, relation } => {
-            library.relation_link(namespace, node_id(parent)?, node_id(child)?, relation.as_deref())?;
+            AgentState::of(&library).relation_link(
+                namespace,
+                node_id(parent)?,
+                node_id(child)?,
+                relation.as_deref(),
+            )?;
             "linked".to_owned()
         }
         PlanAction::Unlink { parent, child, relation } => {
-            let unlinked =
-                library.relation_unlink(namespace, node_id(parent)?, node_id(child)?, relation.as_deref())?;
+            let unlinked = AgentState::of(&library).relation_unlink(
+                namespace,
+                node_id(parent)?,
+                node_id(child)?,
+                relation.as_deref(),
+            )?;
             anyhow::ensure!(unlinked, "no relation from {parent} to {child}");
             "unlinked".to_owned()
         }
         PlanAction::Rm { id } => {
-            anyhow::ensure!(library.relation_remove(namespace, node_id(id)?)?, "no node {id}");
+            anyhow::ensure!(AgentState::of(&library).relation_remove(namespace, node_id(id)?)?, "no node {id}");
             format!("removed {id}")
         }
         PlanAction::Show { budget } => {
-            let graph = library.relations(namespace)?;
+            let graph = AgentState::of(&library).relations(namespace)?;
             if cli.json {
                 return print_json(&serde_json::json!({ "nodes": graph.nodes(), "relations": graph.relations() }));
             }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use ucpkit_guidance::{rules, skills};
-use ucpkit_workspace::{MemoryFilter, NewMemory};
+use ucpkit_memory::{AgentState, MemoryFilter, NewMemory};
 
 use crate::tool::Strings;
 use crate::{CallError, Connection, Effects, Needs, Tool, ToolOutput, Writes};
@@ -145,7 +145,7 @@ pub(crate) fn tools() -> Vec<Tool> {
                     links: Strings::of(args.links),
                     namespace: args.namespace,
                 };
-                let stored = connection.library().memory_store(&memory)?;
+                let stored = AgentState::of(connection.library()).memory_store(&memory)?;
                 let said = if stored.duplicate { "already remembered as" } else { "remembered as" };
                 let (id, kind, document) = (&stored.memory.id, &stored.memory.kind, &stored.memory.document);
                 answer(connection, "memory_store", format!("{said} {id} ({kind}) in document {document}"))
@@ -157,17 +157,17 @@ pub(crate) fn tools() -> Vec<Tool> {
             "Find memories by meaning (hybrid search), by kind, tags, since_ms.",
             |connection, args: SearchArgs| {
                 let (filter, limit) = args.filter();
-                let found = connection.library().memory_search(&args.query, &filter, limit)?;
-                answer(connection, "memory_search", ucpkit_workspace::memories_text(&found))
+                let found = AgentState::of(connection.library()).memory_search(&args.query, &filter, limit)?;
+                answer(connection, "memory_search", ucpkit_memory::memories_text(&found))
             },
         ),
         Tool::typed("memory_recent", "Latest memories, newest first.", |connection, args: FilterArgs| {
             let (filter, limit) = args.filter();
-            let found = connection.library().memory_recent(&filter, limit)?;
-            answer(connection, "memory_recent", ucpkit_workspace::memories_text(&found))
+            let found = AgentState::of(connection.library()).memory_recent(&filter, limit)?;
+            answer(connection, "memory_recent", ucpkit_memory::memories_text(&found))
         }),
         Tool::typed("memory_forget", "Delete a memory by id.", |connection, args: ForgetArgs| {
-            if connection.library().memory_forget(args.namespace.as_deref(), &args.id)? {
+            if AgentState::of(connection.library()).memory_forget(args.namespace.as_deref(), &args.id)? {
                 answer(connection, "memory_forget", format!("forgot {}", args.id))
             } else {
                 Err(CallError::Arguments(format!(
@@ -238,7 +238,7 @@ fn answer(connection: &Connection, tool: &str, text: String) -> Result<ToolOutpu
 
 /// The `plan` tool: one change to the relation graph, then the graph.
 fn plan(connection: &Connection, args: PlanArgs) -> Result<String, CallError> {
-    use ucpkit_workspace::relations::{NewNode, Status};
+    use ucpkit_memory::relations::{NewNode, Status};
     let library = connection.library();
     let namespace = args.namespace.as_deref();
     let block = |key: &str, id: &Option<String>| -> Result<ucpkit_core::BlockId, CallError> {
@@ -264,33 +264,44 @@ fn plan(connection: &Connection, args: PlanArgs) -> Result<String, CallError> {
                 context: args.context.unwrap_or_default(),
                 parents,
             };
-            format!("added {}", library.relation_add(namespace, &node)?.id)
+            format!("added {}", AgentState::of(library).relation_add(namespace, &node)?.id)
         }
         PlanAction::Update => {
             let id = block("id", &args.id)?;
-            library.relation_update(namespace, id, status, args.context.as_deref(), args.title.as_deref())?;
+            AgentState::of(library).relation_update(
+                namespace,
+                id,
+                status,
+                args.context.as_deref(),
+                args.title.as_deref(),
+            )?;
             format!("updated {id}")
         }
         PlanAction::Link => {
-            library.relation_link(namespace, block("parent", &args.parent)?, block("child", &args.child)?, relation)?;
+            AgentState::of(library).relation_link(
+                namespace,
+                block("parent", &args.parent)?,
+                block("child", &args.child)?,
+                relation,
+            )?;
             "linked".to_owned()
         }
         // Taking away what is not there is an error, as from the command line.
         PlanAction::Unlink => {
             let (parent, child) = (block("parent", &args.parent)?, block("child", &args.child)?);
-            match library.relation_unlink(namespace, parent, child, relation)? {
+            match AgentState::of(library).relation_unlink(namespace, parent, child, relation)? {
                 true => "unlinked".to_owned(),
                 false => return Err(CallError::Arguments("no such relation".into())),
             }
         }
-        PlanAction::Remove => match library.relation_remove(namespace, block("id", &args.id)?)? {
+        PlanAction::Remove => match AgentState::of(library).relation_remove(namespace, block("id", &args.id)?)? {
             true => "removed".to_owned(),
             false => return Err(CallError::Arguments("no such node".into())),
         },
         PlanAction::Show => String::new(),
     };
     let budget = args.budget.map_or(2_000, NonZeroUsize::get);
-    let graph = library.relations(namespace)?.render(budget, library.tokenizer());
+    let graph = AgentState::of(library).relations(namespace)?.render(budget, library.tokenizer());
     let graph = if graph.is_empty() { "(no nodes)\n".to_owned() } else { graph };
     Ok(if said.is_empty() { graph } else { format!("{said}\n{graph}") })
 }

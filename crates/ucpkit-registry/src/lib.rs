@@ -39,6 +39,7 @@ pub mod parts {
     pub use ucpkit_guidance as guidance;
     pub use ucpkit_llm as llm;
     pub use ucpkit_lsp as lsp;
+    pub use ucpkit_memory as memory;
     pub use ucpkit_tools as files;
 }
 pub use tool::{Annotations, Effects, Needs, Pages, Tool, ToolDef, Writes};

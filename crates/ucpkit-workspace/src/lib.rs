@@ -17,9 +17,8 @@
 //!   token budget;
 //! - [`Workspace::search`]: hits with their source file, lines, heading path
 //!   and preview;
-//! - [`Library::memory_store`] and [`Library::memory_search`]: memory that
-//!   lasts across sessions, kept as blocks of a document of its own;
-//! - [`relations`]: plans, steps and agents as a graph with statuses;
+//! - [`Library::run_commands`]: documents kept by commands (the agents'
+//!   memory and plans, which `ucpkit-memory` writes through it);
 //! - agent transcripts by session name ([`Library::save_transcript`]);
 //! - [`stats`] and [`find_block`]: counts and `@label` resolution.
 //!
@@ -36,14 +35,13 @@ mod context;
 mod inspect;
 mod library;
 mod map;
-mod memory;
 mod parts;
-pub mod relations;
 mod replay;
 mod script;
 mod script_part;
 mod search;
 mod sessions;
+mod state;
 mod transcripts;
 
 pub use context::{ContextOptions, SharedPolicy, DEFAULT_BUDGET, MIN_BUDGET};
@@ -52,10 +50,6 @@ pub use library::{
     IndexOptions, IndexProgress, Indexed, IndexedStored, Library, LibraryConfig, Workspace, EVICT_IDLE_AFTER,
 };
 pub use map::{MapRequest, DEFAULT_MAP_BUDGET};
-pub use memory::{
-    memories_text, memory_document, Memory, MemoryFilter, NewMemory, Stored, DEFAULT_KIND, MAX_MEMORY_BYTES,
-    MEMORY_DOCUMENT,
-};
 pub use replay::{replayed, STATE_TRIES};
 pub use script::ScriptRun;
 pub use search::{FileHit, SearchHit, SearchRequest, SearchResults, FILE_EVIDENCE};

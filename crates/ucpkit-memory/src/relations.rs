@@ -20,7 +20,9 @@ use ucpkit_ucl::{
     Unlink, Value,
 };
 
-use crate::{Library, WorkspaceError};
+use ucpkit_workspace::WorkspaceError;
+
+use crate::AgentState;
 
 /// The relation graph of the default namespace.
 pub const RELATIONS_DOCUMENT: &str = ucpkit_store::AGENT_STATE_DOCUMENTS[1];
@@ -29,7 +31,7 @@ pub const RELATIONS_DOCUMENT: &str = ucpkit_store::AGENT_STATE_DOCUMENTS[1];
 pub const DEFAULT_RELATION: &str = "contains";
 
 /// Times a change is tried again when another writer came in.
-const ATTEMPTS: usize = crate::replay::STATE_TRIES;
+const ATTEMPTS: usize = ucpkit_workspace::STATE_TRIES;
 
 /// Where a node stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -293,14 +295,14 @@ fn link(parent: BlockId, relation: &str, child: BlockId) -> Command {
     })
 }
 
-impl Library {
+impl AgentState<'_> {
     /// The relation graph of `namespace` as stored now (empty when none).
     pub fn relations(&self, namespace: Option<&str>) -> Result<RelationGraph, WorkspaceError> {
         let name = relations_document(namespace)?;
-        if !self.holds_stored(&name)? {
+        if !self.library.holds_stored(&name)? {
             return Ok(RelationGraph { nodes: Vec::new(), relations: Vec::new() });
         }
-        let workspace = self.workspace(&name)?;
+        let workspace = self.library.workspace(&name)?;
         let engine = workspace.traversal().engine();
         Ok(RelationGraph::of(engine.document()))
     }
@@ -312,7 +314,7 @@ impl Library {
             return Err(WorkspaceError::Invalid("a node needs a title".into()));
         }
         let name = relations_document(namespace)?;
-        self.create_if_absent(&name)?;
+        self.library.create_if_absent(&name)?;
         let append = Command::Append(Append {
             parent: BlockRef::Id(BlockId::ROOT),
             content_type: ContentType::Text,
@@ -462,16 +464,16 @@ impl Library {
         name: &str,
         mut plan: impl FnMut(&RelationGraph) -> Result<Vec<Command>, WorkspaceError>,
     ) -> Result<Option<BlockId>, WorkspaceError> {
-        if self.config.read_only {
+        if self.library.config().read_only {
             return Err(WorkspaceError::ReadOnly(format!("{name:?} cannot be written")));
         }
-        if !self.holds_stored(name)? {
+        if !self.library.holds_stored(name)? {
             return Err(WorkspaceError::Invalid("no node yet: add one first".into()));
         }
-        crate::replayed(ATTEMPTS, || {
-            let _checked = crate::library::lock(&self.agent_state);
+        ucpkit_workspace::replayed(ATTEMPTS, || {
+            let _checked = self.library.state_writes();
             let graph = {
-                let workspace = self.workspace(name)?;
+                let workspace = self.library.workspace(name)?;
                 let engine = workspace.traversal().engine();
                 RelationGraph::of(engine.document())
             };
@@ -479,7 +481,7 @@ impl Library {
             if commands.is_empty() {
                 return Ok(None);
             }
-            self.run_commands(name, &commands, 1).map(|(_, created)| created)
+            self.library.run_commands(name, &commands, 1).map(|(_, created)| created)
         })
         .map_err(|e| match e.is_conflict() {
             true => WorkspaceError::Invalid(format!("{name:?} kept changing under this change: try again")),
@@ -491,8 +493,8 @@ impl Library {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::LibraryConfig;
     use ucpkit_core::BpeTokenizer;
+    use ucpkit_workspace::{Library, LibraryConfig};
 
     fn node(title: &str, node_type: &str, parents: &[BlockId]) -> NewNode {
         NewNode {
@@ -508,14 +510,15 @@ mod tests {
     fn a_plan_is_a_dag_that_refuses_cycles_and_renders_as_a_tree() {
         let dir = tempfile::tempdir().unwrap();
         let library = Library::open(LibraryConfig::new(dir.path())).unwrap();
-        assert!(library.relations(None).unwrap().nodes().is_empty());
-        let plan = library.relation_add(None, &node("Ship memory", "plan", &[])).unwrap();
-        let other = library.relation_add(None, &node("Release 1.2", "plan", &[])).unwrap();
-        let store = library.relation_add(None, &node("Store memories", "step", &[plan.id, other.id])).unwrap();
-        let test = library.relation_add(None, &node("Test recall", "step", &[store.id])).unwrap();
+        let state = AgentState::of(&library);
+        assert!(state.relations(None).unwrap().nodes().is_empty());
+        let plan = state.relation_add(None, &node("Ship memory", "plan", &[])).unwrap();
+        let other = state.relation_add(None, &node("Release 1.2", "plan", &[])).unwrap();
+        let store = state.relation_add(None, &node("Store memories", "step", &[plan.id, other.id])).unwrap();
+        let test = state.relation_add(None, &node("Test recall", "step", &[store.id])).unwrap();
         assert_eq!(store.status, Status::Pending);
 
-        let graph = library.relations(None).unwrap();
+        let graph = state.relations(None).unwrap();
         assert_eq!(graph.parents(store.id), [plan.id, other.id], "two parents");
         assert_eq!(graph.ancestors(test.id), [store.id, plan.id, other.id]);
         assert_eq!(graph.descendants(plan.id), [store.id, test.id]);
@@ -526,33 +529,34 @@ mod tests {
         assert!(!graph.would_create_cycle(other.id, test.id));
 
         // A cycle is refused and nothing changes; an unknown node too.
-        let refused = library.relation_link(None, test.id, plan.id, None).unwrap_err();
+        let refused = state.relation_link(None, test.id, plan.id, None).unwrap_err();
         assert!(refused.to_string().contains("cycle"), "{refused}");
-        assert!(library.relation_link(None, plan.id, BlockId::ROOT, None).is_err());
-        assert_eq!(library.relations(None).unwrap().relations().len(), graph.relations().len());
+        assert!(state.relation_link(None, plan.id, BlockId::ROOT, None).is_err());
+        assert_eq!(state.relations(None).unwrap().relations().len(), graph.relations().len());
 
-        let done = library.relation_update(None, store.id, Some(Status::Done), Some("merged in #12"), None).unwrap();
+        let done = state.relation_update(None, store.id, Some(Status::Done), Some("merged in #12"), None).unwrap();
         assert_eq!((done.status, done.context.as_str()), (Status::Done, "merged in #12"));
-        assert_eq!(library.relations(None).unwrap().by_status(Status::Done).len(), 1);
+        assert_eq!(state.relations(None).unwrap().by_status(Status::Done).len(), 1);
 
         let tokenizer = BpeTokenizer::default();
-        let text = library.relations(None).unwrap().render(1_000, &tokenizer);
+        let text = state.relations(None).unwrap().render(1_000, &tokenizer);
         assert!(text.starts_with("[pending] Ship memory (plan, blk_"), "{text}");
         assert!(text.contains(&format!("  [done] Store memories (step, {}): merged in #12\n", store.id)), "{text}");
         assert!(text.contains("    [pending] Test recall"), "{text}");
         assert!(text.contains("  [done] Store memories (step, "), "{text}");
         assert!(text.contains(" (shown above)\n"), "a node under two parents is drawn once: {text}");
-        let short = library.relations(None).unwrap().render(12, &tokenizer);
+        let short = state.relations(None).unwrap().render(12, &tokenizer);
         assert!(short.contains("more nodes not drawn"), "{short}");
 
         // A new process reads the same graph; removing a node drops its relations.
         drop(library);
         let library = Library::open(LibraryConfig::new(dir.path())).unwrap();
-        assert!(library.relation_remove(None, store.id).unwrap());
-        assert!(!library.relation_remove(None, store.id).unwrap());
-        let graph = library.relations(None).unwrap();
+        let state = AgentState::of(&library);
+        assert!(state.relation_remove(None, store.id).unwrap());
+        assert!(!state.relation_remove(None, store.id).unwrap());
+        let graph = state.relations(None).unwrap();
         assert_eq!(graph.nodes().len(), 3);
         assert!(graph.parents(test.id).is_empty(), "its only parent went");
-        assert!(library.relation_unlink(None, plan.id, test.id, None).is_ok());
+        assert!(state.relation_unlink(None, plan.id, test.id, None).is_ok());
     }
 }

@@ -17,8 +17,9 @@ use serde::{Deserialize, Serialize};
 use ucpkit_core::{Block, BlockId, Document};
 use ucpkit_ucl::{Append, BlockRef, Command, ContentLiteral, ContentType, Delete, DeleteMode, Value};
 
-use crate::library::lock;
-use crate::{Library, NewSession, SearchRequest, WorkspaceError};
+use ucpkit_workspace::{SearchRequest, WorkspaceError};
+
+use crate::AgentState;
 
 /// The memory document of the default namespace.
 pub const MEMORY_DOCUMENT: &str = ucpkit_store::AGENT_STATE_DOCUMENTS[0];
@@ -33,8 +34,8 @@ pub const MAX_MEMORY_BYTES: usize = 64 * 1024;
 pub const IMPORT_BATCH: usize = 5_000;
 
 /// Tries of a store or forget when other writers keep coming in (with a
-/// growing pause between them: see [`crate::replay`]).
-const ATTEMPTS: usize = crate::replay::STATE_TRIES;
+/// growing pause between them: see [`ucpkit_workspace::replayed`]).
+const ATTEMPTS: usize = ucpkit_workspace::STATE_TRIES;
 
 /// A memory to store (as JSON too: `{"content": ..., "kind": ..., "tags":
 /// [...], "links": [...]}`, one per line of an import).
@@ -192,7 +193,7 @@ fn words(text: &str) -> Vec<String> {
     }
 }
 
-impl Library {
+impl AgentState<'_> {
     /// Stores `memory` in its namespace's document (created on first use),
     /// unless a memory of the same kind saying the same is there: then that
     /// one is returned and nothing is written.
@@ -200,12 +201,12 @@ impl Library {
         let append = append_command(memory)?;
         let kind = checked_kind(memory.kind.as_deref())?;
         let name = memory_document(memory.namespace.as_deref())?;
-        self.create_if_absent(&name)?;
-        let _checked = lock(&self.agent_state);
+        self.library.create_if_absent(&name)?;
+        let _checked = self.library.state_writes();
         if let Some(same) = self.same_memory(&name, &memory.content, &kind)? {
             return Ok(Stored { memory: same, duplicate: true });
         }
-        let (workspace, created) = self.run_commands(&name, &[append], ATTEMPTS)?;
+        let (workspace, created) = self.library.run_commands(&name, &[append], ATTEMPTS)?;
         let engine = workspace.traversal().engine();
         let block = created
             .and_then(|id| engine.document().get(id))
@@ -234,10 +235,10 @@ impl Library {
             }
             commands.push(append_command(memory)?);
         }
-        self.create_if_absent(&name)?;
-        let _checked = lock(&self.agent_state);
+        self.library.create_if_absent(&name)?;
+        let _checked = self.library.state_writes();
         let mut seen: HashSet<(String, Vec<String>)> = {
-            let workspace = self.workspace(&name)?;
+            let workspace = self.library.workspace(&name)?;
             let engine = workspace.traversal().engine();
             let doc = engine.document();
             doc.children(BlockId::ROOT)
@@ -258,7 +259,7 @@ impl Library {
         }
         let stored = fresh.len();
         for batch in fresh.chunks(IMPORT_BATCH) {
-            self.run_commands(&name, batch, ATTEMPTS)?;
+            self.library.run_commands(&name, batch, ATTEMPTS)?;
         }
         Ok((stored, memories.len() - stored))
     }
@@ -272,10 +273,10 @@ impl Library {
         limit: usize,
     ) -> Result<Vec<Memory>, WorkspaceError> {
         let name = memory_document(filter.namespace.as_deref())?;
-        if !self.holds_stored(&name)? {
+        if !self.library.holds_stored(&name)? {
             return Ok(Vec::new());
         }
-        let workspace = self.workspace(&name)?;
+        let workspace = self.library.workspace(&name)?;
         // Hits the filter drops make room for the next ones.
         let mut request = SearchRequest::new(query);
         request.limit = limit.saturating_mul(4).clamp(limit.min(1_000), 1_000);
@@ -299,10 +300,10 @@ impl Library {
     /// The latest memories kept by `filter`, newest first, at most `limit`.
     pub fn memory_recent(&self, filter: &MemoryFilter, limit: usize) -> Result<Vec<Memory>, WorkspaceError> {
         let name = memory_document(filter.namespace.as_deref())?;
-        if !self.holds_stored(&name)? {
+        if !self.library.holds_stored(&name)? {
             return Ok(Vec::new());
         }
-        let workspace = self.workspace(&name)?;
+        let workspace = self.library.workspace(&name)?;
         let engine = workspace.traversal().engine();
         let doc = engine.document();
         let mut memories: Vec<(usize, Memory)> = doc
@@ -321,11 +322,11 @@ impl Library {
     pub fn memory_forget(&self, namespace: Option<&str>, id: &str) -> Result<bool, WorkspaceError> {
         let name = memory_document(namespace)?;
         let id: BlockId = id.parse().map_err(|_| WorkspaceError::Invalid(format!("{id:?} is not a block id")))?;
-        if !self.holds_stored(&name)? {
+        if !self.library.holds_stored(&name)? {
             return Ok(false);
         }
         {
-            let workspace = self.workspace(&name)?;
+            let workspace = self.library.workspace(&name)?;
             let engine = workspace.traversal().engine();
             let doc = engine.document();
             if !doc.get(id).is_some_and(|block| is_memory(doc, block)) {
@@ -334,13 +335,13 @@ impl Library {
         }
         let delete =
             Command::Delete(Delete { target: Some(BlockRef::Id(id)), mode: DeleteMode::Cascade, condition: None });
-        self.run_commands(&name, &[delete], ATTEMPTS)?;
+        self.library.run_commands(&name, &[delete], ATTEMPTS)?;
         Ok(true)
     }
 
     /// The memory of `name` of kind `kind` that says what `content` says.
     fn same_memory(&self, name: &str, content: &str, kind: &str) -> Result<Option<Memory>, WorkspaceError> {
-        let workspace = self.workspace(name)?;
+        let workspace = self.library.workspace(name)?;
         let engine = workspace.traversal().engine();
         if engine.document().children(BlockId::ROOT).is_empty() {
             return Ok(None);
@@ -357,56 +358,6 @@ impl Library {
             let memory = is_memory(doc, block).then(|| Memory::of(name, block))?;
             (memory.kind == kind && wanted == words(&memory.content)).then_some(memory)
         }))
-    }
-
-    /// Runs `commands` on document `name` in a session of their own (run
-    /// again on the new version, up to `attempts` times in all, when
-    /// another writer came in); a failed command is an error. Returns the
-    /// workspace they ran in and the first block they created.
-    pub(crate) fn run_commands(
-        &self,
-        name: &str,
-        commands: &[Command],
-        attempts: usize,
-    ) -> Result<(std::sync::Arc<crate::Workspace>, Option<BlockId>), WorkspaceError> {
-        let script = ucpkit_ucl::print_commands(commands);
-        let (workspace, session, run) =
-            self.run_script_replayed(name, None, &NewSession::default(), &script, attempts)?;
-        let _ = workspace.traversal().close_session(session);
-        if let Some(failure) = run.failure() {
-            return Err(WorkspaceError::Invalid(failure));
-        }
-        let created = run.report.steps.iter().find_map(|step| match step.result.as_ref().ok().map(|s| &s.reply) {
-            Some(ucpkit_sessions::Reply::Edit { outcome }) => outcome.created.first().copied(),
-            _ => None,
-        });
-        Ok((workspace, created))
-    }
-
-    /// Whether the store holds document `name`.
-    pub(crate) fn holds_stored(&self, name: &str) -> Result<bool, WorkspaceError> {
-        Ok(self.holds(name) || lock(&self.store).documents()?.iter().any(|d| d.name == name))
-    }
-
-    /// Creates document `name`, empty, unless the store holds it (another
-    /// process creating it at the same time is fine: one of them does).
-    pub(crate) fn create_if_absent(&self, name: &str) -> Result<(), WorkspaceError> {
-        if self.config.read_only {
-            return Err(WorkspaceError::ReadOnly(format!("{name:?} cannot be written")));
-        }
-        crate::replayed(ATTEMPTS, || {
-            if self.holds_stored(name)? {
-                return Ok(());
-            }
-            let mut store = lock(&self.store);
-            let expected = store.revision(name)?;
-            store.save_checked(name, expected, Some((&Document::new(name), &[])), None)?;
-            Ok(())
-        })
-        .map_err(|e| match e.is_conflict() {
-            true => WorkspaceError::Invalid(format!("{name:?} could not be created: other writers kept coming in")),
-            false => e,
-        })
     }
 }
 
@@ -452,7 +403,7 @@ fn is_memory(doc: &Document, block: &Block) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::LibraryConfig;
+    use ucpkit_workspace::{Library, LibraryConfig};
 
     fn note(content: &str, kind: &str, tags: &[&str]) -> NewMemory {
         NewMemory {
@@ -467,17 +418,18 @@ mod tests {
     fn memories_are_stored_found_listed_deduplicated_and_forgotten() {
         let dir = tempfile::tempdir().unwrap();
         let library = Library::open(LibraryConfig::new(dir.path())).unwrap();
+        let state = AgentState::of(&library);
         let all = MemoryFilter::default();
-        assert!(library.memory_recent(&all, 10).unwrap().is_empty(), "no memory document yet");
-        assert!(library.memory_search("anything", &all, 5).unwrap().is_empty());
+        assert!(state.memory_recent(&all, 10).unwrap().is_empty(), "no memory document yet");
+        assert!(state.memory_search("anything", &all, 5).unwrap().is_empty());
 
-        let retry = library
+        let retry = state
             .memory_store(&note("The flaky test fails because the retry loop has no backoff.", "finding", &["tests"]))
             .unwrap();
         assert!(!retry.duplicate);
         assert_eq!(retry.memory.kind, "finding");
         assert_eq!(retry.memory.document, MEMORY_DOCUMENT);
-        let decision = library
+        let decision = state
             .memory_store(&NewMemory {
                 links: vec!["src/store.rs".into()],
                 ..note("We keep SQLite; PostgreSQL only when several hosts write.", "decision", &["store"])
@@ -485,38 +437,38 @@ mod tests {
             .unwrap()
             .memory;
         assert_eq!(decision.links, ["src/store.rs"]);
-        library.memory_store(&note("Handoff: the parser fuzzing is half done.", "handoff", &[])).unwrap();
+        state.memory_store(&note("Handoff: the parser fuzzing is half done.", "handoff", &[])).unwrap();
 
         // Found by its words; kinds and tags filter.
-        let found = library.memory_search("why does the retry test fail", &all, 5).unwrap();
+        let found = state.memory_search("why does the retry test fail", &all, 5).unwrap();
         assert_eq!(found[0].id, retry.memory.id);
         assert!(found[0].score.is_some());
         let decisions = MemoryFilter { kinds: vec!["decision".into()], ..MemoryFilter::default() };
-        assert!(library
+        assert!(state
             .memory_search("retry loop backoff", &decisions, 5)
             .unwrap()
             .iter()
             .all(|m| m.kind == "decision"));
         let tagged = MemoryFilter { tags: vec!["store".into()], ..MemoryFilter::default() };
-        assert_eq!(library.memory_recent(&tagged, 10).unwrap(), std::slice::from_ref(&decision));
+        assert_eq!(state.memory_recent(&tagged, 10).unwrap(), std::slice::from_ref(&decision));
 
         // Newest first; the same thing said again is not stored twice.
-        let recent = library.memory_recent(&all, 10).unwrap();
+        let recent = state.memory_recent(&all, 10).unwrap();
         assert_eq!(recent.len(), 3);
         assert_eq!(recent[0].kind, "handoff");
-        let again = library
+        let again = state
             .memory_store(&note("the flaky test fails because the retry loop has no backoff", "finding", &[]))
             .unwrap();
         assert!(again.duplicate);
         assert_eq!(again.memory.id, retry.memory.id);
-        assert_eq!(library.memory_recent(&all, 10).unwrap().len(), 3);
+        assert_eq!(state.memory_recent(&all, 10).unwrap().len(), 3);
         // The same words in another order say something else.
-        let sqlite = library.memory_store(&note("Keep SQLite, not PostgreSQL.", "decision", &[])).unwrap();
-        let postgres = library.memory_store(&note("Keep PostgreSQL, not SQLite.", "decision", &[])).unwrap();
+        let sqlite = state.memory_store(&note("Keep SQLite, not PostgreSQL.", "decision", &[])).unwrap();
+        let postgres = state.memory_store(&note("Keep PostgreSQL, not SQLite.", "decision", &[])).unwrap();
         assert!(!sqlite.duplicate && !postgres.duplicate);
-        assert!(library.memory_forget(None, &sqlite.memory.id).unwrap());
-        assert!(library.memory_forget(None, &postgres.memory.id).unwrap());
-        assert!(!library.memory_search("retry", &all, 5_000).unwrap().is_empty(), "any limit");
+        assert!(state.memory_forget(None, &sqlite.memory.id).unwrap());
+        assert!(state.memory_forget(None, &postgres.memory.id).unwrap());
+        assert!(!state.memory_search("retry", &all, 5_000).unwrap().is_empty(), "any limit");
 
         // Memories are blocks of a document: any session can read them.
         let workspace = library.workspace(MEMORY_DOCUMENT).unwrap();
@@ -524,32 +476,34 @@ mod tests {
         drop(workspace);
 
         // Forgotten once; a second time, or an id that is no memory, is false.
-        assert!(library.memory_forget(None, &decision.id).unwrap());
-        assert!(!library.memory_forget(None, &decision.id).unwrap());
-        assert!(!library.memory_forget(None, BlockId::ROOT.to_string().as_str()).unwrap());
-        assert_eq!(library.memory_recent(&all, 10).unwrap().len(), 2);
+        assert!(state.memory_forget(None, &decision.id).unwrap());
+        assert!(!state.memory_forget(None, &decision.id).unwrap());
+        assert!(!state.memory_forget(None, BlockId::ROOT.to_string().as_str()).unwrap());
+        assert_eq!(state.memory_recent(&all, 10).unwrap().len(), 2);
 
         // A new process finds what the first stored.
         drop(library);
         let library = Library::open(LibraryConfig::new(dir.path())).unwrap();
-        assert_eq!(library.memory_recent(&all, 10).unwrap().len(), 2);
+        let state = AgentState::of(&library);
+        assert_eq!(state.memory_recent(&all, 10).unwrap().len(), 2);
     }
 
     #[test]
     fn an_import_stores_many_at_once_and_skips_what_is_there() {
         let dir = tempfile::tempdir().unwrap();
         let library = Library::open(LibraryConfig::new(dir.path())).unwrap();
-        library.memory_store(&note("Already here.", "note", &[])).unwrap();
+        let state = AgentState::of(&library);
+        state.memory_store(&note("Already here.", "note", &[])).unwrap();
         let many: Vec<NewMemory> = (0..12)
             .map(|n| note(&format!("Fact number {n} about the build."), "finding", &[]))
             .chain([note("already HERE", "note", &[]), note("Fact number 3 about the build", "finding", &[])])
             .collect();
-        assert_eq!(library.memory_import(None, &many).unwrap(), (12, 2));
-        assert_eq!(library.memory_recent(&MemoryFilter::default(), 100).unwrap().len(), 13);
+        assert_eq!(state.memory_import(None, &many).unwrap(), (12, 2));
+        assert_eq!(state.memory_recent(&MemoryFilter::default(), 100).unwrap().len(), 13);
         // One bad memory and nothing is written.
         let bad = [note("fine", "finding", &[]), note("", "finding", &[])];
-        assert!(library.memory_import(None, &bad).is_err());
-        assert_eq!(library.memory_recent(&MemoryFilter::default(), 100).unwrap().len(), 13);
+        assert!(state.memory_import(None, &bad).is_err());
+        assert_eq!(state.memory_recent(&MemoryFilter::default(), 100).unwrap().len(), 13);
         let parsed: NewMemory = serde_json::from_str(r#"{"content": "c", "kind": "todo", "tags": ["t"]}"#).unwrap();
         assert_eq!((parsed.kind.as_deref(), parsed.tags.len()), (Some("todo"), 1));
         assert!(serde_json::from_str::<NewMemory>(r#"{"content": "c", "colour": "red"}"#).is_err());
@@ -559,13 +513,14 @@ mod tests {
     fn namespaces_keep_memories_apart_and_bad_input_changes_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let library = Library::open(LibraryConfig::new(dir.path())).unwrap();
+        let state = AgentState::of(&library);
         let mine =
             NewMemory { namespace: Some("agent-7".into()), ..note("Port 8080 is taken by the proxy.", "finding", &[]) };
-        assert_eq!(library.memory_store(&mine).unwrap().memory.document, "memory@agent-7");
+        assert_eq!(state.memory_store(&mine).unwrap().memory.document, "memory@agent-7");
         let ours = MemoryFilter::default();
         let theirs = MemoryFilter { namespace: Some("agent-7".into()), ..MemoryFilter::default() };
-        assert!(library.memory_recent(&ours, 10).unwrap().is_empty());
-        assert_eq!(library.memory_recent(&theirs, 10).unwrap().len(), 1);
+        assert!(state.memory_recent(&ours, 10).unwrap().is_empty());
+        assert_eq!(state.memory_recent(&theirs, 10).unwrap().len(), 1);
 
         for bad in [
             note("   ", "finding", &[]),
@@ -574,17 +529,18 @@ mod tests {
             NewMemory { namespace: Some("a/b".into()), ..note("fine", "finding", &[]) },
             note(&"x".repeat(MAX_MEMORY_BYTES + 1), "finding", &[]),
         ] {
-            let error = library.memory_store(&bad).unwrap_err();
+            let error = state.memory_store(&bad).unwrap_err();
             assert_eq!(error.code(), "invalid_argument", "{error}");
         }
-        assert!(library.memory_recent(&ours, 10).unwrap().is_empty());
-        assert_eq!(library.memory_recent(&theirs, 10).unwrap().len(), 1);
-        assert!(library.memory_forget(None, "not-an-id").is_err());
+        assert!(state.memory_recent(&ours, 10).unwrap().is_empty());
+        assert_eq!(state.memory_recent(&theirs, 10).unwrap().len(), 1);
+        assert!(state.memory_forget(None, "not-an-id").is_err());
 
         // No corpus takes the name memories and plans are kept under.
         let mut config = LibraryConfig::new(dir.path());
         config.allowed_roots = None;
         let library = Library::open(config).unwrap();
+        let state = AgentState::of(&library);
         let corpus = tempfile::tempdir().unwrap();
         std::fs::write(corpus.path().join("notes.md"), "# Notes\n\nA corpus.\n").unwrap();
         for name in ["memory", "relations@agent-7"] {
@@ -593,6 +549,6 @@ mod tests {
             };
             assert_eq!(refused.code(), "invalid_argument", "{refused}");
         }
-        assert_eq!(library.memory_recent(&theirs, 10).unwrap().len(), 1);
+        assert_eq!(state.memory_recent(&theirs, 10).unwrap().len(), 1);
     }
 }
