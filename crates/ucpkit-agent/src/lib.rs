@@ -8,13 +8,10 @@
 //!   tools and fresh context, waited for or run in the background;
 //! - [`AskUser`]: the `ask_user` tool, 2–4 options, asked by a front end's
 //!   [`Asker`];
-//! - [`LlmPolicy`]: a traversal policy for the main job whose judgements a
-//!   model makes in UCL;
 //! - [`LlmSummarizer`]: `CTX COMPRESS METHOD=SUMMARIZE` by a model.
 
 mod ask;
 mod host;
-mod policy;
 mod run;
 mod summarizer;
 mod task;
@@ -23,7 +20,6 @@ pub mod window;
 
 pub use ask::{ask_user_tool, AskUser, Asker, Choice, Question, UserAnswer};
 pub use host::{ToolHost, ToolOutcome, Tools};
-pub use policy::{LlmPolicy, PolicyStats, JUDGED_SECTIONS};
 pub use run::{Agent, AgentSpec, Event, RunError, SYSTEM_PROMPT};
 pub use summarizer::LlmSummarizer;
 pub use task::{task_tool, Subagent, SubagentFactory, TaskResult, Tasks, MAX_BACKGROUND_TASKS, MAX_RESULT_TOKENS};

@@ -78,7 +78,7 @@ pub(crate) struct PolicyArgs {
 
 impl PolicyArgs {
     /// The LLM policy when asked for.
-    fn policy(&self, cli: &Cli) -> anyhow::Result<Option<Arc<ucpkit_registry::parts::agent::LlmPolicy>>> {
+    fn policy(&self, cli: &Cli) -> anyhow::Result<Option<Arc<ucpkit_workspace::vocabulary::LlmPolicy>>> {
         if !self.llm_policy {
             if self.llm.given() {
                 anyhow::bail!("the model flags (--api, --base-url, --llm, --provider) need --llm-policy");
@@ -87,14 +87,12 @@ impl PolicyArgs {
         }
         let setup = self.llm.setup(cli)?;
         let choice = setup.config.choose(&setup.config.settings(None), &setup.overrides)?;
-        Ok(Some(Arc::new(ucpkit_registry::parts::agent::LlmPolicy::new(ucpkit_registry::parts::llm::connect(
-            &choice,
-        )?))))
+        Ok(Some(Arc::new(ucpkit_workspace::vocabulary::LlmPolicy::new(ucpkit_registry::parts::llm::connect(&choice)?))))
     }
 }
 
 /// Says on stderr how a model's judgements went.
-fn report_policy(policy: Option<&ucpkit_registry::parts::agent::LlmPolicy>) {
+fn report_policy(policy: Option<&ucpkit_workspace::vocabulary::LlmPolicy>) {
     use std::sync::atomic::Ordering::Relaxed;
     if let Some(policy) = policy {
         let stats = policy.stats();

@@ -444,11 +444,7 @@ mod tests {
         assert_eq!(found[0].id, retry.memory.id);
         assert!(found[0].score.is_some());
         let decisions = MemoryFilter { kinds: vec!["decision".into()], ..MemoryFilter::default() };
-        assert!(state
-            .memory_search("retry loop backoff", &decisions, 5)
-            .unwrap()
-            .iter()
-            .all(|m| m.kind == "decision"));
+        assert!(state.memory_search("retry loop backoff", &decisions, 5).unwrap().iter().all(|m| m.kind == "decision"));
         let tagged = MemoryFilter { tags: vec!["store".into()], ..MemoryFilter::default() };
         assert_eq!(state.memory_recent(&tagged, 10).unwrap(), std::slice::from_ref(&decision));
 

@@ -16,12 +16,14 @@
 //!    (`assemble`) and render it.
 //!
 //! It drives sessions of a [`ucpkit_sessions::SessionHost`] like any client: this
-//! crate is the host's first user, not part of it.
+//! crate is the host's first user, not part of it. The policy is the
+//! heuristic's, or [`LlmPolicy`], where a model judges each section.
 
 mod assemble;
 mod code;
 pub mod coordination;
 mod heuristic;
+mod llm_policy;
 pub mod policy;
 pub mod rank;
 mod subagent;
@@ -38,6 +40,7 @@ use ucpkit_search::SearchOptions;
 use ucpkit_ucl::RenderFormat;
 
 use crate::coordination::AgentCoordinator;
+pub use crate::llm_policy::{LlmPolicy, PolicyStats, JUDGED_SECTIONS};
 use crate::policy::{ExplorationTask, Policy, QueryTerms, TaskOrigin};
 use ucpkit_sessions::AgentError;
 use ucpkit_sessions::SessionHost;

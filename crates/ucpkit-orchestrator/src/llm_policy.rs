@@ -13,11 +13,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use crate::coordination::{DiscoveryRelevance, NewDiscovery};
+use crate::policy::{Decision, Exploration, HeuristicPolicy, Policy};
 use ucpkit_context::IdMapper;
 use ucpkit_core::BlockId;
 use ucpkit_llm::{Cancel, Message, Provider, Request, ToolChoice};
-use ucpkit_orchestrator::coordination::{DiscoveryRelevance, NewDiscovery};
-use ucpkit_orchestrator::policy::{Decision, Exploration, HeuristicPolicy, Policy};
 use ucpkit_sessions::Reply as StepReply;
 use ucpkit_ucl::{BlockRef, Command, Ctx};
 
