@@ -88,9 +88,3 @@ impl<T> OrRaise<T> for Result<T, WorkspaceError> {
         self.map_err(|error| workspace(py, error))
     }
 }
-
-impl<T> OrRaise<T> for Result<T, ucpkit_registry::parts::files::ToolError> {
-    fn or_raise(self, py: Python<'_>) -> PyResult<T> {
-        self.map_err(|error| exception(py, error.code(), error.to_string()))
-    }
-}

@@ -236,6 +236,35 @@ def test_the_coding_tools_work_inside_their_root_only(tmp_path):
     assert "hello from bash" in tools.bash("echo hello from bash", timeout=30)
 
 
+def test_the_tools_pass_the_registry_as_an_mcp_client_s_do(guide, tmp_path):
+    (tmp_path / "notes.txt").write_text("alpha\n")
+    alone = ucp.Tools(tmp_path)
+    names = [tool["name"] for tool in alone.definitions()]
+    assert names == ["grep", "glob", "read", "write", "edit", "bash", "ast_search"]
+    assert alone.definitions()[0]["inputSchema"]["required"] == ["pattern"]
+    assert "1\talpha" in alone.call("read", {"path": "notes.txt"})
+    with pytest.raises(ucp.InvalidArgument) as raised:
+        alone.call("read", {"path": "notes.txt", "lines": 3})
+    assert "lines" in str(raised.value)
+    with pytest.raises(ucp.UcpError) as raised:
+        alone.call("memory_store", {"content": "x"})
+    assert raised.value.code == "unknown_tool"
+    reading = [tool["name"] for tool in ucp.Tools(tmp_path, read_only=True).definitions()]
+    assert "write" not in reading and "bash" not in reading and "read" in reading
+
+    tools = ucp.Tools(tmp_path, store=guide)
+    names = [tool["name"] for tool in tools.definitions()]
+    assert {"ucl", "context", "search", "memory_store", "plan", "grep"} <= set(names)
+    context = tools.call("context", {"question": QUESTION, "budget": 500})
+    assert context.startswith("§ ") and "tokens, from" in context
+    assert tools.call("memory_store", {"content": "The guide explains budgets."}).startswith("remembered as")
+    assert "budgets" in tools.call("memory_recent")
+    own = ucp.Store(tmp_path / ".ucp")
+    with pytest.raises(ucp.UcpError):
+        ucp.Tools(tmp_path, store=own).write(".ucp/x", "no")
+    assert not (tmp_path / ".ucp" / "x").exists(), "the store's folder is never written by a tool"
+
+
 def test_node_docs_answer_their_questions(node):
     questions = [json.loads(line) for line in (REPO / "tests/data/eval/node-questions.jsonl").read_text().splitlines()]
     answered = 0

@@ -80,6 +80,22 @@ pub enum CallError {
     Guidance(#[from] ucpkit_guidance::GuidanceError),
 }
 
+impl CallError {
+    /// A stable, machine-readable code: the workspace's or the coding
+    /// tools' own, or this layer's.
+    pub fn code(&self) -> &'static str {
+        match self {
+            CallError::Workspace(e) => e.code(),
+            CallError::UnknownTool(_) => "unknown_tool",
+            CallError::Arguments(_) => "invalid_argument",
+            CallError::NoPage(_) => "no_page",
+            CallError::Tool(e) => e.code(),
+            CallError::Lsp(_) => "language_server",
+            CallError::Guidance(_) => "guidance",
+        }
+    }
+}
+
 impl From<ucpkit_sessions::AgentError> for CallError {
     fn from(error: ucpkit_sessions::AgentError) -> Self {
         CallError::Workspace(error.into())

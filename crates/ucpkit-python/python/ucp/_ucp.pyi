@@ -1,7 +1,7 @@
 """Type stubs of the compiled module (re-exported by ``ucp``)."""
 
 import os
-from typing import Any, Literal, Optional, Sequence, Union
+from typing import Any, Dict, List, Literal, Optional, Sequence, Union
 
 __version__: str
 
@@ -166,9 +166,23 @@ class Store:
     def rename(self, old: str, new: str) -> None: ...
 
 class Tools:
-    """The coding tools, jailed to ``root``."""
+    """UCP's tools for agents, jailed to ``root``, through the tool registry.
 
-    def __init__(self, root: StrPath, *, read_only: bool = False) -> None: ...
+    Without ``store``, the coding tools; with it, every tool an MCP client
+    of that store is offered (documents, memory, rules, skills, files).
+    """
+
+    def __init__(
+        self,
+        root: StrPath,
+        *,
+        read_only: bool = False,
+        sandbox: bool = False,
+        pass_env: Sequence[str] = (),
+        store: Optional["Store"] = None,
+    ) -> None: ...
+    def definitions(self) -> List[Dict[str, Any]]: ...
+    def call(self, name: str, arguments: Optional[Dict[str, Any]] = None) -> str: ...
     def grep(
         self,
         pattern: str,
