@@ -394,10 +394,20 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
     }
 }
 
+/// With `UCP_LOG` set (`info`, `ucpkit_registry=info`, ... as
+/// `tracing_subscriber::EnvFilter` reads it), the log goes to stderr:
+/// every tool call the registry ran or refused, with its time, at
+/// `info`. Without it nothing is logged.
+fn log_to_stderr() {
+    let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("UCP_LOG") else { return };
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
+}
+
 fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         eprintln!("ucp: internal error: {info}; please report this");
     }));
+    log_to_stderr();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

@@ -405,3 +405,34 @@ fn two_servers_and_a_reindex_lose_no_edit() {
         assert!(child.wait().unwrap().success());
     }
 }
+
+#[test]
+fn with_ucp_log_every_tool_call_is_recorded_on_stderr() {
+    let (_dir, store) = indexed();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ucp"))
+        .arg("--store")
+        .arg(&store)
+        .arg("mcp")
+        .env("UCP_LOG", "ucpkit_registry=info")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let call = |id: u64, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "search", "arguments": arguments}});
+    for message in [
+        initialize(1),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        call(2, json!({"query": "stream"})),
+        call(3, json!({"q": "stream"})),
+    ] {
+        writeln!(input, "{message}").unwrap();
+    }
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(log.contains(r#"tool call tool="search""#) && log.contains("failed=false"), "{log}");
+    assert!(log.contains(r#"refused or failed tool="search""#) && log.contains(r#"code="invalid_argument""#), "{log}");
+    assert!(!log.contains("rmcp"), "the filter keeps to the registry: {log}");
+}

@@ -132,9 +132,11 @@ impl fmt::Debug for Tool {
 
 /// What is wrong with a call's arguments, naming the argument.
 fn argument_error(error: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    let inner = error.inner().to_string();
     match error.path().to_string().as_str() {
-        "." => error.inner().to_string(),
-        path => format!("{path}: {}", error.inner()),
+        // An unknown argument's message names it already.
+        path if path == "." || inner.starts_with("unknown field") => inner,
+        path => format!("{path}: {inner}"),
     }
 }
 

@@ -66,8 +66,21 @@ pub fn listed(offer: &ToolOffer) -> Vec<ToolDef> {
     core
 }
 
-/// Runs the tool `name` for `connection` (a blocking call: engine work).
+/// Runs the tool `name` for `connection` (a blocking call: engine work),
+/// and records the call (its tool, outcome and time) in the log.
 pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Result<ToolOutput, CallError> {
+    let started = std::time::Instant::now();
+    let result = checked_call(connection, name, arguments);
+    let ms = started.elapsed().as_millis();
+    match &result {
+        Ok(output) => tracing::info!(tool = name, ms, failed = output.is_error, "tool call"),
+        Err(error) => tracing::info!(tool = name, ms, code = error.code(), "tool call refused or failed"),
+    }
+    result
+}
+
+/// [`call`]'s check and run.
+fn checked_call(connection: &Connection, name: &str, arguments: &JsonObject) -> Result<ToolOutput, CallError> {
     let tool = find(name)
         .filter(|tool| connection.offer().offers_tool(tool))
         .ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
