@@ -162,6 +162,7 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         agents: args.agents.then(|| args.llm.setup(cli)).transpose()?.map(Arc::new),
         protected,
         passed_env: cli.pass_env.clone(),
+        others: Vec::new(),
     };
     // The language servers start on a client's first lsp_* call.
     if let Some(root) = &offer.root {

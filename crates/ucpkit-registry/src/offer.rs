@@ -38,6 +38,10 @@ pub struct ToolOffer {
     /// Environment variables `bash` commands get besides
     /// [`ucpkit_tools::bash::PASSED_ENV`].
     pub passed_env: Vec<String>,
+    /// Tools that are not compiled in (another MCP server's, an
+    /// embedder's), offered beside UCP's own under the same rules; one
+    /// that takes the name of one of UCP's is not offered.
+    pub others: Vec<Tool>,
 }
 
 impl ToolOffer {
@@ -55,12 +59,13 @@ impl ToolOffer {
             agents: None,
             protected: Vec::new(),
             passed_env: Vec::new(),
+            others: Vec::new(),
         }
     }
 
     /// Whether the tool `name` is offered.
     pub fn offers(&self, name: &str) -> bool {
-        crate::tools::find(name).is_some_and(|tool| self.offers_tool(tool))
+        crate::tools::find(self, name).is_some_and(|tool| self.offers_tool(tool))
     }
 
     /// Whether `tool` is offered.

@@ -22,15 +22,21 @@ fn all() -> &'static [Tool] {
     })
 }
 
-/// The tool named `name`, offered or not.
-pub fn find(name: &str) -> Option<&'static Tool> {
-    all().iter().find(|tool| tool.name() == name)
+/// The tool named `name` among UCP's own and the offer's others, offered
+/// or not (UCP's own come first: another tool cannot take a name of
+/// theirs).
+pub fn find<'a>(offer: &'a ToolOffer, name: &str) -> Option<&'a Tool> {
+    known(offer).find(|tool| tool.name() == name)
+}
+
+/// UCP's own tools, then the offer's others.
+fn known(offer: &ToolOffer) -> impl Iterator<Item = &Tool> {
+    all().iter().chain(offer.others.iter().filter(|other| !all().iter().any(|own| own.name() == other.name())))
 }
 
 /// The tools `offer` serves (`find_tools` is listed by [`listed`]).
 pub fn list(offer: &ToolOffer) -> Vec<ToolDef> {
-    let mut listed: Vec<ToolDef> = all()
-        .iter()
+    let mut listed: Vec<ToolDef> = known(offer)
         .filter(|tool| tool.needs != Needs::Discovery && offer.offers_tool(tool))
         .map(|tool| tool.def.clone())
         .collect();
@@ -38,7 +44,7 @@ pub fn list(offer: &ToolOffer) -> Vec<ToolDef> {
     // page of a cut result is asked of the tool that gave it: they take
     // `page`, alone or with their usual arguments.
     if !offer.offers("ucl") {
-        for def in listed.iter_mut().filter(|def| find(&def.name).is_some_and(|t| t.pages == Pages::Kept)) {
+        for def in listed.iter_mut().filter(|def| find(offer, &def.name).is_some_and(|t| t.pages == Pages::Kept)) {
             let mut schema = (*def.input_schema).clone();
             if let Some(Value::Object(properties)) = schema.get_mut("properties") {
                 let page =
@@ -62,7 +68,7 @@ pub fn listed(offer: &ToolOffer) -> Vec<ToolDef> {
     }
     let mut core = list(offer);
     core.retain(|t| crate::discovery::CORE_TOOLS.contains(&t.name.as_ref()));
-    core.extend(find("find_tools").map(|tool| tool.def.clone()));
+    core.extend(find(offer, "find_tools").map(|tool| tool.def.clone()));
     core
 }
 
@@ -81,7 +87,7 @@ pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Resu
 
 /// [`call`]'s check and run.
 fn checked_call(connection: &Connection, name: &str, arguments: &JsonObject) -> Result<ToolOutput, CallError> {
-    let tool = find(name)
+    let tool = find(connection.offer(), name)
         .filter(|tool| connection.offer().offers_tool(tool))
         .ok_or_else(|| CallError::UnknownTool(name.to_owned()))?;
     // The next page of a cut result, from the tool that gave it (where
@@ -230,5 +236,38 @@ mod tests {
         assert!(error(json!({"query": 3})).starts_with("query: invalid type: integer `3`, expected a string"));
         assert!(error(json!({"query": "x", "limit": 0})).starts_with("limit: invalid value: integer `0`"));
         assert!(error(json!({})).contains("missing field `query`"));
+    }
+
+    #[test]
+    fn a_tool_not_compiled_in_is_one_record_under_the_same_rules() {
+        let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]});
+        let Value::Object(schema) = schema else { unreachable!() };
+        let handler: crate::tool::Handler = Arc::new(|_, arguments: &JsonObject| {
+            let text = arguments.get("text").and_then(Value::as_str).unwrap_or_default();
+            Ok(ToolOutput { text: format!("echo: {text}"), is_error: false })
+        });
+        let echo = Tool::untyped("echo", "Says the text again.", schema.clone(), handler.clone());
+        let note = Tool::untyped("note", "Writes the text down.", schema.clone(), handler.clone())
+            .effects(crate::Effects { writes: crate::Writes::Always, ..crate::Effects::READS });
+        let impostor = Tool::untyped("search", "Not UCP's search.", schema, handler);
+        let offer = ToolOffer { others: vec![echo, note, impostor], ..ToolOffer::documents(8000) };
+        let names: Vec<String> = list(&offer).into_iter().map(|t| t.name).collect();
+        assert_eq!(names.iter().filter(|n| *n == "search").count(), 1, "UCP's own keeps its name: {names:?}");
+        assert!(names.ends_with(&["echo".to_owned(), "note".to_owned()]), "{names:?}");
+        assert!(find(&offer, "search").unwrap().def.description.starts_with("Search the open document"));
+
+        let store = tempfile::tempdir().unwrap();
+        let library = Arc::new(crate::Library::open(crate::LibraryConfig::new(store.path())).unwrap());
+        let connection = crate::Connection::new(library.clone(), Arc::new(offer.clone()));
+        let args = json!({"text": "hi"}).as_object().unwrap().clone();
+        assert_eq!(call(&connection, "echo", &args).unwrap().text, "echo: hi");
+        assert_eq!(call(&connection, "note", &args).unwrap().text, "echo: hi");
+
+        // Read-only drops the one that writes; `only` narrows them like UCP's own.
+        let read_only = crate::Connection::new(library, Arc::new(ToolOffer { read_only: true, ..offer.clone() }));
+        assert!(matches!(call(&read_only, "note", &args), Err(CallError::UnknownTool(_))));
+        assert_eq!(call(&read_only, "echo", &args).unwrap().text, "echo: hi");
+        assert!(ToolOffer { only: Some(vec!["echo".into()]), ..offer.clone() }.check_only(false).is_ok());
+        assert!(ToolOffer { only: Some(vec!["nope".into()]), ..offer }.check_only(false).is_err());
     }
 }
