@@ -10,8 +10,8 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde_json::{json, Value};
-use ucpkit_registry::parts::files::Sandbox;
-use ucpkit_registry::{tools, CallError, Connection, JsonObject, ToolOffer, DEFAULT_RESULT_TOKENS};
+use ucpkit_registry::parts::files::{Sandbox, DEFAULT_MAX_TOKENS};
+use ucpkit_registry::{tools, CallError, Connection, JsonObject, ToolOffer, Writes};
 use ucpkit_workspace::{Library, LibraryConfig};
 
 use crate::errors::{exception, OrRaise};
@@ -62,7 +62,7 @@ impl Tools {
             sandbox: sandbox.then_some(Sandbox { network: false }),
             protected: vec![library.store_dir().to_owned()],
             passed_env: pass_env,
-            ..ToolOffer::documents(DEFAULT_RESULT_TOKENS)
+            ..ToolOffer::documents(DEFAULT_MAX_TOKENS)
         };
         Ok(Tools { connection: Connection::new(library, Arc::new(offer)), _scratch: scratch })
     }
@@ -114,7 +114,7 @@ impl Tools {
     ) -> PyResult<String> {
         let arguments = json!({
             "pattern": pattern, "path": path, "glob": glob, "-i": case_insensitive, "output_mode": output_mode,
-            "-C": context, "multiline": multiline, "head_limit": head_limit, "offset": offset,
+            "-C": context, "multiline": multiline, "head_limit": head_limit.max(1), "offset": offset,
         });
         self.run_json(py, "grep", arguments)
     }
@@ -129,7 +129,7 @@ impl Tools {
         head_limit: usize,
         offset: usize,
     ) -> PyResult<String> {
-        let arguments = json!({"pattern": pattern, "path": path, "head_limit": head_limit, "offset": offset});
+        let arguments = json!({"pattern": pattern, "path": path, "head_limit": head_limit.max(1), "offset": offset});
         self.run_json(py, "glob", arguments)
     }
 
@@ -137,6 +137,7 @@ impl Tools {
     /// most `limit` of them.
     #[pyo3(signature = (path, offset = None, limit = None))]
     fn read(&self, py: Python<'_>, path: String, offset: Option<usize>, limit: Option<usize>) -> PyResult<String> {
+        let (offset, limit) = (offset.map(|n| n.max(1)), limit.map(|n| n.max(1)));
         self.run_json(py, "read", json!({"path": path, "offset": offset, "limit": limit}))
     }
 
@@ -195,7 +196,7 @@ impl Tools {
         offset: usize,
     ) -> PyResult<String> {
         let arguments =
-            json!({"pattern": pattern, "path": path, "lang": lang, "head_limit": head_limit, "offset": offset});
+            json!({"pattern": pattern, "path": path, "lang": lang, "head_limit": head_limit.max(1), "offset": offset});
         self.run_json(py, "ast_search", arguments)
     }
 }
@@ -209,8 +210,15 @@ impl Tools {
         self.run(py, name, arguments)
     }
 
-    /// Runs `name` through the registry with the GIL released.
+    /// Runs `name` through the registry with the GIL released; a tool
+    /// left out because these tools are read-only says so.
     fn run(&self, py: Python<'_>, name: &str, arguments: JsonObject) -> PyResult<String> {
+        let offer = self.connection.offer();
+        if let Some(tool) = tools::find(offer, name).filter(|tool| offer.read_only && !offer.offers_tool(tool)) {
+            if tool.effects.writes == Writes::Always || tool.effects.executes {
+                return Err(exception(py, "read_only", format!("these tools are read-only: {name} is not offered")));
+            }
+        }
         let output = py.detach(|| tools::call(&self.connection, name, &arguments)).or_raise(py)?;
         if output.is_error {
             return Err(exception(py, "tool_failed", output.text));

@@ -230,8 +230,10 @@ def test_the_coding_tools_work_inside_their_root_only(tmp_path):
     with pytest.raises(ucp.NotPermitted) as raised:
         tools.read("../outside.txt")
     assert raised.value.code == "outside_root"
-    with pytest.raises(ucp.UcpError):
+    with pytest.raises(ucp.NotPermitted) as raised:
         ucp.Tools(tmp_path, read_only=True).write("x.txt", "no")
+    assert raised.value.code == "read_only"
+    assert "1\tdef main():" in tools.read("src/app.py", offset=0, limit=0), "0 is read as 1, as before"
     assert "src/app.py" in tools.ast_search("return $X", lang="python")
     assert "hello from bash" in tools.bash("echo hello from bash", timeout=30)
 

@@ -78,6 +78,7 @@ struct GlobArgs {
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 enum GlobSort {
+    #[serde(alias = "mtime")]
     Modified,
     Path,
 }

@@ -2,7 +2,7 @@
 //! `context`, `search`, `repo_map` and `open`, their argument types and
 //! the [`Connection`](crate::Connection) method each one runs.
 
-use std::num::{NonZeroU32, NonZeroUsize};
+use std::num::{NonZeroU64, NonZeroUsize};
 use std::path::Path;
 
 use schemars::JsonSchema;
@@ -56,7 +56,7 @@ impl ContextFormat {
 struct SearchArgs {
     query: String,
     #[schemars(range(max = 100))]
-    limit: Option<NonZeroU32>,
+    limit: Option<NonZeroU64>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -111,7 +111,7 @@ pub(crate) fn tools() -> Vec<Tool> {
             "search",
             "Search the open document (BM25, hybrid with a model). Hits become your last results: \
              `CTX ADD RESULTS` takes them.",
-            |connection, args: SearchArgs| connection.search(&args.query, args.limit.map(|n| n.get().min(100))),
+            |connection, args: SearchArgs| connection.search(&args.query, args.limit.map(|n| n.get().min(100) as u32)),
         ),
         Tool::typed(
             "repo_map",
