@@ -113,18 +113,26 @@ impl SubagentFactory for ConnectionSubagents {
         let settings = self.setup.config.settings(Some(kind));
         let choice = self.setup.config.choose(&settings, &self.setup.overrides).map_err(|e| e.to_string())?;
         let provider = ucpkit_llm::connect(&choice).map_err(|e| e.to_string())?;
-        let offer = ToolOffer { read_only: self.offer.read_only || kind != "default", ..self.offer.clone() };
-        let connection = Connection::new(self.library.clone(), Arc::new(offer));
-        let host = SubagentTools { connection: ConnectionTools(connection), ask: self.asker.clone().map(AskUser) };
+        let ask = self.asker.clone().map(AskUser);
         let allowed = match settings.allowed_tools {
             Some(named) => Some(named),
             None => default_allowed_tools(kind).map(|mut tools| {
-                if host.ask.is_some() {
+                if ask.is_some() {
                     tools.push("ask_user".into());
                 }
                 tools
             }),
         };
+        // The registry holds the sub-agent to its allow-list too (within
+        // what its parent was offered), not only the agent loop.
+        let only = match (&self.offer.only, &allowed) {
+            (Some(parent), Some(own)) => Some(own.iter().filter(|name| parent.contains(name)).cloned().collect()),
+            (parent, own) => own.clone().or_else(|| parent.clone()),
+        };
+        let read_only = self.offer.read_only || kind != "default";
+        let offer = ToolOffer { read_only, only, ..self.offer.clone() };
+        let connection = Connection::new(self.library.clone(), Arc::new(offer));
+        let host = SubagentTools { connection: ConnectionTools(connection), ask };
         Ok(Subagent {
             provider,
             host: Box::new(host),
@@ -230,5 +238,37 @@ mod tests {
         assert!(!read.is_error, "{}", read.text);
         let stored = library.read_document(Some("guide")).unwrap();
         assert!(!format!("{stored:?}").contains("added"));
+    }
+
+    #[test]
+    fn a_sub_agent_is_held_to_its_allow_list_by_the_registry_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = Arc::new(Library::open(LibraryConfig::new(dir.path().join(".ucp"))).unwrap());
+        let overrides = ucpkit_llm::Overrides {
+            base_url: Some("http://127.0.0.1:9/v1".into()),
+            model: Some("m".into()),
+            ..Default::default()
+        };
+        let setup = Arc::new(AgentSetup { config: Config::default(), overrides });
+        let parent = ToolOffer {
+            root: Some(dir.path().to_owned()),
+            agents: Some(setup),
+            only: Some(vec!["grep".into(), "read".into(), "write".into(), "context".into()]),
+            ..ToolOffer::documents(4000)
+        };
+        let listed = |offer: &ToolOffer| -> Vec<String> {
+            let factory = ConnectionSubagents::new(library.clone(), offer, None).unwrap();
+            factory.build("explore").unwrap().host.tools().into_iter().map(|t| t.name).collect()
+        };
+        let everything = ToolOffer { only: None, ..parent.clone() };
+        let explores = ["ucl", "context", "search", "repo_map", "memory_search", "grep", "glob", "read", "ast_search"];
+        assert_eq!(listed(&everything), explores, "explore's reading tools, not the rest the parent has");
+        assert_eq!(listed(&parent), ["context", "grep", "read"], "and never more than its parent's");
+        let factory = ConnectionSubagents::new(library, &parent, None).unwrap();
+        let explore = factory.build("explore").unwrap();
+        let args = json!({"path": "x.txt", "content": "no"}).as_object().unwrap().clone();
+        let refused = explore.host.call("write", &args);
+        assert!(refused.is_error && refused.text.contains("unknown tool"), "{}", refused.text);
+        assert!(!dir.path().join("x.txt").exists());
     }
 }
