@@ -14,7 +14,7 @@ use ucpkit_guidance::{rules, skills};
 use ucpkit_memory::{AgentState, MemoryFilter, NewMemory};
 
 use crate::tool::Strings;
-use crate::{CallError, Connection, Effects, Needs, Tool, ToolOutput, Writes};
+use crate::{CallError, Connection, Effects, Needs, Tool, Writes};
 
 /// Tokens of nested rules a coding tool's result may carry.
 const NESTED_RULES_BUDGET: usize = 2_000;
@@ -148,7 +148,7 @@ pub(crate) fn tools() -> Vec<Tool> {
                 let stored = AgentState::of(connection.library()).memory_store(&memory)?;
                 let said = if stored.duplicate { "already remembered as" } else { "remembered as" };
                 let (id, kind, document) = (&stored.memory.id, &stored.memory.kind, &stored.memory.document);
-                answer(connection, "memory_store", format!("{said} {id} ({kind}) in document {document}"))
+                Ok(connection.bounded_text("memory_store", format!("{said} {id} ({kind}) in document {document}")))
             },
         )
         .effects(writes),
@@ -158,17 +158,17 @@ pub(crate) fn tools() -> Vec<Tool> {
             |connection, args: SearchArgs| {
                 let (filter, limit) = args.filter();
                 let found = AgentState::of(connection.library()).memory_search(&args.query, &filter, limit)?;
-                answer(connection, "memory_search", ucpkit_memory::memories_text(&found))
+                Ok(connection.bounded_text("memory_search", ucpkit_memory::memories_text(&found)))
             },
         ),
         Tool::typed("memory_recent", "Latest memories, newest first.", |connection, args: FilterArgs| {
             let (filter, limit) = args.filter();
             let found = AgentState::of(connection.library()).memory_recent(&filter, limit)?;
-            answer(connection, "memory_recent", ucpkit_memory::memories_text(&found))
+            Ok(connection.bounded_text("memory_recent", ucpkit_memory::memories_text(&found)))
         }),
         Tool::typed("memory_forget", "Delete a memory by id.", |connection, args: ForgetArgs| {
             if AgentState::of(connection.library()).memory_forget(args.namespace.as_deref(), &args.id)? {
-                answer(connection, "memory_forget", format!("forgot {}", args.id))
+                Ok(connection.bounded_text("memory_forget", format!("forgot {}", args.id)))
             } else {
                 Err(CallError::Arguments(format!(
                     "no memory {} (memory_recent or memory_search list the ids)",
@@ -181,7 +181,7 @@ pub(crate) fn tools() -> Vec<Tool> {
             "plan",
             "Plans as a graph of nodes with statuses (pending, in_progress, done, failed): action add (title, \
              type, parents), update (id, status, context), link/unlink (parent, child), remove (id), show.",
-            |connection, args: PlanArgs| answer(connection, "plan", plan(connection, args)?),
+            |connection, args: PlanArgs| Ok(connection.bounded_text("plan", plan(connection, args)?)),
         )
         .effects(Effects { writes: Writes::WhenAllowed, ..Effects::READS }),
         Tool::typed(
@@ -195,11 +195,10 @@ pub(crate) fn tools() -> Vec<Tool> {
                 };
                 let found = rules::rules_for(root(connection)?, &request, connection.library().tokenizer())?;
                 connection.note_rules_shown(&found);
-                answer(
-                    connection,
+                Ok(connection.bounded_text(
                     "rules_for",
                     if found.is_empty() { "no rules apply".to_owned() } else { found.text() },
-                )
+                ))
             },
         )
         .needs(Needs::Root),
@@ -209,7 +208,7 @@ pub(crate) fn tools() -> Vec<Tool> {
             if out.is_empty() {
                 out = "no skills (skills/, .agents/skills/, .claude/skills/ hold none)".to_owned();
             }
-            answer(connection, "skills_list", out)
+            Ok(connection.bounded_text("skills_list", out))
         })
         .needs(Needs::Root),
         Tool::typed(
@@ -224,18 +223,12 @@ pub(crate) fn tools() -> Vec<Tool> {
                     &Strings::of(args.references),
                     connection.library().tokenizer(),
                 )?;
-                answer(connection, "skill_load", skill.text())
+                Ok(connection.bounded_text("skill_load", skill.text()))
             },
         )
         .needs(Needs::Root),
     ]
 }
-
-/// `text`, tool `tool`'s answer, bounded like every result.
-fn answer(connection: &Connection, tool: &str, text: String) -> Result<ToolOutput, CallError> {
-    Ok(connection.bounded_text(tool, text))
-}
-
 /// The `plan` tool: one change to the relation graph, then the graph.
 fn plan(connection: &Connection, args: PlanArgs) -> Result<String, CallError> {
     use ucpkit_memory::relations::{NewNode, Status};

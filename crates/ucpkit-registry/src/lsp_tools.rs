@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use ucpkit_lsp::{format_places, format_symbols, Lsp};
 
-use crate::{CallError, Connection, Effects, Needs, Tool, ToolOutput};
+use crate::{CallError, Connection, Effects, Needs, Tool};
 
 /// The language servers a server's clients share (started on first use,
 /// kept across calls and clients).
@@ -45,11 +45,7 @@ pub(crate) fn tools() -> Vec<Tool> {
             "Where the symbol at path:line:column is defined (language server).",
             |connection, at: Position| {
                 let places = lsp(connection)?.definition(&at.path, at.line.get(), at.column.get())?;
-                answer(
-                    connection,
-                    "lsp_definition",
-                    if places.is_empty() { "no result".into() } else { format_places(&places) },
-                )
+                Ok(connection.bounded_text("lsp_definition", places_text(&places)))
             },
         )),
         lsp_tool(Tool::typed(
@@ -57,11 +53,7 @@ pub(crate) fn tools() -> Vec<Tool> {
             "Every use of the symbol at path:line:column (language server).",
             |connection, at: Position| {
                 let places = lsp(connection)?.references(&at.path, at.line.get(), at.column.get())?;
-                answer(
-                    connection,
-                    "lsp_references",
-                    if places.is_empty() { "no result".into() } else { format_places(&places) },
-                )
+                Ok(connection.bounded_text("lsp_references", places_text(&places)))
             },
         )),
         lsp_tool(Tool::typed(
@@ -69,7 +61,7 @@ pub(crate) fn tools() -> Vec<Tool> {
             "Signature and docs of the symbol at path:line:column (language server).",
             |connection, at: Position| {
                 let hover = lsp(connection)?.hover(&at.path, at.line.get(), at.column.get())?;
-                answer(connection, "lsp_hover", hover.unwrap_or_else(|| "no information".to_owned()))
+                Ok(connection.bounded_text("lsp_hover", hover.unwrap_or_else(|| "no information".to_owned())))
             },
         )),
         lsp_tool(Tool::typed(
@@ -82,11 +74,10 @@ pub(crate) fn tools() -> Vec<Tool> {
                     (Some(path), None) => lsp.document_symbols(path),
                     (None, None) => return Err(CallError::Arguments("give a path, a query, or both".into())),
                 }?;
-                answer(
-                    connection,
+                Ok(connection.bounded_text(
                     "lsp_symbols",
                     if symbols.is_empty() { "no symbols".into() } else { format_symbols(&symbols) },
-                )
+                ))
             },
         )),
     ]
@@ -97,15 +88,19 @@ fn lsp_tool(tool: Tool) -> Tool {
     tool.needs(Needs::Lsp).effects(Effects { executes: true, ..Effects::READS })
 }
 
+/// Where an answer's places are, or that there is none.
+fn places_text(places: &[ucpkit_lsp::Place]) -> String {
+    if places.is_empty() {
+        "no result".to_owned()
+    } else {
+        format_places(places)
+    }
+}
+
 /// The server's language servers.
 fn lsp(connection: &Connection) -> Result<&Lsp, CallError> {
     match &connection.offer().lsp {
         Some(shared) => Ok(&shared.0),
         None => Err(CallError::Arguments("this server has no language servers".into())),
     }
-}
-
-/// `text`, tool `tool`'s answer, bounded like every result.
-fn answer(connection: &Connection, tool: &str, text: String) -> Result<ToolOutput, CallError> {
-    Ok(connection.bounded_text(tool, text))
 }
