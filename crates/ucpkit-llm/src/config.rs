@@ -1,5 +1,6 @@
 //! Configuration in TOML: named providers, the agent's model, and one
-//! section per sub-agent type. Read from `~/.config/ucp/config.toml`
+//! section per sub-agent type (the `[mcp_servers.*]` sections of the
+//! same files are `ucpkit-mcp-client`'s). Read from `~/.config/ucp/config.toml`
 //! (or `$XDG_CONFIG_HOME/ucp/config.toml`), then the store's
 //! `config.toml` (`.ucp/config.toml`), whose settings win.
 //!
@@ -168,6 +169,9 @@ struct ConfigFile {
     providers: BTreeMap<String, ProviderConfig>,
     #[serde(default)]
     subagents: BTreeMap<String, SubagentConfig>,
+    /// Other MCP servers, read by `ucpkit-mcp-client`.
+    #[serde(default, rename = "mcp_servers")]
+    _mcp_servers: serde::de::IgnoredAny,
 }
 
 /// The merged configuration.
@@ -358,6 +362,7 @@ mod tests {
             )
             .unwrap();
         config.merge_toml("[subagents.explore]\nmodel = \"tiny\"\n").unwrap();
+        config.merge_toml("[mcp_servers.files]\ncommand = \"npx\"\n").expect("another reader's section");
         let line = config.merge_toml("[agent]\nmodle = 1").unwrap_err().to_string();
         assert!(line.starts_with("line 2: "), "{line}");
         let explore = config.settings(Some("explore"));

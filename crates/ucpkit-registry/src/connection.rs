@@ -150,6 +150,12 @@ impl Connection {
         self.bounded(&mut self.state(), tool, text, false)
     }
 
+    /// `output` of tool `tool` (one not compiled in) within the cap, as
+    /// UCP's own results are: a cut one's pages are kept for `page`.
+    pub fn bounded_output(&self, tool: &str, output: ToolOutput) -> ToolOutput {
+        self.bounded(&mut self.state(), tool, output.text, output.is_error)
+    }
+
     fn bounded(&self, state: &mut State, tool: &str, text: String, is_error: bool) -> ToolOutput {
         let pages = paginate(&text, self.cap, self.library.tokenizer());
         if pages.pages.len() == 1 {

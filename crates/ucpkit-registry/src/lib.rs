@@ -78,6 +78,10 @@ pub enum CallError {
     /// Rules or skills could not be read as asked.
     #[error(transparent)]
     Guidance(#[from] ucpkit_guidance::GuidanceError),
+    /// A tool from elsewhere (another MCP server) could not be reached or
+    /// did not answer; the message names where.
+    #[error("{0}")]
+    External(String),
 }
 
 impl CallError {
@@ -92,6 +96,7 @@ impl CallError {
             CallError::Tool(e) => e.code(),
             CallError::Lsp(_) => "language_server",
             CallError::Guidance(_) => "guidance",
+            CallError::External(_) => "external_server",
         }
     }
 }

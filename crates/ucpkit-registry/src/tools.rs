@@ -271,4 +271,23 @@ mod tests {
         assert!(ToolOffer { only: Some(vec!["echo".into()]), ..offer.clone() }.check_only(false).is_ok());
         assert!(ToolOffer { only: Some(vec!["nope".into()]), ..offer }.check_only(false).is_err());
     }
+
+    #[test]
+    fn discovery_lists_the_same_few_tools_however_many_others() {
+        // A gateway of other servers' tools costs what --discover-tools
+        // costs (the README's figure), with 120 of them as with none.
+        let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+        let Value::Object(schema) = schema else { unreachable!() };
+        let handler: crate::tool::Handler =
+            Arc::new(|_, _: &JsonObject| Ok(ToolOutput { text: String::new(), is_error: false }));
+        let others = (0..120)
+            .map(|n| {
+                Tool::untyped(&format!("mcp__s__tool{n}"), "A tool of another server.", schema.clone(), handler.clone())
+            })
+            .collect();
+        let discovering = ToolOffer { discover: true, ..ToolOffer::documents(8000) };
+        let gateway = ToolOffer { others, ..discovering.clone() };
+        assert_eq!(listed(&gateway), listed(&discovering));
+        assert_eq!(list(&gateway).len(), list(&discovering).len() + 120);
+    }
 }
