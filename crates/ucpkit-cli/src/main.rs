@@ -10,6 +10,7 @@ mod index;
 mod inspect;
 mod lsp;
 mod mcp;
+mod mcp_servers;
 mod search;
 mod session;
 mod tools;
@@ -54,6 +55,10 @@ pub(crate) struct Cli {
     /// tokens and API keys, reaches a command).
     #[arg(long, global = true, env = "UCP_PASS_ENV", value_delimiter = ',', value_name = "NAMES")]
     pass_env: Vec<String>,
+    /// Another TOML file of [mcp_servers.NAME] sections, for this run
+    /// (repeatable; over those of the configuration files).
+    #[arg(long, global = true, value_name = "FILE")]
+    mcp_config: Vec<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -132,6 +137,13 @@ enum Command {
   ucp --store ~/notes/.ucp mcp                   stdio, for a client that starts it
   ucp mcp --http localhost:8848 --allow ~/docs   HTTP on loopback; clients may index ~/docs")]
     Mcp(mcp::McpArgs),
+    /// The other MCP servers of the configuration ([mcp_servers.NAME]):
+    /// list them, list their tools, call one.
+    #[command(after_help = "Examples:
+  ucp mcp-servers list
+  ucp mcp-servers tools files --refresh
+  ucp mcp-servers call files read_text_file --args '{\"path\": \"/tmp/notes.txt\"}'")]
+    McpServers(mcp_servers::McpServersArgs),
     /// Search file contents with a regex (ripgrep's engine), gitignore-aware.
     #[command(after_help = "Examples:
   ucp grep 'fn main'                          files with a match (the cheapest answer)
@@ -359,6 +371,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::Plan(args) => guidance::plan(cli, args),
         Command::Search(args) => search::run(cli, args),
         Command::Mcp(args) => mcp::run(cli, args),
+        Command::McpServers(args) => mcp_servers::run(cli, args),
         Command::Grep(args) => tools::grep(cli, args),
         Command::Glob(args) => tools::glob(cli, args),
         Command::Read(args) => tools::read(cli, args),

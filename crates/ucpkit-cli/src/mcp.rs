@@ -102,6 +102,12 @@ pub(crate) struct McpArgs {
     /// (all offered tools can be called).
     #[arg(long)]
     discover_tools: bool,
+    /// Serve the tools of the other MCP servers of the configuration
+    /// ([mcp_servers.NAME]) too, behind tool discovery (as with
+    /// --discover-tools): a server is started by the first call to one
+    /// of its tools, its lists come from the store's cache.
+    #[arg(long)]
+    gateway: bool,
     /// Another folder of skills for skills_list and skill_load
     /// (repeatable), besides skills/, .agents/skills/ and .claude/skills/
     /// under --root.
@@ -157,12 +163,15 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         only: args.tools.clone(),
         sandbox: args.sandbox.then_some(ucpkit_registry::parts::files::Sandbox { network: false }),
         lsp: None,
-        discover: args.discover_tools,
+        discover: args.discover_tools || args.gateway,
         skill_dirs: args.skill_dirs.clone(),
         agents: args.agents.then(|| args.llm.setup(cli)).transpose()?.map(Arc::new),
         protected,
         passed_env: cli.pass_env.clone(),
-        others: Vec::new(),
+        others: match args.gateway {
+            true => crate::mcp_servers::external_tools(&crate::mcp_servers::servers(cli)?),
+            false => Vec::new(),
+        },
     };
     // The language servers start on a client's first lsp_* call.
     if let Some(root) = &offer.root {

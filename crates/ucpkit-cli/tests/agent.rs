@@ -312,3 +312,26 @@ fn a_second_ctrl_c_ends_the_command_the_agent_runs() {
     }
     assert!(!Path::new(&format!("/proc/{pid}")).exists(), "the command outlived the agent");
 }
+
+#[test]
+#[ignore = "needs UCP_MCP_SERVERS: scripts/test installs the MCP servers and runs this"]
+fn the_agent_calls_a_configured_mcp_servers_tool() {
+    let modules =
+        PathBuf::from(std::env::var_os("UCP_MCP_SERVERS").expect("UCP_MCP_SERVERS is not set (scripts/test sets it)"));
+    let script = modules.join("@modelcontextprotocol/server-everything/dist/index.js");
+    let (_dir, store) = indexed();
+    let config = format!("[mcp_servers.everything]\ncommand = \"node\"\nargs = [{:?}]\n", script.to_str().unwrap());
+    std::fs::write(store.join("config.toml"), config).unwrap();
+    let call = json!({"id": "c1", "type": "function",
+        "function": {"name": "mcp__everything__echo", "arguments": "{\"message\": \"from the agent\"}"}});
+    let url = scripted_model(vec![
+        json!({"role": "assistant", "content": null, "tool_calls": [call]}),
+        json!({"role": "assistant", "content": "The server echoed it."}),
+    ]);
+    let out = ucp(&store, &["agent", "Echo something.", "--base-url", &url, "--llm", "m", "--json"]);
+    let report = stdout_json(&out);
+    let called = &report["steps"][0]["tools"][0];
+    assert_eq!(called["tool"], "mcp__everything__echo", "{report:#}");
+    assert_eq!(called["is_error"], false, "an offered tool, answered by the server: {report:#}");
+    assert_eq!(report["answer"], "The server echoed it.");
+}
