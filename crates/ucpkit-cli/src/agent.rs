@@ -180,7 +180,8 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
         agents: Some(Arc::new(setup)),
         // Sub-agents are offered no more than the agent.
         only: allowed.clone(),
-        // The tools of the configured MCP servers, started by their first call.
+        // The tools of the configured MCP servers (from their cached lists),
+        // each server started by the first call to one of its tools.
         others: crate::mcp_servers::external_tools(&crate::mcp_servers::servers(cli)?),
         ..ToolOffer::documents(4000)
     };

@@ -104,8 +104,9 @@ pub(crate) struct McpArgs {
     discover_tools: bool,
     /// Serve the tools of the other MCP servers of the configuration
     /// ([mcp_servers.NAME]) too, behind tool discovery (as with
-    /// --discover-tools): a server is started by the first call to one
-    /// of its tools, its lists come from the store's cache.
+    /// --discover-tools): their lists come from the store's cache (a
+    /// server not listed before is listed at start), and a server is
+    /// started by the first call to one of its tools.
     #[arg(long)]
     gateway: bool,
     /// Another folder of skills for skills_list and skill_load
@@ -123,6 +124,10 @@ pub(crate) struct McpArgs {
 }
 
 pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
+    if args.gateway && args.sandbox {
+        // The configured servers are programs the sandbox would not hold.
+        anyhow::bail!("--gateway runs the configured MCP servers outside the sandbox: it cannot go with --sandbox");
+    }
     if args.llm.given() && !args.agents {
         anyhow::bail!("the model flags (--api, --base-url, --llm, --provider) need --agents");
     }

@@ -63,6 +63,9 @@ fn mcp_servers_lists_and_calls() {
     );
     assert_eq!(processes(&marker), 0, "every server stops with ucp");
 
+    let sandboxed = ucp(store.path(), &["mcp", "--gateway", "--sandbox", "--create"]);
+    assert_user_error(&sandboxed, "cannot go with --sandbox");
+
     // A mistake in a section is named, and nothing runs.
     std::fs::write(store.path().join("config.toml"), "[mcp_servers.x]\ncomand = \"node\"\n").unwrap();
     assert_user_error(&ucp(store.path(), &["mcp-servers", "list"]), "comand");

@@ -125,6 +125,11 @@ impl ServerConfig {
         let wrong = |why: &str| McpClientError::Config(format!("[mcp_servers.{name}]: {why}"));
         match (&self.command, &self.url) {
             (Some(command), None) if !command.trim().is_empty() => Ok(Transport::Stdio),
+            (None, Some(url))
+                if url.starts_with("http://") && self.bearer_token_env_var.is_some() && !loopback(url) =>
+            {
+                Err(wrong(&format!("the bearer token would cross the network unencrypted to {url}: use https://")))
+            }
             (None, Some(url)) if url.starts_with("http://") || url.starts_with("https://") => Ok(Transport::Http),
             (None, Some(url)) => Err(wrong(&format!("url {url:?} is not an http:// or https:// address"))),
             (Some(_), Some(_)) => Err(wrong("give command or url, not both")),
@@ -160,6 +165,17 @@ impl ServerConfig {
         let identity = serde_json::json!([self.command, self.args, self.env, self.env_vars, self.cwd, self.url]);
         blake3::hash(identity.to_string().as_bytes()).to_hex()[..32].to_owned()
     }
+}
+
+/// Whether an `http://` URL names this machine.
+fn loopback(url: &str) -> bool {
+    let authority = url.trim_start_matches("http://").split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.split(':').next().unwrap_or_default(),
+    };
+    host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 fn seconds(set: Option<f64>, default: f64) -> Duration {
@@ -280,6 +296,12 @@ mod tests {
         assert!(error("[mcp_servers.x]\ncommand = \"a\"\nurl = \"http://h\"").contains("not both"));
         assert!(error("[mcp_servers.x]\nurl = \"file:///etc\"").contains("not an http"));
         assert!(error("[mcp_servers.\"a b\"]\ncommand = \"a\"").contains("a b"));
+        let plain = "[mcp_servers.x]\nurl = \"http://example.com/mcp\"\nbearer_token_env_var = \"T\"";
+        assert!(error(plain).contains("unencrypted"));
+        for local in ["http://127.0.0.1:8/mcp", "http://localhost/mcp", "http://[::1]:9/mcp"] {
+            let text = format!("[mcp_servers.x]\nurl = \"{local}\"\nbearer_token_env_var = \"T\"");
+            assert!(ServersConfig::default().merge_toml(&text).is_ok(), "{local}");
+        }
     }
 
     #[test]

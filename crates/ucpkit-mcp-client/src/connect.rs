@@ -20,8 +20,7 @@ use crate::McpClientError;
 
 /// The variables every stdio server gets from UCP's environment (when
 /// set), besides those its section names: what programs need to run.
-pub const BASE_ENV: [&str; 11] =
-    ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ", "SYSTEMROOT"];
+pub const BASE_ENV: [&str; 10] = ["PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ"];
 
 /// How much of a server's stderr is kept: the end, for error messages.
 const STDERR_TAIL: usize = 2048;
@@ -148,10 +147,9 @@ pub(crate) async fn connect(name: &str, config: &ServerConfig, watcher: Watcher)
             }
             Err(McpClientError::Start { server: name.to_owned(), message: format!("{e}{}", tail.said()) })
         }
-        Err(_) => Err(McpClientError::Timeout {
+        Err(_) => Err(McpClientError::Start {
             server: name.to_owned(),
-            what: format!("start (initialize){}", tail.said()),
-            seconds: startup.as_secs_f64(),
+            message: format!("no answer to initialize within {} s{}", startup.as_secs_f64(), tail.said()),
         }),
     }
 }

@@ -1,8 +1,8 @@
 //! UCP as an MCP client. The servers a user configures
 //! (`[mcp_servers.NAME]`, [`config`]) are reached over stdio or
 //! streamable HTTP ([`connect`](crate::servers)); their tool, resource
-//! and prompt lists are kept in the store ([`cache`]), so UCP starts
-//! without starting any of them; a server is connected by the first call
+//! and prompt lists are kept in the store ([`cache`]), so once listed
+//! UCP starts without starting any of them; a server is connected by the first call
 //! that needs it, closed when idle and started again when it died
 //! ([`servers`]). Their tools become records of UCP's registry
 //! ([`tools`]), named `mcp__<server>__<tool>` ([`names`]), offered, found

@@ -37,6 +37,8 @@ pub struct McpServers {
 
 struct Inner {
     servers: BTreeMap<String, Server>,
+    /// The servers configured with `enabled = false`.
+    disabled: Vec<String>,
     cache: Cache,
     changed: tokio::sync::mpsc::UnboundedSender<String>,
 }
@@ -57,14 +59,57 @@ struct Server {
 struct Live {
     service: Service,
     /// A stdio server's process, killed when dropped.
-    _child: Option<tokio::process::Child>,
+    child: Option<tokio::process::Child>,
     stderr: StderrTail,
     last_used: Instant,
+    /// Which connection of its server this is (its number among them).
+    generation: usize,
+    /// Requests sent and not answered yet: not idle while any is.
+    in_flight: Arc<AtomicUsize>,
 }
+
+impl Live {
+    /// Whether the server still answers: its connection is open and its
+    /// process (a stdio server's) has not exited.
+    fn alive(&mut self) -> bool {
+        !self.service.is_closed()
+            && !self.service.peer().is_transport_closed()
+            && self.child.as_mut().is_none_or(|child| matches!(child.try_wait(), Ok(None)))
+    }
+
+    /// Closes the connection (a stdio server sees its input end and may
+    /// exit), waits a moment for the process, then kills what is left.
+    async fn close(mut self) {
+        let _ = self.service.close_with_timeout(CLOSE_WAIT).await;
+        if let Some(child) = self.child.as_mut() {
+            let _ = tokio::time::timeout(CLOSE_WAIT, child.wait()).await;
+        }
+    }
+}
+
+/// Counts a request in flight until dropped.
+struct InFlight(Arc<AtomicUsize>);
+
+impl InFlight {
+    fn start(count: &Arc<AtomicUsize>) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        InFlight(count.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// How long a closing server is given to stop before it is killed.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
 
 impl McpServers {
     /// The enabled servers of `config`, their lists cached under `store`
-    /// (none cached when `None`). Nothing is started.
+    /// (none cached when `None`). Nothing is started here: a server is
+    /// connected by the first listing its cache cannot answer, or call.
     pub fn new(config: &ServersConfig, store: Option<&Path>) -> Result<Self, McpClientError> {
         let runtime = RuntimeThread::start()?;
         let (changed, changes) = tokio::sync::mpsc::unbounded_channel();
@@ -81,7 +126,8 @@ impl McpServers {
                 (name.clone(), server)
             })
             .collect();
-        let inner = Arc::new(Inner { servers, cache: Cache::new(store), changed });
+        let disabled = config.servers.iter().filter(|(_, s)| !s.enabled).map(|(name, _)| name.clone()).collect();
+        let inner = Arc::new(Inner { servers, disabled, cache: Cache::new(store), changed });
         runtime.handle.spawn(close_idle(Arc::downgrade(&inner)));
         runtime.handle.spawn(relist_changed(Arc::downgrade(&inner), changes));
         Ok(McpServers { inner, runtime })
@@ -117,7 +163,7 @@ impl McpServers {
             .run(async move {
                 let mut n = 0;
                 for server in inner.servers.values() {
-                    n += usize::from(server.live.lock().await.as_ref().is_some_and(|live| !live.service.is_closed()));
+                    n += usize::from(server.live.lock().await.as_mut().is_some_and(Live::alive));
                 }
                 n
             })
@@ -156,13 +202,19 @@ impl McpServers {
         self.runtime.run(async move { inner.listing(&server, refresh).await })?
     }
 
-    /// Calls `server`'s tool `tool` (its own name) with `arguments`.
+    /// Calls `server`'s tool `tool` (its own name) with `arguments`; a
+    /// tool its configuration does not offer is refused.
     pub fn call_tool(
         &self,
         server: &str,
         tool: &str,
         arguments: serde_json::Map<String, serde_json::Value>,
     ) -> Result<CallToolResult, McpClientError> {
+        if !self.inner.server(server)?.config.offers_tool(tool) {
+            return Err(McpClientError::Config(format!(
+                "the tool {tool} of the MCP server {server} is not offered (enabled_tools or disabled_tools)"
+            )));
+        }
         let inner = self.inner.clone();
         let (server, tool) = (server.to_owned(), tool.to_owned());
         self.runtime.run(async move {
@@ -204,13 +256,13 @@ impl McpServers {
 
 impl Drop for McpServers {
     fn drop(&mut self) {
-        // Closes every connection (a child process is asked to stop, then
-        // killed) before the runtime stops.
+        // Closes every connection (a child process sees its input end, is
+        // given a moment to stop, then killed) before the runtime stops.
         let inner = self.inner.clone();
         let _ = self.runtime.run(async move {
             for server in inner.servers.values() {
-                if let Some(mut live) = server.live.lock().await.take() {
-                    let _ = live.service.close_with_timeout(Duration::from_secs(2)).await;
+                if let Some(live) = server.live.lock().await.take() {
+                    live.close().await;
                 }
             }
         });
@@ -219,6 +271,9 @@ impl Drop for McpServers {
 
 impl Inner {
     fn server(&self, name: &str) -> Result<&Server, McpClientError> {
+        if self.disabled.iter().any(|d| d == name) {
+            return Err(McpClientError::Config(format!("the MCP server {name} is disabled (enabled = false)")));
+        }
         self.servers.get(name).ok_or_else(|| McpClientError::UnknownServer {
             server: name.to_owned(),
             known: self.servers.keys().cloned().collect::<Vec<_>>().join(", "),
@@ -238,8 +293,8 @@ impl Inner {
             }
         }
         let mut live = server.live.lock().await;
-        let peer = self.connected(server, &mut live).await?;
-        self.relist(server, &peer).await
+        let opened = self.connected(server, &mut live).await?;
+        self.relist(server, &opened.peer).await
     }
 
     /// Lists `server` again over `service`, and keeps the lists.
@@ -285,23 +340,33 @@ impl Inner {
     /// The live connection of `server`, opened if there is none or the
     /// one there is closed (the server died); a server that reports
     /// another version than its cached lists is listed again.
-    async fn connected(&self, server: &Server, live: &mut Option<Live>) -> Result<Peer<RoleClient>, McpClientError> {
-        if let Some(open) = live.as_mut().filter(|l| !l.service.is_closed()) {
-            open.last_used = Instant::now();
-            return Ok(open.service.peer().clone());
+    async fn connected(&self, server: &Server, live: &mut Option<Live>) -> Result<Opened, McpClientError> {
+        if let Some(open) = live.as_mut() {
+            if open.alive() {
+                open.last_used = Instant::now();
+                return Ok(Opened::of(open));
+            }
+        }
+        if let Some(dead) = live.take() {
+            tracing::info!(server = server.name, "the MCP server stopped; starting it again");
+            dead.close().await;
         }
         let watcher = Watcher::new(&server.name, self.changed.clone());
-        server.connects.fetch_add(1, Ordering::Relaxed);
+        let generation = server.connects.fetch_add(1, Ordering::Relaxed) + 1;
         tracing::info!(server = server.name, "connecting the MCP server");
         let Connected { service, child, stderr } = connect(&server.name, &server.config, watcher).await?;
-        let peer = service.peer().clone();
-        let version = peer.peer_info().and_then(|i| i.server_info.clone()).map(|i| i.version).unwrap_or_default();
+        let version = service.peer().peer_info().and_then(|i| i.server_info.clone()).map(|i| i.version);
         let cached = server.listing.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        *live = Some(Live { service, _child: child, stderr, last_used: Instant::now() });
-        if cached.is_some_and(|c| c.server_version != version) {
-            self.relist(server, &peer).await?;
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let open = live.insert(Live { service, child, stderr, last_used: Instant::now(), generation, in_flight });
+        let opened = Opened::of(open);
+        if cached.is_some_and(|c| c.server_version != version.unwrap_or_default()) {
+            // The call goes on with the old lists if listing fails.
+            if let Err(e) = self.relist(server, &opened.peer).await {
+                tracing::warn!(server = server.name, "listing the server's new version failed: {e}");
+            }
         }
-        Ok(peer)
+        Ok(opened)
     }
 
     /// Runs one request on `name`'s connection, within its tool time; a
@@ -312,28 +377,57 @@ impl Inner {
         Fut: Future<Output = Result<T, ServiceError>>,
     {
         let server = self.server(name)?;
-        let service = {
+        let (opened, in_flight) = {
             let mut live = server.live.lock().await;
-            self.connected(server, &mut live).await?
+            let opened = self.connected(server, &mut live).await?;
+            // Counted before the lock is let go: the idle closer sees it.
+            let in_flight = InFlight::start(&opened.in_flight);
+            (opened, in_flight)
         };
         let timeout = server.config.tool_timeout();
-        let answer = tokio::time::timeout(timeout, send(service)).await;
+        let answer = tokio::time::timeout(timeout, send(opened.peer)).await;
+        drop(in_flight);
         let mut live = server.live.lock().await;
-        let said = live.as_ref().map(|l| l.stderr.said()).unwrap_or_default();
-        if let Some(open) = live.as_mut() {
-            open.last_used = Instant::now();
-        }
+        // The connection this request used, if it is still the open one.
+        let same = live.as_mut().filter(|l| l.generation == opened.generation);
+        let said = opened.stderr.said();
         match answer {
-            Ok(Ok(value)) => Ok(value),
+            Ok(Ok(value)) => {
+                if let Some(open) = same {
+                    open.last_used = Instant::now();
+                }
+                Ok(value)
+            }
             Ok(Err(e)) => {
-                if matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_)) {
-                    live.take();
+                if matches!(e, ServiceError::TransportClosed | ServiceError::TransportSend(_)) && same.is_some() {
+                    if let Some(broken) = live.take() {
+                        broken.close().await;
+                    }
                 }
                 Err(McpClientError::from_service(name, what, e, &said))
             }
             Err(_) => {
                 Err(McpClientError::Timeout { server: name.into(), what: what.into(), seconds: timeout.as_secs_f64() })
             }
+        }
+    }
+}
+
+/// What a request needs of an open connection.
+struct Opened {
+    peer: Peer<RoleClient>,
+    generation: usize,
+    in_flight: Arc<AtomicUsize>,
+    stderr: StderrTail,
+}
+
+impl Opened {
+    fn of(live: &Live) -> Self {
+        Opened {
+            peer: live.service.peer().clone(),
+            generation: live.generation,
+            in_flight: live.in_flight.clone(),
+            stderr: live.stderr.clone(),
         }
     }
 }
@@ -345,13 +439,15 @@ async fn close_idle(inner: std::sync::Weak<Inner>) {
         tick.tick().await;
         let Some(inner) = inner.upgrade() else { return };
         for server in inner.servers.values() {
-            // A server being connected or called is not idle.
+            // A server being connected (the lock is held) or called (a
+            // request is in flight) is not idle.
             let Ok(mut live) = server.live.try_lock() else { continue };
-            if live.as_ref().is_some_and(|l| l.last_used.elapsed() >= server.config.idle_timeout()) {
-                if let Some(mut idle) = live.take() {
-                    tracing::info!(server = server.name, "disconnecting the idle server");
-                    let _ = idle.service.close_with_timeout(Duration::from_secs(2)).await;
-                }
+            let idle = live.as_ref().is_some_and(|l| {
+                l.in_flight.load(Ordering::SeqCst) == 0 && l.last_used.elapsed() >= server.config.idle_timeout()
+            });
+            if let Some(idle) = live.take_if(|_| idle) {
+                tracing::info!(server = server.name, "disconnecting the idle server");
+                idle.close().await;
             }
         }
     }
@@ -362,7 +458,7 @@ async fn relist_changed(inner: std::sync::Weak<Inner>, mut changes: UnboundedRec
     while let Some(name) = changes.recv().await {
         let Some(inner) = inner.upgrade() else { return };
         let Ok(server) = inner.server(&name) else { continue };
-        let peer = server.live.lock().await.as_ref().map(|l| l.service.peer().clone());
+        let peer = server.live.lock().await.as_mut().and_then(|l| l.alive().then(|| l.service.peer().clone()));
         if let Some(peer) = peer {
             if let Err(e) = inner.relist(server, &peer).await {
                 tracing::warn!(server = name, "listing the changed server failed: {e}");

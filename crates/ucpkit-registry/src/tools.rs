@@ -44,7 +44,7 @@ pub fn list(offer: &ToolOffer) -> Vec<ToolDef> {
     // page of a cut result is asked of the tool that gave it: they take
     // `page`, alone or with their usual arguments.
     if !offer.offers("ucl") {
-        for def in listed.iter_mut().filter(|def| find(offer, &def.name).is_some_and(|t| t.pages == Pages::Kept)) {
+        for def in listed.iter_mut().filter(|def| find(offer, &def.name).is_some_and(pages_kept_by_page)) {
             let mut schema = (*def.input_schema).clone();
             if let Some(Value::Object(properties)) = schema.get_mut("properties") {
                 let page =
@@ -85,6 +85,14 @@ pub fn call(connection: &Connection, name: &str, arguments: &JsonObject) -> Resu
     result
 }
 
+/// Whether a call of `tool` with `page` alone asks for a page of its
+/// last cut result: the connection keeps its pages, and `page` is not an
+/// argument of its own (another server's paginated tool keeps its own).
+fn pages_kept_by_page(tool: &Tool) -> bool {
+    tool.pages == Pages::Kept
+        && !tool.def.input_schema.get("properties").and_then(Value::as_object).is_some_and(|p| p.contains_key("page"))
+}
+
 /// [`call`]'s check and run.
 fn checked_call(connection: &Connection, name: &str, arguments: &JsonObject) -> Result<ToolOutput, CallError> {
     let tool = find(connection.offer(), name)
@@ -93,7 +101,7 @@ fn checked_call(connection: &Connection, name: &str, arguments: &JsonObject) -> 
     // The next page of a cut result, from the tool that gave it (where
     // `ucl`, which pages every result, is not offered).
     if let (Some(page), 1) = (arguments.get("page").and_then(Value::as_u64), arguments.len()) {
-        if tool.pages == Pages::Kept {
+        if pages_kept_by_page(tool) {
             return connection.page_of(name, usize::try_from(page).unwrap_or(usize::MAX));
         }
     }
@@ -263,6 +271,19 @@ mod tests {
         let args = json!({"text": "hi"}).as_object().unwrap().clone();
         assert_eq!(call(&connection, "echo", &args).unwrap().text, "echo: hi");
         assert_eq!(call(&connection, "note", &args).unwrap().text, "echo: hi");
+
+        // A tool with a `page` of its own gets it: the registry's paging stays out.
+        let paged = json!({"type": "object", "properties": {"page": {"type": "integer"}}});
+        let Value::Object(paged) = paged else { unreachable!() };
+        let own_page: crate::tool::Handler = Arc::new(|_, arguments: &JsonObject| {
+            Ok(ToolOutput { text: format!("my page {}", arguments["page"]), is_error: false })
+        });
+        let lister = Tool::untyped("lister", "Lists in pages.", paged.clone(), own_page);
+        let with_lister = ToolOffer { others: vec![lister], only: Some(vec!["lister".into()]), ..offer.clone() };
+        assert_eq!(list(&with_lister)[0].input_schema.as_ref(), &paged, "its schema unchanged");
+        let paging = crate::Connection::new(library.clone(), Arc::new(with_lister));
+        let page = json!({"page": 2}).as_object().unwrap().clone();
+        assert_eq!(call(&paging, "lister", &page).unwrap().text, "my page 2");
 
         // Read-only drops the one that writes; `only` narrows them like UCP's own.
         let read_only = crate::Connection::new(library, Arc::new(ToolOffer { read_only: true, ..offer.clone() }));
