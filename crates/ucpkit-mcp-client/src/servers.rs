@@ -146,9 +146,7 @@ impl McpServers {
     /// `server`'s lists if they are in memory or cached (nothing is
     /// started).
     pub fn cached(&self, server: &str) -> Option<Arc<Listing>> {
-        let server = self.inner.servers.get(server)?;
-        let listing = server.listing.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        listing.or_else(|| self.inner.cache.load(&server.name, &server.config.cache_key()).map(Arc::new))
+        self.inner.cached(self.inner.servers.get(server)?)
     }
 
     /// How many connections were opened so far, to all servers.
@@ -215,25 +213,14 @@ impl McpServers {
                 "the tool {tool} of the MCP server {server} is not offered (enabled_tools or disabled_tools)"
             )));
         }
-        let inner = self.inner.clone();
-        let (server, tool) = (server.to_owned(), tool.to_owned());
-        self.runtime.run(async move {
-            let params = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
-            inner
-                .request(&server, &format!("tools/call {tool}"), |peer| async move { peer.call_tool(params).await })
-                .await
-        })?
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        self.request(server, format!("tools/call {tool}"), |peer| async move { peer.call_tool(params).await })
     }
 
     /// Reads `server`'s resource `uri`.
     pub fn read_resource(&self, server: &str, uri: &str) -> Result<ReadResourceResult, McpClientError> {
-        let inner = self.inner.clone();
-        let (server, uri) = (server.to_owned(), uri.to_owned());
-        self.runtime.run(async move {
-            let params = ReadResourceRequestParams::new(uri.clone());
-            let what = format!("resources/read {uri}");
-            inner.request(&server, &what, |peer| async move { peer.read_resource(params).await }).await
-        })?
+        let params = ReadResourceRequestParams::new(uri.to_owned());
+        self.request(server, format!("resources/read {uri}"), |peer| async move { peer.read_resource(params).await })
     }
 
     /// Gets `server`'s prompt `name` with `arguments`.
@@ -243,14 +230,21 @@ impl McpServers {
         name: &str,
         arguments: serde_json::Map<String, serde_json::Value>,
     ) -> Result<GetPromptResult, McpClientError> {
+        let params = GetPromptRequestParams::new(name.to_owned()).with_arguments(arguments);
+        self.request(server, format!("prompts/get {name}"), |peer| async move { peer.get_prompt(params).await })
+    }
+
+    /// Sends one request (`what`, for errors) to `server` and waits for
+    /// its answer.
+    fn request<T, F, Fut>(&self, server: &str, what: String, send: F) -> Result<T, McpClientError>
+    where
+        T: Send + 'static,
+        F: FnOnce(Peer<RoleClient>) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<T, ServiceError>> + Send,
+    {
         let inner = self.inner.clone();
-        let (server, name) = (server.to_owned(), name.to_owned());
-        self.runtime.run(async move {
-            let params = GetPromptRequestParams::new(name.clone()).with_arguments(arguments);
-            inner
-                .request(&server, &format!("prompts/get {name}"), |peer| async move { peer.get_prompt(params).await })
-                .await
-        })?
+        let server = server.to_owned();
+        self.runtime.run(async move { inner.request(&server, &what, send).await })?
     }
 }
 
@@ -280,17 +274,20 @@ impl Inner {
         })
     }
 
+    /// `server`'s lists from memory, else from the store's cache (then
+    /// kept in memory).
+    fn cached(&self, server: &Server) -> Option<Arc<Listing>> {
+        let mut listing = server.listing.lock().unwrap_or_else(|e| e.into_inner());
+        if listing.is_none() {
+            *listing = self.cache.load(&server.name, &server.config.cache_key()).map(Arc::new);
+        }
+        listing.clone()
+    }
+
     async fn listing(&self, name: &str, refresh: bool) -> Result<Arc<Listing>, McpClientError> {
         let server = self.server(name)?;
-        if !refresh {
-            if let Some(listing) = server.listing.lock().unwrap_or_else(|e| e.into_inner()).clone() {
-                return Ok(listing);
-            }
-            if let Some(listing) = self.cache.load(name, &server.config.cache_key()) {
-                let listing = Arc::new(listing);
-                *server.listing.lock().unwrap_or_else(|e| e.into_inner()) = Some(listing.clone());
-                return Ok(listing);
-            }
+        if let Some(listing) = self.cached(server).filter(|_| !refresh) {
+            return Ok(listing);
         }
         let mut live = server.live.lock().await;
         let opened = self.connected(server, &mut live).await?;

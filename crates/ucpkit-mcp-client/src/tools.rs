@@ -40,10 +40,13 @@ pub fn registry_tools(servers: &Arc<McpServers>) -> (Vec<Tool>, Vec<String>) {
                 continue;
             }
         };
-        let config = servers.config(&server).cloned().unwrap_or_else(|| crate::ServerConfig::stdio("", [""; 0]));
+        let Some(config) = servers.config(&server) else { continue };
         let own =
             listing.tools.iter().filter(|t| config.offers_tool(&t.name)).map(|t| tool_record(servers, &server, t));
-        let extra = [resource_tool(servers, &server, &listing), prompt_tool(servers, &server, &listing)];
+        let extra = [
+            resource_tool(servers, &server, &listing).transpose(),
+            prompt_tool(servers, &server, &listing).transpose(),
+        ];
         for record in own.chain(extra.into_iter().flatten()) {
             match record {
                 Ok(tool) if taken.insert(tool.name().to_owned()) => tools.push(tool),
@@ -84,14 +87,11 @@ fn external(tool: Tool, read_only: bool, open_world: bool) -> Tool {
 }
 
 /// `server`'s resource reader, when it has resources.
-fn resource_tool(servers: &Arc<McpServers>, server: &str, listing: &Listing) -> Option<Result<Tool, String>> {
+fn resource_tool(servers: &Arc<McpServers>, server: &str, listing: &Listing) -> Result<Option<Tool>, String> {
     if listing.resources.is_empty() {
-        return None;
+        return Ok(None);
     }
-    let name = match tool_name(server, "read-resource") {
-        Ok(name) => name,
-        Err(e) => return Some(Err(e)),
-    };
+    let name = tool_name(server, "read-resource")?;
     let listed = listed(&listing.resources, |r: &Resource| match &r.description {
         Some(d) => format!("{} ({}): {}", r.name, r.uri, first_line(d)),
         None => format!("{} ({})", r.name, r.uri),
@@ -105,18 +105,15 @@ fn resource_tool(servers: &Arc<McpServers>, server: &str, listing: &Listing) -> 
         let output = ToolOutput { text: capped(resource_text(&result)), is_error: false };
         Ok(connection.bounded_output(&registered, output))
     });
-    Some(Ok(external(Tool::untyped(&name, &description, object(schema), handler), true, true)))
+    Ok(Some(external(Tool::untyped(&name, &description, object(schema), handler), true, true)))
 }
 
 /// `server`'s prompt getter, when it has prompts.
-fn prompt_tool(servers: &Arc<McpServers>, server: &str, listing: &Listing) -> Option<Result<Tool, String>> {
+fn prompt_tool(servers: &Arc<McpServers>, server: &str, listing: &Listing) -> Result<Option<Tool>, String> {
     if listing.prompts.is_empty() {
-        return None;
+        return Ok(None);
     }
-    let name = match tool_name(server, "get-prompt") {
-        Ok(name) => name,
-        Err(e) => return Some(Err(e)),
-    };
+    let name = tool_name(server, "get-prompt")?;
     let listed = listed(&listing.prompts, |p: &Prompt| {
         let arguments: Vec<String> = p
             .arguments
@@ -145,7 +142,7 @@ fn prompt_tool(servers: &Arc<McpServers>, server: &str, listing: &Listing) -> Op
         let output = ToolOutput { text: capped(prompt_text(&result)), is_error: false };
         Ok(connection.bounded_output(&registered, output))
     });
-    Some(Ok(external(Tool::untyped(&name, &description, object(schema), handler), true, true)))
+    Ok(Some(external(Tool::untyped(&name, &description, object(schema), handler), true, true)))
 }
 
 fn listed<T>(items: &[T], line: impl Fn(&T) -> String) -> String {
