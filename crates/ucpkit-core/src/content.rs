@@ -206,12 +206,32 @@ impl Content {
                 hasher.field(data);
             }
             Content::Composite => {}
+            Content::Json { value } => {
+                // A value's keys in order, whatever order the build's JSON
+                // maps keep: the same value has the same id everywhere.
+                let json = serde_json::to_vec(&Content::Json { value: canonical_json(value) }).unwrap_or_default();
+                hasher.field(&json);
+            }
             other => {
                 // Field order of these variants is fixed, so their JSON is canonical.
                 let json = serde_json::to_vec(other).unwrap_or_default();
                 hasher.field(&json);
             }
         }
+    }
+}
+
+/// `value` with the keys of its objects in order, at every depth (what a
+/// build without serde_json's `preserve_order` keeps anyway).
+pub fn canonical_json(value: &serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut entries: Vec<(&String, &serde_json::Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            serde_json::Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), canonical_json(v))).collect())
+        }
+        serde_json::Value::Array(items) => serde_json::Value::Array(items.iter().map(canonical_json).collect()),
+        other => other.clone(),
     }
 }
 
@@ -281,5 +301,15 @@ mod tests {
             let back: Content = serde_json::from_str(&json).unwrap();
             assert_eq!(back, content, "{json}");
         }
+    }
+
+    #[test]
+    fn a_json_blocks_id_does_not_depend_on_key_order() {
+        let ordered: serde_json::Value = serde_json::from_str(r#"{"a": 1, "b": {"c": 2, "d": 3}}"#).unwrap();
+        let reversed: serde_json::Value = serde_json::from_str(r#"{"b": {"d": 3, "c": 2}, "a": 1}"#).unwrap();
+        let id = |value: serde_json::Value| crate::Block::derive_id(&Content::Json { value }, None, "", 0);
+        assert_eq!(id(ordered.clone()), id(reversed));
+        // The id of a build that keeps maps sorted, as it always was.
+        assert_eq!(id(ordered).to_string(), "blk_9d8a73a7352991ad25ffe7ef");
     }
 }

@@ -34,7 +34,7 @@ mod validate;
 mod vocabulary;
 
 pub use block::Block;
-pub use content::{normalize_text, Align, Content, MathNotation, MediaKind, TextFormat};
+pub use content::{canonical_json, normalize_text, Align, Content, MathNotation, MediaKind, TextFormat};
 pub use document::{
     Absent, Ancestors, Descendants, Document, DocumentLoader, DocumentMetadata, RemoveMode, Removed, StructureError,
 };

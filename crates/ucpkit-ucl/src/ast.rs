@@ -86,7 +86,12 @@ impl Value {
             serde_json::Value::String(s) => Value::String(s.clone()),
             serde_json::Value::Array(items) => Value::Array(items.iter().map(Value::from_json).collect()),
             serde_json::Value::Object(map) => {
-                Value::Object(map.iter().map(|(k, v)| (k.clone(), Value::from_json(v))).collect())
+                // Keys in order, whatever order the build's JSON maps keep:
+                // the same value always prints the same.
+                let mut entries: Vec<(String, Value)> =
+                    map.iter().map(|(k, v)| (k.clone(), Value::from_json(v))).collect();
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+                Value::Object(entries)
             }
         }
     }
