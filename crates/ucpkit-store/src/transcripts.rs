@@ -27,6 +27,19 @@ impl Store {
             .map_err(db("reading a transcript"))
     }
 
+    /// Every transcript's name and when it was last saved (ms since the
+    /// epoch), the latest first.
+    pub fn transcripts(&self) -> Result<Vec<(String, u64)>, StoreError> {
+        let mut statement = self
+            .conn
+            .prepare("SELECT name, updated_ms FROM transcripts ORDER BY updated_ms DESC, name")
+            .map_err(db("listing transcripts"))?;
+        let rows = statement
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))
+            .map_err(db("listing transcripts"))?;
+        rows.collect::<Result<_, _>>().map_err(db("listing transcripts"))
+    }
+
     /// Saves `body` as transcript `name` if the stored one is still at
     /// `read_at` (0: there was none); returns the new revision. Otherwise
     /// [`StoreError::TranscriptConflict`] and nothing is written.
@@ -77,5 +90,8 @@ mod tests {
         assert!(store.save_transcript("t", "new", 3).is_err(), "a transcript that is not there was not read");
         assert_eq!(store.load_transcript("s").unwrap(), Some(StoredTranscript { body: "two".into(), revision: 2 }));
         assert!(store.save_transcript(" ", "x", 0).is_err());
+        let names: Vec<String> = store.transcripts().unwrap().into_iter().map(|(name, _)| name).collect();
+        assert_eq!(names.len(), 1, "{names:?}");
+        assert_eq!(names[0], "s");
     }
 }

@@ -12,6 +12,12 @@ impl Library {
         Ok(lock(&self.store).load_transcript(name)?)
     }
 
+    /// Every transcript's name and when it was last saved (ms), the latest
+    /// first.
+    pub fn transcripts(&self) -> Result<Vec<(String, u64)>, WorkspaceError> {
+        Ok(lock(&self.store).transcripts()?)
+    }
+
     /// Saves transcript `name` if the stored one is still at revision
     /// `read_at` (0: none); returns the new revision.
     pub fn save_transcript(&self, name: &str, body: &str, read_at: u64) -> Result<u64, WorkspaceError> {
