@@ -20,7 +20,9 @@ pub mod window;
 
 pub use ask::{ask_user_tool, AskUser, Asker, Choice, Question, UserAnswer};
 pub use host::{ToolHost, ToolOutcome, Tools};
-pub use run::{Agent, AgentSpec, Event, RunError, SYSTEM_PROMPT};
+pub use run::{task_of, Agent, AgentSpec, Event, RunError, SYSTEM_PROMPT};
 pub use summarizer::LlmSummarizer;
-pub use task::{task_tool, Subagent, SubagentFactory, TaskResult, Tasks, MAX_BACKGROUND_TASKS, MAX_RESULT_TOKENS};
+pub use task::{
+    task_tool, Progress, Subagent, SubagentFactory, TaskResult, Tasks, MAX_BACKGROUND_TASKS, MAX_RESULT_TOKENS,
+};
 pub use transcript::{StepRecord, ToolRecord, Transcript};

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use ucpkit_context::Summarizer;
 use ucpkit_core::Tokenizer;
-use ucpkit_llm::{Cancel, LlmError, Message, Part, Provider, Reply, Request, Role, ToolChoice, Usage};
+use ucpkit_llm::{Cancel, LlmError, Message, Part, Provider, Reply, Request, Role, ToolCall, ToolChoice, Usage};
 
 use crate::host::Tools;
 use crate::transcript::{StepRecord, ToolRecord, Transcript};
@@ -51,7 +51,7 @@ pub const SYSTEM_PROMPT: &str = "You work by calling tools: search the documents
 
 /// How a task is put to the model.
 fn task_message(task: &str) -> Message {
-    Message::user(format!("Task: {}\nCall a tool to find what the task needs.", task.trim()))
+    Message::user(format!("Task: {}{TASK_SUFFIX}", task.trim()))
 }
 
 /// What a model that answered without the tool call it owed is told, once,
@@ -97,9 +97,12 @@ pub enum Event<'a> {
     /// A piece of the model's text as it streams.
     Text(&'a str),
     /// A tool call is about to run.
-    Calling(&'a str),
-    /// A tool call ended.
-    Called(&'a ToolRecord),
+    Calling(&'a ToolCall),
+    /// A tool call ended: the call, its record and the result the model
+    /// is shown.
+    Called(&'a ToolCall, &'a ToolRecord, &'a str),
+    /// A model call ended, with the tokens it used.
+    Usage(&'a Usage),
 }
 
 /// An agent: a model, its tools, its spec.
@@ -131,6 +134,9 @@ impl Agent<'_> {
         transcript.model = self.provider.model().to_owned();
         let task_at = transcript.messages.len();
         transcript.messages.push(task_message(task));
+        if transcript.title.is_none() {
+            transcript.title = Some(title_of(task));
+        }
         transcript.answer = None;
         let specs = self.tools.specs();
         for step in 0..=self.spec.max_steps {
@@ -180,6 +186,7 @@ impl Agent<'_> {
                     false,
                 ),
             };
+            on_event(Event::Usage(&usage));
             if last {
                 // No tool runs on the last step: a call left in the record
                 // without its result would be an invalid conversation.
@@ -212,7 +219,7 @@ impl Agent<'_> {
                 if self.cancel.is_cancelled() {
                     return Err(RunError::Llm(LlmError::Cancelled));
                 }
-                on_event(Event::Calling(&call.name));
+                on_event(Event::Calling(call));
                 let started = Instant::now();
                 let mut outcome = self.tools.call(&call.name, &call.arguments);
                 if let Some(earlier) = same_result(&transcript.messages, call, &outcome.text) {
@@ -229,7 +236,7 @@ impl Agent<'_> {
                     is_error: outcome.is_error,
                     ms: started.elapsed().as_millis() as u64,
                 };
-                on_event(Event::Called(&tool));
+                on_event(Event::Called(call, &tool, &outcome.text));
                 record.tools.push(tool);
                 results.push(Part::ToolResult {
                     call_id: call.id.clone(),
@@ -246,6 +253,29 @@ impl Agent<'_> {
     }
 }
 
+/// The most characters of a transcript's title.
+const TITLE_CHARS: usize = 80;
+
+/// A task's first line, cut at [`TITLE_CHARS`].
+fn title_of(task: &str) -> String {
+    let line = task.trim().lines().next().unwrap_or_default();
+    match line.char_indices().nth(TITLE_CHARS) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line.to_owned(),
+    }
+}
+
+/// The task given in a message the loop wrote ([`task_message`]), for a
+/// front end that replays a conversation.
+pub fn task_of(message: &Message) -> Option<&str> {
+    let [Part::Text { text }] = message.parts.as_slice() else { return None };
+    let task = text.strip_prefix("Task: ")?;
+    Some(task.strip_suffix(TASK_SUFFIX).unwrap_or(task))
+}
+
+/// What follows the task in its message.
+const TASK_SUFFIX: &str = "\nCall a tool to find what the task needs.";
+
 /// The most tool calls of one reply that run.
 const MAX_CALLS_PER_STEP: usize = 8;
 
@@ -253,7 +283,7 @@ const MAX_CALLS_PER_STEP: usize = 8;
 /// many times), at most [`MAX_CALLS_PER_STEP`], each with an id no earlier
 /// call of the conversation has.
 fn dedupe_calls(reply: &mut Reply, messages: &[Message]) {
-    let mut kept: Vec<ucpkit_llm::ToolCall> = Vec::new();
+    let mut kept: Vec<ToolCall> = Vec::new();
     for call in reply.tool_calls.drain(..) {
         if kept.len() < MAX_CALLS_PER_STEP && !kept.iter().any(|k| k.name == call.name && k.arguments == call.arguments)
         {
@@ -289,7 +319,7 @@ fn sum_usage(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
 /// The id of an earlier call identical to `call` whose result, still
 /// whole in the conversation, is `result` (the latest message is the reply
 /// that holds `call` itself).
-fn same_result<'a>(messages: &'a [Message], call: &ucpkit_llm::ToolCall, result: &str) -> Option<&'a str> {
+fn same_result<'a>(messages: &'a [Message], call: &ToolCall, result: &str) -> Option<&'a str> {
     let earlier = &messages[..messages.len().saturating_sub(1)];
     let parts = || earlier.iter().flat_map(|m| &m.parts);
     parts().find_map(|part| match part {

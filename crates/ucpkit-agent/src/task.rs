@@ -15,7 +15,7 @@ use ucpkit_core::Tokenizer;
 use ucpkit_llm::{Cancel, Provider, ToolSpec};
 
 use crate::host::{ToolHost, ToolOutcome, Tools};
-use crate::run::{Agent, AgentSpec};
+use crate::run::{Agent, AgentSpec, Event};
 use crate::transcript::Transcript;
 
 /// A sub-agent ready to run.
@@ -69,9 +69,14 @@ pub struct TaskResult {
     pub duration_ms: u64,
 }
 
+/// Told a line for each step of a running task (`explore task-1: grep
+/// {"pattern":"x"}`), for a front end that shows sub-agents at work.
+pub type Progress = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// The `task` tool and the tasks it started.
 pub struct Tasks {
     factory: Arc<dyn SubagentFactory>,
+    progress: Option<Progress>,
     tokenizer: Arc<dyn Tokenizer>,
     summarizer: Arc<dyn Summarizer>,
     cancel: Cancel,
@@ -91,13 +96,38 @@ impl Tasks {
         summarizer: Arc<dyn Summarizer>,
         cancel: Cancel,
     ) -> Self {
-        Tasks { factory, tokenizer, summarizer, cancel, next: AtomicU64::new(1), finished: Arc::default() }
+        Tasks {
+            factory,
+            progress: None,
+            tokenizer,
+            summarizer,
+            cancel,
+            next: AtomicU64::new(1),
+            finished: Arc::default(),
+        }
+    }
+
+    /// The same tasks, each step of theirs told to `progress`.
+    pub fn with_progress(mut self, progress: Option<Progress>) -> Self {
+        self.progress = progress;
+        self
+    }
+
+    /// How one task runs: what it is built with and tells.
+    fn runner(&self) -> Runner {
+        Runner {
+            factory: self.factory.clone(),
+            progress: self.progress.clone(),
+            tokenizer: self.tokenizer.clone(),
+            summarizer: self.summarizer.clone(),
+            cancel: self.cancel.clone(),
+        }
     }
 
     /// Runs a task of type `kind` on `prompt` to its end.
     pub fn run(&self, kind: &str, prompt: &str) -> TaskResult {
         let id = format!("task-{}", self.next.fetch_add(1, Ordering::SeqCst));
-        run_task(&*self.factory, &*self.tokenizer, &*self.summarizer, &self.cancel, id, kind, prompt)
+        self.runner().run(id, kind, prompt)
     }
 
     /// Starts a task in the background; returns its id, or an error when
@@ -111,11 +141,10 @@ impl Tasks {
             }
             finished.insert(id.clone(), None);
         }
-        let (factory, tokenizer, summarizer) = (self.factory.clone(), self.tokenizer.clone(), self.summarizer.clone());
-        let (cancel, finished, task_id) = (self.cancel.clone(), self.finished.clone(), id.clone());
+        let (runner, finished, task_id) = (self.runner(), self.finished.clone(), id.clone());
         let (kind, prompt) = (kind.to_owned(), prompt.to_owned());
         std::thread::spawn(move || {
-            let run = || run_task(&*factory, &*tokenizer, &*summarizer, &cancel, task_id.clone(), &kind, &prompt);
+            let run = || runner.run(task_id.clone(), &kind, &prompt);
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| TaskResult {
                 id: task_id.clone(),
                 kind: kind.clone(),
@@ -160,48 +189,65 @@ impl Drop for Tasks {
     }
 }
 
-fn run_task(
-    factory: &dyn SubagentFactory,
-    tokenizer: &dyn Tokenizer,
-    summarizer: &dyn Summarizer,
-    cancel: &Cancel,
-    id: String,
-    kind: &str,
-    prompt: &str,
-) -> TaskResult {
-    let started = Instant::now();
-    let mut transcript = Transcript::default();
-    let outcome = factory.build(kind).and_then(|sub| {
-        let agent = Agent {
-            provider: &*sub.provider,
-            tools: Tools::new(vec![&*sub.host], sub.allowed_tools.clone()),
-            spec: sub.spec.clone(),
-            tokenizer,
-            summarizer,
-            cancel: cancel.clone(),
+/// What one task runs with.
+struct Runner {
+    factory: Arc<dyn SubagentFactory>,
+    progress: Option<Progress>,
+    tokenizer: Arc<dyn Tokenizer>,
+    summarizer: Arc<dyn Summarizer>,
+    cancel: Cancel,
+}
+
+impl Runner {
+    /// Runs task `id` of type `kind` on `prompt` to its end.
+    fn run(&self, id: String, kind: &str, prompt: &str) -> TaskResult {
+        let (tokenizer, summarizer) = (&*self.tokenizer, &*self.summarizer);
+        let started = Instant::now();
+        let mut transcript = Transcript::default();
+        let tell = |line: String| {
+            if let Some(progress) = &self.progress {
+                progress(&format!("{kind} {id}: {line}"));
+            }
         };
-        agent.run(&mut transcript, prompt, &mut |_| Ok(()), &mut |_| {}).map_err(|e| e.to_string())
-    });
-    let usage = transcript.usage();
-    let (status, mut result) = match outcome {
-        Ok(answer) => ("done", answer),
-        Err(error) => ("failed", error),
-    };
-    let tokens = tokenizer.count(&result);
-    let summarized = tokens > MAX_RESULT_TOKENS;
-    if summarized {
-        result = summarizer.summarize(&result, MAX_RESULT_TOKENS, tokenizer);
-    }
-    TaskResult {
-        id,
-        kind: kind.to_owned(),
-        status,
-        result,
-        summarized,
-        steps: transcript.steps.len(),
-        input_tokens: usage.input_tokens,
-        output_tokens: usage.output_tokens,
-        duration_ms: started.elapsed().as_millis() as u64,
+        tell("started".into());
+        let mut on_event = |event: Event<'_>| match event {
+            Event::Calling(call) => tell(format!("{} {}", call.name, call.arguments)),
+            Event::Called(_, record, _) if record.is_error => tell(format!("{} failed", record.tool)),
+            _ => {}
+        };
+        let outcome = self.factory.build(kind).and_then(|sub| {
+            let agent = Agent {
+                provider: &*sub.provider,
+                tools: Tools::new(vec![&*sub.host], sub.allowed_tools.clone()),
+                spec: sub.spec.clone(),
+                tokenizer,
+                summarizer,
+                cancel: self.cancel.clone(),
+            };
+            agent.run(&mut transcript, prompt, &mut |_| Ok(()), &mut on_event).map_err(|e| e.to_string())
+        });
+        let usage = transcript.usage();
+        let (status, mut result) = match outcome {
+            Ok(answer) => ("done", answer),
+            Err(error) => ("failed", error),
+        };
+        tell(format!("{status} after {} steps", transcript.steps.len()));
+        let tokens = tokenizer.count(&result);
+        let summarized = tokens > MAX_RESULT_TOKENS;
+        if summarized {
+            result = summarizer.summarize(&result, MAX_RESULT_TOKENS, tokenizer);
+        }
+        TaskResult {
+            id,
+            kind: kind.to_owned(),
+            status,
+            result,
+            summarized,
+            steps: transcript.steps.len(),
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            duration_ms: started.elapsed().as_millis() as u64,
+        }
     }
 }
 

@@ -52,6 +52,12 @@ pub struct Transcript {
     pub steps: Vec<StepRecord>,
     /// The latest final answer.
     pub answer: Option<String>,
+    /// The folder it worked in, when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The first task, cut short: how lists name it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
 }
 
 impl Transcript {

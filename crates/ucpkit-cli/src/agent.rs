@@ -57,16 +57,12 @@ impl LlmArgs {
     }
 }
 
+/// How the agent loop runs: the model, the sub-agent type's settings,
+/// budget, steps and tools (`ucp agent` and `ucp acp`).
 #[derive(Args)]
-pub(crate) struct AgentArgs {
-    /// The task.
-    task: String,
+pub(crate) struct LoopArgs {
     #[command(flatten)]
     llm: LlmArgs,
-    /// Save the transcript under this name, and take it up again when it
-    /// exists (the task is the next message).
-    #[arg(long, value_name = "NAME")]
-    session: Option<String>,
     /// The settings of this sub-agent type's section (explore, plan,
     /// review, default) instead of [agent].
     #[arg(long = "type", value_name = "TYPE", value_parser = ucpkit_registry::parts::llm::SUBAGENT_TYPES)]
@@ -85,6 +81,52 @@ pub(crate) struct AgentArgs {
     /// Offer no tool that writes (write, edit, bash, memory_store ...).
     #[arg(long)]
     read_only: bool,
+}
+
+/// What the loop runs with, from the configuration and the flags.
+pub(crate) struct Prepared {
+    /// The model configuration (sub-agents are built from it).
+    pub(crate) setup: AgentSetup,
+    /// The chosen model.
+    pub(crate) choice: ucpkit_registry::parts::llm::ModelChoice,
+    /// The tools it may call.
+    pub(crate) allowed: Option<Vec<String>>,
+    /// How it runs.
+    pub(crate) spec: AgentSpec,
+}
+
+impl LoopArgs {
+    /// The model, allow-list and spec these flags and the configuration
+    /// choose.
+    pub(crate) fn prepare(&self, cli: &Cli) -> anyhow::Result<Prepared> {
+        let setup = self.llm.setup(cli)?;
+        let settings = setup.config.settings(self.kind.as_deref());
+        let choice = setup.config.choose(&settings, &setup.overrides)?;
+        let allowed = self.tools.clone().or(settings.allowed_tools.clone());
+        let spec = AgentSpec {
+            budget: self.budget.or(settings.max_context_tokens).unwrap_or(AgentSpec::default().budget),
+            max_steps: self.max_steps.or(settings.max_steps).unwrap_or(AgentSpec::default().max_steps),
+            ..AgentSpec::default()
+        };
+        Ok(Prepared { setup, choice, allowed, spec })
+    }
+
+    /// Whether no tool that writes is offered.
+    pub(crate) fn read_only(&self) -> bool {
+        self.read_only
+    }
+}
+
+#[derive(Args)]
+pub(crate) struct AgentArgs {
+    /// The task.
+    task: String,
+    #[command(flatten)]
+    run: LoopArgs,
+    /// Save the transcript under this name, and take it up again when it
+    /// exists (the task is the next message).
+    #[arg(long, value_name = "NAME")]
+    session: Option<String>,
     /// The model also writes the summaries of `CTX COMPRESS
     /// METHOD=SUMMARIZE` in the agent's UCL sessions (else extractive).
     #[arg(long)]
@@ -157,9 +199,7 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
     if args.session.as_ref().is_some_and(|s| s.trim().is_empty()) {
         anyhow::bail!("--session needs a name");
     }
-    let setup = args.llm.setup(cli)?;
-    let settings = setup.config.settings(args.kind.as_deref());
-    let choice = setup.config.choose(&settings, &setup.overrides)?;
+    let Prepared { setup, choice, allowed, spec } = args.run.prepare(cli)?;
     let provider = ucpkit_registry::parts::llm::connect(&choice)?;
     let mut library = cli.library_config();
     if args.llm_summaries {
@@ -168,13 +208,12 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
         )));
     }
     let library = Arc::new(ucpkit_workspace::Library::open(library)?);
-    let allowed = args.tools.clone().or(settings.allowed_tools.clone());
     // As `ucp mcp`: in / or the home folder (unless --root names it) the
     // agent works without the coding tools, rules and skills.
     let (root, unrooted) = cli.optional_root();
     let offer = ToolOffer {
         root,
-        read_only: args.read_only,
+        read_only: args.run.read_only,
         protected: cli.protected_paths(),
         passed_env: cli.pass_env.clone(),
         agents: Some(Arc::new(setup)),
@@ -193,11 +232,7 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
     let agent = Agent {
         provider: &*provider,
         tools: Tools::new(vec![&host], allowed),
-        spec: AgentSpec {
-            budget: args.budget.or(settings.max_context_tokens).unwrap_or(AgentSpec::default().budget),
-            max_steps: args.max_steps.or(settings.max_steps).unwrap_or(AgentSpec::default().max_steps),
-            ..AgentSpec::default()
-        },
+        spec,
         tokenizer: &tokenizer,
         summarizer: &ExtractiveSummarizer,
         cancel: cancel_on_interrupt(),
@@ -211,6 +246,9 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
         }
         None => (Transcript::default(), 0),
     };
+    if let Ok(cwd) = std::env::current_dir() {
+        transcript.cwd.get_or_insert_with(|| cwd.display().to_string());
+    }
     let first_step = transcript.steps.len();
     let mut save = |transcript: &Transcript| -> Result<(), String> {
         let body = serde_json::to_string(transcript).map_err(|e| e.to_string())?;
@@ -226,8 +264,8 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
         Event::Text(text) if streaming => {
             let _ = print(&if on_terminal { terminal_text(text) } else { text.into() });
         }
-        Event::Calling(tool) if streaming => eprintln!("\n→ {}", printable(tool, 200)),
-        Event::Called(record) if streaming => eprintln!(
+        Event::Calling(call) if streaming => eprintln!("\n→ {}", printable(&call.name, 200)),
+        Event::Called(_, record, _) if streaming => eprintln!(
             "  {} {} ({} tokens{})",
             printable(&record.tool, 200),
             printable(&record.arguments.to_string(), 2000),

@@ -7,13 +7,12 @@
 //! others need no model.
 
 mod common;
-#[path = "../../../tests/support/http.rs"]
-mod http;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::mcp::{result_text, HttpServer};
+use common::model::scripted_model;
 use common::{assert_user_error, indexed, stderr, stdout_json, ucp};
 use serde_json::{json, Value};
 
@@ -200,39 +199,6 @@ fn ctrl_c_stops_the_agent_between_streamed_pieces() {
     assert!(stderr(&out).contains("interrupted; session s keeps the steps that finished"), "{}", stderr(&out));
 }
 
-/// A model at the returned base URL that answers each request with the
-/// next of `replies` (an assistant message: text, tool calls), streamed
-/// when the request asks for a stream.
-fn scripted_model(replies: Vec<Value>) -> String {
-    use std::io::Write as _;
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for reply in replies {
-            let Ok((mut stream, _)) = listener.accept() else { return };
-            let (_, body) = http::read_request(&stream);
-            let request: Value = serde_json::from_slice(&body).unwrap();
-            let finish = if reply.get("tool_calls").is_some() { "tool_calls" } else { "stop" };
-            let (kind, body) = if request["stream"] == true {
-                let mut delta = reply.clone();
-                if let Some(calls) = delta.get_mut("tool_calls").and_then(Value::as_array_mut) {
-                    for (i, call) in calls.iter_mut().enumerate() {
-                        call["index"] = json!(i);
-                    }
-                }
-                let chunk = json!({"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
-                ("text/event-stream", format!("data: {chunk}\n\ndata: [DONE]\n\n"))
-            } else {
-                let whole = json!({"choices": [{"index": 0, "finish_reason": finish, "message": reply}]});
-                ("application/json", whole.to_string())
-            };
-            let head = format!("HTTP/1.1 200 OK\r\ncontent-type: {kind}\r\ncontent-length: {}\r\n\r\n", body.len());
-            let _ = stream.write_all(format!("{head}{body}").as_bytes());
-        }
-    });
-    url
-}
-
 #[test]
 fn the_model_cannot_write_escape_sequences_to_the_terminal() {
     use std::io::Read as _;
@@ -291,26 +257,14 @@ fn a_second_ctrl_c_ends_the_command_the_agent_runs() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let pid_file = dir.path().join("job.pid");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    let pid = loop {
-        if let Some(pid) = std::fs::read_to_string(&pid_file).ok().and_then(|t| t.trim().parse::<u32>().ok()) {
-            break pid;
-        }
-        assert!(std::time::Instant::now() < deadline, "the command never started");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    };
+    let pid = common::pid_written(&dir.path().join("job.pid"));
     for _ in 0..2 {
         assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
         std::thread::sleep(std::time::Duration::from_millis(300));
     }
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{status}");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while Path::new(&format!("/proc/{pid}")).exists() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(!Path::new(&format!("/proc/{pid}")).exists(), "the command outlived the agent");
+    common::assert_ends(pid);
 }
 
 #[test]

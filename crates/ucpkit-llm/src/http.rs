@@ -26,6 +26,12 @@ impl Cancel {
         self.0.store(true, Ordering::SeqCst);
     }
 
+    /// Lowers the flag for the next run of whoever shares it (a session's
+    /// next turn).
+    pub fn reset(&self) {
+        self.0.store(false, Ordering::SeqCst);
+    }
+
     /// Whether the flag is raised.
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::SeqCst)

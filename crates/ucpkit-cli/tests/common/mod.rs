@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test file takes the helpers it needs
 
 pub mod mcp;
+pub mod model;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -73,4 +74,26 @@ pub fn indexed() -> (tempfile::TempDir, PathBuf) {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stderr(&out).contains("indexed node: 6 files"), "{}", stderr(&out));
     (dir, store)
+}
+
+/// The process id a command wrote to `file` (`echo $$ > file`), once it
+/// has (within a minute).
+pub fn pid_written(file: &Path) -> u32 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if let Some(pid) = std::fs::read_to_string(file).ok().and_then(|t| t.trim().parse::<u32>().ok()) {
+            return pid;
+        }
+        assert!(std::time::Instant::now() < deadline, "the command never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Asserts that process `pid` ends within 10 s.
+pub fn assert_ends(pid: u32) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while Path::new(&format!("/proc/{pid}")).exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(!Path::new(&format!("/proc/{pid}")).exists(), "the command outlived the agent");
 }
