@@ -177,6 +177,7 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
             true => crate::mcp_servers::external_tools(&crate::mcp_servers::servers(cli)?),
             false => Vec::new(),
         },
+        buffers: None,
     };
     // The language servers start on a client's first lsp_* call.
     if let Some(root) = &offer.root {

@@ -53,6 +53,9 @@ pub struct ServerConfig {
     /// The variable holding the bearer token sent to `url`.
     #[serde(default)]
     pub bearer_token_env_var: Option<String>,
+    /// Headers sent to `url` with every request (an ACP client's).
+    #[serde(default)]
+    pub http_headers: BTreeMap<String, String>,
     /// Whether it is used at all.
     #[serde(default = "enabled")]
     pub enabled: bool,
@@ -110,6 +113,7 @@ impl ServerConfig {
             cwd: None,
             url: None,
             bearer_token_env_var: None,
+            http_headers: BTreeMap::new(),
             enabled: true,
             enabled_tools: None,
             disabled_tools: Vec::new(),
@@ -126,9 +130,11 @@ impl ServerConfig {
         match (&self.command, &self.url) {
             (Some(command), None) if !command.trim().is_empty() => Ok(Transport::Stdio),
             (None, Some(url))
-                if url.starts_with("http://") && self.bearer_token_env_var.is_some() && !loopback(url) =>
+                if url.starts_with("http://")
+                    && (self.bearer_token_env_var.is_some() || !self.http_headers.is_empty())
+                    && !loopback(url) =>
             {
-                Err(wrong(&format!("the bearer token would cross the network unencrypted to {url}: use https://")))
+                Err(wrong(&format!("its token or headers would cross the network unencrypted to {url}: use https://")))
             }
             (None, Some(url)) if url.starts_with("http://") || url.starts_with("https://") => Ok(Transport::Http),
             (None, Some(url)) => Err(wrong(&format!("url {url:?} is not an http:// or https:// address"))),
@@ -162,7 +168,15 @@ impl ServerConfig {
     /// or reached (a changed command, argument, variable or URL lists it
     /// again), hashed so no value is written down.
     pub fn cache_key(&self) -> String {
-        let identity = serde_json::json!([self.command, self.args, self.env, self.env_vars, self.cwd, self.url]);
+        let identity = serde_json::json!([
+            self.command,
+            self.args,
+            self.env,
+            self.env_vars,
+            self.cwd,
+            self.url,
+            self.http_headers
+        ]);
         blake3::hash(identity.to_string().as_bytes()).to_hex()[..32].to_owned()
     }
 }

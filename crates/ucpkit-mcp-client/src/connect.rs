@@ -205,5 +205,14 @@ fn http_config(name: &str, config: &ServerConfig) -> Result<StreamableHttpClient
         })?;
         http = http.auth_header(token.trim().to_owned());
     }
+    if !config.http_headers.is_empty() {
+        let mut headers = std::collections::HashMap::new();
+        for (header, value) in &config.http_headers {
+            let bad = || McpClientError::Config(format!("[mcp_servers.{name}]: the header {header:?} is not valid"));
+            let header = http::HeaderName::from_bytes(header.as_bytes()).map_err(|_| bad())?;
+            headers.insert(header, http::HeaderValue::from_str(value).map_err(|_| bad())?);
+        }
+        http = http.custom_headers(headers);
+    }
     Ok(http)
 }

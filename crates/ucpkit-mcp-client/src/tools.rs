@@ -13,7 +13,7 @@ use rmcp::model::{
     CallToolResult, ContentBlock, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceContents,
 };
 use serde_json::{json, Value};
-use ucpkit_registry::{CallError, Effects, JsonObject, Tool, ToolOutput, Writes};
+use ucpkit_registry::{ActionKind, CallError, Effects, JsonObject, Tool, ToolOutput, Writes};
 
 use crate::cache::Listing;
 use crate::names::tool_name;
@@ -80,7 +80,9 @@ fn tool_record(servers: &Arc<McpServers>, server: &str, tool: &rmcp::model::Tool
 /// server says it changes nothing.
 fn external(tool: Tool, read_only: bool, open_world: bool) -> Tool {
     let writes = if read_only { Writes::Never } else { Writes::Always };
-    let mut tool = tool.effects(Effects { writes, executes: false, network: open_world });
+    // Whatever else it does, its server alone knows: an action of its own kind.
+    let kind = if read_only { ActionKind::Read } else { ActionKind::Other };
+    let mut tool = tool.effects(Effects { writes, executes: false, network: open_world }).kind(kind);
     tool.def.annotations.read_only_hint = read_only;
     tool.def.annotations.open_world_hint = open_world;
     tool

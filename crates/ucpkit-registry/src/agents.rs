@@ -9,12 +9,13 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 use ucpkit_agent::{
-    ask_user_tool, task_tool, AgentSpec, AskUser, Asker, Subagent, SubagentFactory, Tasks, ToolHost, ToolOutcome,
+    ask_user_tool, task_tool, AgentSpec, AskUser, Asker, Progress, Subagent, SubagentFactory, Tasks, ToolHost,
+    ToolOutcome,
 };
 use ucpkit_context::ExtractiveSummarizer;
-use ucpkit_llm::{Cancel, Config, Overrides, ToolSpec, SUBAGENT_TYPES};
+use ucpkit_llm::{Config, Overrides, ToolSpec, SUBAGENT_TYPES};
 
-use crate::{Connection, Effects, Library, Needs, Tool, ToolOffer, ToolOutput, Writes};
+use crate::{Connection, Effects, Library, Needs, Supervisor, Tool, ToolOffer, ToolOutput, Writes};
 
 /// The model configuration sub-agents are built from.
 #[derive(Debug, Clone, Default)]
@@ -69,6 +70,7 @@ pub struct ConnectionSubagents {
     offer: ToolOffer,
     setup: Arc<AgentSetup>,
     asker: Option<Arc<dyn Asker>>,
+    supervisor: Option<Arc<dyn Supervisor>>,
 }
 
 impl ConnectionSubagents {
@@ -78,7 +80,13 @@ impl ConnectionSubagents {
         let setup = offer.agents.clone()?;
         // A sub-agent starts no sub-agents of its own.
         let offer = ToolOffer { agents: None, discover: false, ..offer.clone() };
-        Some(ConnectionSubagents { library, offer, setup, asker })
+        Some(ConnectionSubagents { library, offer, setup, asker, supervisor: None })
+    }
+
+    /// The same, each sub-agent's calls approved by `supervisor`.
+    pub fn supervised(mut self, supervisor: Option<Arc<dyn Supervisor>>) -> Self {
+        self.supervisor = supervisor;
+        self
     }
 }
 
@@ -132,6 +140,9 @@ impl SubagentFactory for ConnectionSubagents {
         let read_only = self.offer.read_only || kind != "default";
         let offer = ToolOffer { read_only, only, ..self.offer.clone() };
         let connection = Connection::new(self.library.clone(), Arc::new(offer));
+        if let Some(supervisor) = &self.supervisor {
+            connection.set_supervisor(supervisor.for_subagent().unwrap_or_else(|| supervisor.clone()));
+        }
         let host = SubagentTools { connection: ConnectionTools(connection), ask };
         Ok(Subagent {
             provider,
@@ -168,13 +179,18 @@ impl AgentTools {
             },
             _ => {
                 let tasks = self.tasks.get_or_init(|| {
+                    let supervisor = connection.supervisor().cloned();
                     let factory = ConnectionSubagents::new(
                         connection.library().clone(),
                         connection.offer(),
                         self.asker.get().cloned(),
-                    )?;
+                    )?
+                    .supervised(supervisor.clone());
                     let tokenizer: Arc<dyn ucpkit_core::Tokenizer> = Arc::new(ucpkit_core::BpeTokenizer::default());
-                    Some(Tasks::new(Arc::new(factory), tokenizer, Arc::new(ExtractiveSummarizer), Cancel::new()))
+                    let cancel = supervisor.as_ref().and_then(|s| s.cancel()).unwrap_or_default();
+                    let progress = supervisor.map(|s| -> Progress { Arc::new(move |line: &str| s.progress(line)) });
+                    let tasks = Tasks::new(Arc::new(factory), tokenizer, Arc::new(ExtractiveSummarizer), cancel);
+                    Some(tasks.with_progress(progress))
                 });
                 match tasks {
                     Some(tasks) => tasks.call(name, arguments),
@@ -201,7 +217,9 @@ pub(crate) fn tools() -> Vec<Tool> {
             let tool =
                 Tool::untyped(&spec.name, &spec.description, schema, handler).needs(Needs::Agents).pages_itself();
             match spec.name.as_str() {
-                "task" => tool.effects(Effects { writes: Writes::WhenAllowed, executes: false, network: true }),
+                "task" => tool
+                    .effects(Effects { writes: Writes::WhenAllowed, executes: false, network: true })
+                    .kind(crate::ActionKind::Think),
                 _ => tool,
             }
         })

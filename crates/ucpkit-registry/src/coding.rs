@@ -14,7 +14,7 @@ use ucpkit_tools::{
 };
 
 use crate::tool::{StringOrArray, Strings};
-use crate::{CallError, Connection, Effects, Needs, Tool, ToolOutput, Writes};
+use crate::{ActionKind, CallError, Connection, Effects, FileChange, JsonObject, Needs, Tool, ToolOutput, Writes};
 
 /// The paging of a list of entries: at most `head_limit` (default 100),
 /// after skipping `offset`. (Serde cannot flatten a struct of these into
@@ -171,7 +171,8 @@ pub(crate) fn tools() -> Vec<Tool> {
                     Ok(tools.grep(&request)?.text)
                 })
             },
-        )),
+        ))
+        .kind(ActionKind::Search),
         coding(Tool::typed(
             "glob",
             "Files whose path matches a glob (src/**/*.rs), newest first.",
@@ -189,7 +190,8 @@ pub(crate) fn tools() -> Vec<Tool> {
                     Ok(tools.glob(&request)?.text)
                 })
             },
-        )),
+        ))
+        .kind(ActionKind::Search),
         coding(Tool::typed(
             "read",
             "A text file's lines, numbered; offset is the first line (1-based).",
@@ -213,25 +215,7 @@ pub(crate) fn tools() -> Vec<Tool> {
             "Replace exact text in a file; old_string must be unique unless replace_all. edits: several, all or \
              none. dry_run returns the diff.",
             |connection, args: EditArgs| {
-                touching(connection, Some(args.path.clone()), |tools| {
-                    let mut edits = Vec::new();
-                    if let Some(old_string) = args.old_string {
-                        let new_string =
-                            args.new_string.ok_or_else(|| CallError::Arguments("new_string is required".into()))?;
-                        edits.push(Replacement {
-                            old_string,
-                            new_string,
-                            replace_all: args.replace_all.unwrap_or(false),
-                        });
-                    }
-                    edits.extend(args.edits.into_iter().flatten().map(|edit| Replacement {
-                        old_string: edit.old_string,
-                        new_string: edit.new_string,
-                        replace_all: edit.replace_all.unwrap_or(false),
-                    }));
-                    let request = EditRequest { path: args.path, edits, dry_run: args.dry_run.unwrap_or(false) };
-                    Ok(tools.edit(&request)?.text)
-                })
+                touching(connection, Some(args.path.clone()), |tools| Ok(tools.edit(&edit_request(args)?)?.text))
             },
         ))
         .effects(writes),
@@ -271,8 +255,47 @@ pub(crate) fn tools() -> Vec<Tool> {
                 };
                 Ok(ToolOutput { text: tools.ast_search(&request)?.text, is_error: false })
             },
-        )),
+        ))
+        .kind(ActionKind::Search),
     ]
+}
+
+/// The edit `args` ask for.
+fn edit_request(args: EditArgs) -> Result<EditRequest, CallError> {
+    let mut edits = Vec::new();
+    if let Some(old_string) = args.old_string {
+        let new_string = args.new_string.ok_or_else(|| CallError::Arguments("new_string is required".into()))?;
+        edits.push(Replacement { old_string, new_string, replace_all: args.replace_all.unwrap_or(false) });
+    }
+    edits.extend(args.edits.into_iter().flatten().map(|edit| Replacement {
+        old_string: edit.old_string,
+        new_string: edit.new_string,
+        replace_all: edit.replace_all.unwrap_or(false),
+    }));
+    Ok(EditRequest { path: args.path, edits, dry_run: args.dry_run.unwrap_or(false) })
+}
+
+/// The change a `write` or `edit` call would make, worked out without
+/// writing; `None` for another tool, arguments that do not parse, or an
+/// edit that would fail (the call itself then says why).
+pub(crate) fn preview(connection: &Connection, tool: &str, arguments: &JsonObject) -> Option<FileChange> {
+    let tools = coding_tools(connection).ok()?;
+    let value = serde_json::Value::Object(arguments.clone());
+    match tool {
+        "write" => {
+            let args: WriteArgs = serde_json::from_value(value).ok()?;
+            let (path, old_text) = tools.text_of(&args.path).ok()?;
+            Some(FileChange { path, old_text, new_text: args.content })
+        }
+        "edit" => {
+            let args: EditArgs = serde_json::from_value(value).ok()?;
+            let request = EditRequest { dry_run: true, ..edit_request(args).ok()? };
+            let path = tools.jail().resolve(&request.path).ok()?;
+            let edited = tools.edit(&request).ok()?;
+            Some(FileChange { path, old_text: Some(edited.before), new_text: edited.after })
+        }
+        _ => None,
+    }
 }
 
 /// A coding tool: it needs the root and bounds its results itself (by

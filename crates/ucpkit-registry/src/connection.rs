@@ -53,6 +53,8 @@ pub struct Connection {
     catalog: OnceLock<Result<crate::discovery::ToolCatalog, String>>,
     /// Its sub-agents and how its user is asked.
     agents: crate::agents::AgentTools,
+    /// Who approves its calls that change or run something.
+    supervisor: OnceLock<Arc<dyn crate::Supervisor>>,
 }
 
 impl Connection {
@@ -69,7 +71,20 @@ impl Connection {
             rules_shown: Mutex::new(HashSet::new()),
             catalog: OnceLock::new(),
             agents: crate::agents::AgentTools::default(),
+            supervisor: OnceLock::new(),
         }
+    }
+
+    /// Who approves this connection's calls that change files, memory or
+    /// documents for good or run a command, and hears its progress (set
+    /// once, before the first call; its sub-agents get the same).
+    pub fn set_supervisor(&self, supervisor: Arc<dyn crate::Supervisor>) {
+        let _ = self.supervisor.set(supervisor);
+    }
+
+    /// Its supervisor, when one was set.
+    pub fn supervisor(&self) -> Option<&Arc<dyn crate::Supervisor>> {
+        self.supervisor.get()
     }
 
     /// How its sessions are opened: read-only when its offer is.

@@ -44,6 +44,7 @@ pub(crate) fn find_tools() -> crate::Tool {
         |connection, args: FindArgs| connection.find_tools(&args.intent, args.limit.map(NonZeroUsize::get)),
     )
     .needs(Needs::Discovery)
+    .kind(crate::ActionKind::Search)
 }
 
 /// The words a tool is found by: its name split, its description, its

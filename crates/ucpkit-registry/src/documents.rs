@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::tool::Strings;
-use crate::{Effects, Tool, Writes};
+use crate::{ActionKind, Effects, Tool, Writes};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -78,6 +78,17 @@ struct OpenArgs {
     name: Option<String>,
 }
 
+/// Whether the `commands` of a `ucl` call edit the document (a script
+/// that does not parse runs nothing).
+fn ucl_edits(arguments: &crate::JsonObject) -> bool {
+    let Some(commands) = arguments.get("commands").and_then(serde_json::Value::as_str) else { return false };
+    let Ok(script) = ucpkit_ucl::parse_script(commands) else { return false };
+    let document = &script.document;
+    !document.structure.is_empty()
+        || !document.blocks.is_empty()
+        || document.commands.iter().any(|c| c.is_edit() || matches!(c, ucpkit_ucl::Command::Atomic(_)))
+}
+
 /// The document tools.
 pub(crate) fn tools() -> Vec<Tool> {
     let edits = Effects { writes: Writes::WhenAllowed, ..Effects::READS };
@@ -92,6 +103,7 @@ pub(crate) fn tools() -> Vec<Tool> {
             },
         )
         .effects(edits)
+        .changes_when(ucl_edits)
         .pages_itself(),
         Tool::typed(
             "context",
@@ -106,13 +118,15 @@ pub(crate) fn tools() -> Vec<Tool> {
                     args.code.unwrap_or(false),
                 )
             },
-        ),
+        )
+        .kind(ActionKind::Search),
         Tool::typed(
             "search",
             "Search the open document (BM25, hybrid with a model). Hits become your last results: \
              `CTX ADD RESULTS` takes them.",
             |connection, args: SearchArgs| connection.search(&args.query, args.limit.map(|n| n.get().min(100) as u32)),
-        ),
+        )
+        .kind(ActionKind::Search),
         Tool::typed(
             "repo_map",
             "Ranked outline of an indexed repository: files by PageRank over calls and imports, \
@@ -120,7 +134,8 @@ pub(crate) fn tools() -> Vec<Tool> {
             |connection, args: MapArgs| {
                 connection.map(args.question.as_deref(), Strings::of(args.files), args.budget.map(NonZeroUsize::get))
             },
-        ),
+        )
+        .kind(ActionKind::Search),
         Tool::typed(
             "open",
             "No arguments: list documents. document: switch to a stored one. path: index a file or \
@@ -129,6 +144,8 @@ pub(crate) fn tools() -> Vec<Tool> {
                 connection.open(args.document.as_deref(), args.path.as_deref().map(Path::new), args.name.as_deref())
             },
         )
-        .effects(edits),
+        .effects(edits)
+        // Indexing a path writes a document; switching writes nothing.
+        .changes_when(|arguments| arguments.get("path").is_some_and(|path| !path.is_null())),
     ]
 }

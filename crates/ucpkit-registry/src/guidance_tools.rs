@@ -14,7 +14,7 @@ use ucpkit_guidance::{rules, skills};
 use ucpkit_memory::{AgentState, MemoryFilter, NewMemory};
 
 use crate::tool::Strings;
-use crate::{CallError, Connection, Effects, Needs, Tool, Writes};
+use crate::{ActionKind, CallError, Connection, Effects, Needs, Tool, Writes};
 
 /// Tokens of nested rules a coding tool's result may carry.
 const NESTED_RULES_BUDGET: usize = 2_000;
@@ -160,7 +160,8 @@ pub(crate) fn tools() -> Vec<Tool> {
                 let found = AgentState::of(connection.library()).memory_search(&args.query, &filter, limit)?;
                 Ok(connection.bounded_text("memory_search", ucpkit_memory::memories_text(&found)))
             },
-        ),
+        )
+        .kind(ActionKind::Search),
         Tool::typed("memory_recent", "Latest memories, newest first.", |connection, args: FilterArgs| {
             let (filter, limit) = args.filter();
             let found = AgentState::of(connection.library()).memory_recent(&filter, limit)?;
@@ -176,14 +177,16 @@ pub(crate) fn tools() -> Vec<Tool> {
                 )))
             }
         })
-        .effects(writes),
+        .effects(writes)
+        .kind(ActionKind::Delete),
         Tool::typed(
             "plan",
             "Plans as a graph of nodes with statuses (pending, in_progress, done, failed): action add (title, \
              type, parents), update (id, status, context), link/unlink (parent, child), remove (id), show.",
             |connection, args: PlanArgs| Ok(connection.bounded_text("plan", plan(connection, args)?)),
         )
-        .effects(Effects { writes: Writes::WhenAllowed, ..Effects::READS }),
+        .effects(Effects { writes: Writes::WhenAllowed, ..Effects::READS })
+        .changes_when(|arguments| arguments.get("action").and_then(serde_json::Value::as_str) != Some("show")),
         Tool::typed(
             "rules_for",
             "Repository rules (AGENTS.md) for a task and the paths it touches.",

@@ -17,6 +17,7 @@
 //! a token cap and cut at block boundaries into pages ([`bound`]).
 
 pub mod agents;
+pub mod approval;
 pub mod bound;
 pub mod coding;
 mod connection;
@@ -28,8 +29,9 @@ mod offer;
 pub mod tool;
 pub mod tools;
 
+pub use approval::{describe, Action, ActionKind, Approval, FileChange, Location, Supervisor};
 pub use connection::{Connection, ToolOutput};
-pub use offer::ToolOffer;
+pub use offer::{SharedBuffers, ToolOffer};
 
 /// The libraries the tools are made of, for a front end that uses one
 /// directly (the CLI's coding and LSP commands, `ucp agent`'s loop and
@@ -82,6 +84,9 @@ pub enum CallError {
     /// did not answer; the message names where.
     #[error("{0}")]
     External(String),
+    /// The user (or whoever approves calls) declined the call.
+    #[error("not approved: {0}")]
+    Declined(String),
 }
 
 impl CallError {
@@ -97,6 +102,7 @@ impl CallError {
             CallError::Lsp(_) => "language_server",
             CallError::Guidance(_) => "guidance",
             CallError::External(_) => "external_server",
+            CallError::Declined(_) => "declined",
         }
     }
 }

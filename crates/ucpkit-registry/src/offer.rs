@@ -42,6 +42,19 @@ pub struct ToolOffer {
     /// embedder's), offered beside UCP's own under the same rules; one
     /// that takes the name of one of UCP's is not offered.
     pub others: Vec<Tool>,
+    /// An editor's buffers, which `read`, `edit` and `write` go through
+    /// (an ACP client's file system).
+    pub buffers: Option<SharedBuffers>,
+}
+
+/// An editor's buffers, shared by the connections of one client.
+#[derive(Clone)]
+pub struct SharedBuffers(pub std::sync::Arc<dyn ucpkit_tools::Buffers>);
+
+impl std::fmt::Debug for SharedBuffers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedBuffers")
+    }
 }
 
 impl ToolOffer {
@@ -58,6 +71,7 @@ impl ToolOffer {
             skill_dirs: Vec::new(),
             agents: None,
             protected: Vec::new(),
+            buffers: None,
             passed_env: Vec::new(),
             others: Vec::new(),
         }
@@ -113,7 +127,8 @@ impl ToolOffer {
                 .with_read_only(self.read_only)
                 .with_sandbox(self.sandbox)
                 .with_protected(self.protected.iter().cloned())
-                .with_passed_env(self.passed_env.clone()),
+                .with_passed_env(self.passed_env.clone())
+                .with_buffers(self.buffers.clone().map(|shared| shared.0)),
         ))
     }
 }

@@ -116,6 +116,12 @@ pub struct Tool {
     pub needs: Needs,
     /// Who pages its long results.
     pub pages: Pages,
+    /// What kind of action a call is, when not the one its effects
+    /// suggest.
+    kind: Option<crate::ActionKind>,
+    /// For a tool that writes only when allowed: whether a call with these
+    /// arguments changes something.
+    changes: Option<fn(&JsonObject) -> bool>,
     handler: Handler,
 }
 
@@ -126,6 +132,7 @@ impl fmt::Debug for Tool {
             .field("effects", &self.effects)
             .field("needs", &self.needs)
             .field("pages", &self.pages)
+            .field("kind", &self.kind)
             .finish_non_exhaustive()
     }
 }
@@ -160,13 +167,17 @@ impl Tool {
     /// A tool whose arguments are the JSON schema `input_schema`, which its
     /// handler checks itself.
     pub fn untyped(name: &str, description: &str, input_schema: JsonObject, handler: Handler) -> Tool {
+        let mut input_schema = Value::Object(input_schema);
+        sorted(&mut input_schema);
+        let Value::Object(input_schema) = input_schema else { unreachable!("an object stays an object") };
         let def = ToolDef {
             name: name.to_owned(),
             description: description.to_owned(),
             input_schema: Arc::new(input_schema),
             annotations: Annotations { read_only_hint: true, open_world_hint: false },
         };
-        Tool { def, effects: Effects::READS, needs: Needs::Nothing, pages: Pages::Kept, handler }
+        let (kind, changes) = (None, None);
+        Tool { def, effects: Effects::READS, needs: Needs::Nothing, pages: Pages::Kept, kind, changes, handler }
     }
 
     /// This tool may do `effects`.
@@ -174,6 +185,36 @@ impl Tool {
         self.effects = effects;
         self.def.annotations.read_only_hint = effects.writes == Writes::Never && !effects.network;
         self
+    }
+
+    /// A call of this tool is an action of `kind`.
+    pub fn kind(mut self, kind: crate::ActionKind) -> Tool {
+        self.kind = Some(kind);
+        self
+    }
+
+    /// A tool that writes only when allowed changes something when
+    /// `changes` says so of a call's arguments (else never, for approval).
+    pub fn changes_when(mut self, changes: fn(&JsonObject) -> bool) -> Tool {
+        self.changes = Some(changes);
+        self
+    }
+
+    /// What kind of action a call is: as set, else what its effects
+    /// suggest (runs a command, edits, fetches, or reads).
+    pub fn action_kind(&self) -> crate::ActionKind {
+        self.kind.unwrap_or(match self.effects {
+            Effects { executes: true, .. } => crate::ActionKind::Execute,
+            Effects { writes: Writes::Always, .. } => crate::ActionKind::Edit,
+            Effects { network: true, .. } => crate::ActionKind::Fetch,
+            _ => crate::ActionKind::Read,
+        })
+    }
+
+    /// Whether a call with `arguments` of a tool that writes only when
+    /// allowed changes something.
+    pub(crate) fn changes(&self, arguments: &JsonObject) -> bool {
+        self.changes.is_some_and(|changes| changes(arguments))
     }
 
     /// This tool is offered only where the offer holds `needs`.
@@ -223,6 +264,19 @@ pub fn schema_of<A: JsonSchema>() -> JsonObject {
     match schema {
         Value::Object(object) => object,
         other => panic!("argument types are structs, whose schema is an object, not {other}"),
+    }
+}
+
+/// `value` with the keys of its objects in order, at every depth: a
+/// schema reads (and costs) the same whatever the build's JSON maps keep.
+pub(crate) fn sorted(value: &mut Value) {
+    match value {
+        Value::Object(object) => {
+            object.sort_keys();
+            object.values_mut().for_each(sorted);
+        }
+        Value::Array(items) => items.iter_mut().for_each(sorted),
+        _ => {}
     }
 }
 

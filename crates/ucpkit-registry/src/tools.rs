@@ -54,6 +54,9 @@ pub fn list(offer: &ToolOffer) -> Vec<ToolDef> {
             if let Some(required) = schema.remove("required") {
                 schema.insert("anyOf".into(), json!([{"required": required}, {"required": ["page"]}]));
             }
+            let mut schema = Value::Object(schema);
+            crate::tool::sorted(&mut schema);
+            let Value::Object(schema) = schema else { unreachable!("an object stays an object") };
             def.input_schema = Arc::new(schema);
         }
     }
@@ -105,6 +108,21 @@ fn checked_call(connection: &Connection, name: &str, arguments: &JsonObject) -> 
             return connection.page_of(name, usize::try_from(page).unwrap_or(usize::MAX));
         }
     }
+    if let Some(supervisor) = connection.supervisor() {
+        let action = crate::describe(connection.offer(), tool, arguments);
+        if action.needs_approval {
+            let action = crate::approval::preview(connection, action, arguments);
+            if let crate::Approval::Deny(reason) = supervisor.approve(&action) {
+                return Err(CallError::Declined(reason));
+            }
+            let result = tool.call(connection, arguments);
+            match &result {
+                Ok(output) => supervisor.done(&action, output.is_error, &output.text),
+                Err(error) => supervisor.done(&action, true, &error.to_string()),
+            }
+            return result;
+        }
+    }
     tool.call(connection, arguments)
 }
 
@@ -134,10 +152,14 @@ mod tests {
             lsp: Some(crate::lsp_tools::SharedLsp(std::sync::Arc::new(lsp))),
             ..ToolOffer::documents(8000)
         };
-        let cost = |offer: &ToolOffer| {
-            let listed = serde_json::to_string(&json!({ "tools": list(offer) })).unwrap();
-            BpeTokenizer::default().count(&listed)
+        // Counted with the keys in order, as a build's JSON maps may not
+        // keep them.
+        let cost_of = |tools: Vec<ToolDef>| {
+            let mut listed = json!({ "tools": tools });
+            crate::tool::sorted(&mut listed);
+            BpeTokenizer::default().count(&listed.to_string())
         };
+        let cost = |offer: &ToolOffer| cost_of(list(offer));
         // The README states both figures; they must stay true.
         let claimed = readme_figure(" tokens for the document and memory tools");
         assert_eq!(
@@ -194,8 +216,7 @@ mod tests {
         let names: Vec<_> = listed(&discovering).into_iter().map(|t| t.name.to_string()).collect();
         assert_eq!(names, ["ucl", "context", "search", "find_tools"]);
         let claimed = readme_figure(" tokens with --discover-tools");
-        let listed_cost =
-            BpeTokenizer::default().count(&serde_json::to_string(&json!({ "tools": listed(&discovering) })).unwrap());
+        let listed_cost = cost_of(listed(&discovering));
         assert_eq!(listed_cost, claimed, "the discovering list costs {listed_cost}; the README says {claimed}");
         let connection = crate::Connection::new(library, std::sync::Arc::new(discovering));
         let args = json!({"intent": "store a finding for the next session"}).as_object().unwrap().clone();

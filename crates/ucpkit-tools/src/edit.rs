@@ -8,7 +8,6 @@
 
 use serde::Serialize;
 
-use crate::text::read_whole;
 use crate::{ToolError, Tools};
 
 /// The time spent looking for the smallest diff of an edit.
@@ -51,6 +50,12 @@ pub struct EditResult {
     pub diff: String,
     /// The compact text form (the diff for a dry run).
     pub text: String,
+    /// The file's whole text before the edit.
+    #[serde(skip)]
+    pub before: String,
+    /// Its whole text after.
+    #[serde(skip)]
+    pub after: String,
 }
 
 impl Tools {
@@ -67,7 +72,7 @@ impl Tools {
         if !request.dry_run {
             self.jail.check_writable(&real, &shown)?;
         }
-        let before = read_whole(&self.jail, &real, &shown)?;
+        let before = self.whole_text(&real, &shown)?;
         let crlf = uses_crlf(&before);
         let mut after = before.clone();
         let mut replacements = 0;
@@ -103,11 +108,11 @@ impl Tools {
                 format!("{head}{diff}")
             }
         } else {
-            self.jail.write_atomic(&real, &shown, after.as_bytes())?;
+            self.put_text(&real, &shown, &after)?;
             let listed = lines.iter().take(20).map(usize::to_string).collect::<Vec<_>>().join(", ");
             format!("edited {shown}: {replacements} replacement(s) at line {listed}\n")
         };
-        Ok(EditResult { path: shown, replacements, lines, dry_run: request.dry_run, diff, text })
+        Ok(EditResult { path: shown, replacements, lines, dry_run: request.dry_run, diff, text, before, after })
     }
 }
 

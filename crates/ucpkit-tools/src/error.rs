@@ -55,6 +55,9 @@ pub enum ToolError {
     /// A result over the token cap that cannot be cut into smaller pages.
     #[error("{0}")]
     TooLarge(String),
+    /// The editor the files are read and written through failed.
+    #[error("the editor could not do it: {0}")]
+    Editor(String),
     /// The tool is switched off on this server.
     #[error("{0} is switched off here (the workspace is read-only)")]
     ReadOnly(&'static str),
@@ -107,6 +110,7 @@ impl ToolError {
         match self {
             ToolError::OutsideRoot { .. } => "outside_root",
             ToolError::NotFound(_) => "not_found",
+            ToolError::Editor(_) => "editor",
             ToolError::NotAFile(_) => "not_a_file",
             ToolError::NotText { .. } => "not_text",
             ToolError::Arguments(_) => "arguments",

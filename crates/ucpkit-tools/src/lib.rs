@@ -20,6 +20,7 @@
 mod ast;
 pub mod bash;
 mod beneath;
+mod buffers;
 mod edit;
 mod error;
 mod glob;
@@ -41,6 +42,7 @@ use ucpkit_core::{BpeTokenizer, Tokenizer};
 
 pub use ast::{AstMatch, AstRequest, AstResult};
 pub use bash::{BashRequest, BashResult, JobStatus};
+pub use buffers::Buffers;
 pub use edit::{EditRequest, EditResult, Replacement};
 pub use error::ToolError;
 pub use glob::{GlobOrder, GlobRequest, GlobResult};
@@ -59,6 +61,7 @@ pub struct Tools {
     bash: bash::BashConfig,
     jobs: bash::Jobs,
     tokenizer: OnceLock<BpeTokenizer>,
+    buffers: Option<std::sync::Arc<dyn Buffers>>,
 }
 
 impl Tools {
@@ -71,7 +74,15 @@ impl Tools {
             bash: bash::BashConfig::default(),
             jobs: bash::Jobs::default(),
             tokenizer: OnceLock::new(),
+            buffers: None,
         })
+    }
+
+    /// Reads and writes the files of `read`, `edit` and `write` through an
+    /// editor's `buffers` (what the user sees, unsaved changes included).
+    pub fn with_buffers(mut self, buffers: Option<std::sync::Arc<dyn Buffers>>) -> Self {
+        self.buffers = buffers;
+        self
     }
 
     /// Caps every result at `max_tokens` tokens (at least 256).

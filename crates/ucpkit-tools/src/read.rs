@@ -47,7 +47,10 @@ impl Tools {
         if first == 0 {
             return Err(ToolError::Arguments("offset is a 1-based line number".into()));
         }
-        let mut lines = TextLines::open(&self.jail, &real, &shown)?;
+        let mut lines = match self.through_editor(&real) {
+            true => TextLines::in_memory(self.whole_text(&real, &shown)?, &shown)?,
+            false => TextLines::open(&self.jail, &real, &shown)?,
+        };
         let limit = request.limit.unwrap_or(DEFAULT_READ_LINES).max(1);
         let tokenizer = || self.tokenizer();
         let mut meter = Meter::new(self.max_tokens.saturating_sub(40), &tokenizer);

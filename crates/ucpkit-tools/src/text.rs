@@ -35,13 +35,20 @@ const NOT_TEXT_EXTENSIONS: &[(&str, &str)] = &[
     ("tar", "an archive"),
 ];
 
+/// Refuses a path with the extension of an image, a document or an
+/// archive, before anything is read.
+pub(crate) fn refuse_by_extension(real: &Path, shown: &str) -> Result<(), ToolError> {
+    let extension = real.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    match NOT_TEXT_EXTENSIONS.iter().find(|(e, _)| Some(*e) == extension.as_deref()) {
+        Some((_, what)) => Err(ToolError::NotText { path: shown.to_owned(), what }),
+        None => Ok(()),
+    }
+}
+
 /// The text file at `real` (shown as `shown`), opened: refused when it is
 /// not a regular file or has the extension of an image or an archive.
 fn open_text(jail: &Jail, real: &Path, shown: &str) -> Result<File, ToolError> {
-    let extension = real.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
-    if let Some((_, what)) = NOT_TEXT_EXTENSIONS.iter().find(|(e, _)| Some(*e) == extension.as_deref()) {
-        return Err(ToolError::NotText { path: shown.to_owned(), what });
-    }
+    refuse_by_extension(real, shown)?;
     jail.open(real, shown)
 }
 
@@ -49,7 +56,7 @@ fn open_text(jail: &Jail, real: &Path, shown: &str) -> Result<File, ToolError> {
 /// `complete`: `bytes` end where the file or a line ends, so a character
 /// cut at the end is invalid too. Returns how many bytes are whole
 /// characters (the rest waits for the next read).
-fn check_text(bytes: &[u8], complete: bool, shown: &str) -> Result<usize, ToolError> {
+pub(crate) fn check_text(bytes: &[u8], complete: bool, shown: &str) -> Result<usize, ToolError> {
     if bytes.contains(&0) {
         return Err(ToolError::NotText { path: shown.to_owned(), what: "binary" });
     }
@@ -116,7 +123,7 @@ pub(crate) struct LineHead {
 /// Only the bytes the file had when it was opened are read (a log that
 /// keeps growing does not hold the read).
 pub(crate) struct TextLines {
-    file: std::io::Take<File>,
+    file: Box<dyn std::io::Read + Send>,
     shown: String,
     buffer: Vec<u8>,
     start: usize,
@@ -130,7 +137,15 @@ impl TextLines {
     pub(crate) fn open(jail: &Jail, real: &Path, shown: &str) -> Result<Self, ToolError> {
         let file = open_text(jail, real, shown)?;
         let size = file.metadata().map_err(|e| ToolError::io("cannot read", shown, e))?.len();
-        let file = file.take(size);
+        TextLines::of(Box::new(file.take(size)), shown)
+    }
+
+    /// The lines of `text` (a file's as an editor has it).
+    pub(crate) fn in_memory(text: String, shown: &str) -> Result<Self, ToolError> {
+        TextLines::of(Box::new(std::io::Cursor::new(text.into_bytes())), shown)
+    }
+
+    fn of(file: Box<dyn std::io::Read + Send>, shown: &str) -> Result<Self, ToolError> {
         Ok(TextLines { file, shown: shown.to_owned(), buffer: Vec::new(), start: 0, end: false, chunk: CHUNK_BYTES })
     }
 

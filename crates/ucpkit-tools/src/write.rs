@@ -20,13 +20,25 @@ pub struct WriteResult {
 }
 
 impl Tools {
+    /// The file `path` names, as the jail resolves it, and its whole text
+    /// (`None` when it does not exist yet): what a write would replace.
+    pub fn text_of(&self, path: &str) -> Result<(std::path::PathBuf, Option<String>), ToolError> {
+        let real = self.jail.resolve(path)?;
+        let shown = self.jail.display(&real);
+        match self.whole_text(&real, &shown) {
+            Ok(text) => Ok((real, Some(text))),
+            Err(ToolError::NotFound(_)) => Ok((real, None)),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Writes a whole file (atomically), creating missing folders inside
     /// the workspace.
     pub fn write(&self, path: &str, content: &str) -> Result<WriteResult, ToolError> {
         self.check_writable("write")?;
         let real = self.jail.resolve(path)?;
         let shown = self.jail.display(&real);
-        let created = self.jail.write_atomic(&real, &shown, content.as_bytes())?;
+        let created = self.put_text(&real, &shown, content)?;
         let lines = content.lines().count();
         let verb = if created { "created" } else { "overwrote" };
         let text = format!("{verb} {shown} ({lines} lines, {} bytes)\n", content.len());
