@@ -2,6 +2,7 @@
 //! (the one API under every front end), and prints; nothing here is needed
 //! to use UCP from Rust.
 
+mod acp;
 mod agent;
 mod code;
 mod context;
@@ -74,6 +75,14 @@ enum Command {
   ucp agent \"Now the writable side\" --session research --json
   ucp agent \"Review src/lib.rs\" --type review --api anthropic --llm claude-sonnet-4-5")]
     Agent(agent::AgentArgs),
+    /// Serve the agent over the Agent Client Protocol on stdio, for
+    /// editors such as Zed: sessions over the editor's folder, its MCP
+    /// servers, permission asked before edits and commands.
+    #[command(after_help = "Examples:
+  ucp acp --base-url http://127.0.0.1:8080/v1 --llm qwen
+  ucp acp --api anthropic --llm claude-sonnet-4-5 --read-only
+See docs/acp.md for the Zed settings.")]
+    Acp(acp::AcpArgs),
     /// Index markdown, HTML, text and source files or folders into the store.
     #[command(after_help = "Examples:
   ucp index docs/                      one document named docs
@@ -359,6 +368,7 @@ impl Cli {
 fn run(cli: &Cli) -> anyhow::Result<()> {
     match &cli.command {
         Command::Agent(args) => agent::run(cli, args),
+        Command::Acp(args) => acp::run(cli, args),
         Command::Index(args) => index::run(cli, args),
         Command::Context(args) => context::context(cli, args),
         Command::Eval(args) => context::eval(cli, args),
