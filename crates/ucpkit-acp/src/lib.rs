@@ -38,7 +38,7 @@ use ucpkit_registry::parts::agent::AgentSpec;
 use ucpkit_registry::parts::llm::Provider;
 use ucpkit_registry::{Library, ToolOffer};
 
-pub use session::Sessions;
+use session::Sessions;
 
 /// What `ucp acp` serves with.
 pub struct AcpConfig {

@@ -19,13 +19,12 @@ use ucpkit_registry::vocabulary::BpeTokenizer;
 use ucpkit_registry::{Connection, SharedBuffers, ToolOffer};
 
 use crate::files::ClientFiles;
-
 use crate::permission::ClientSupervisor;
 use crate::updates::Updates;
 use crate::AcpConfig;
 
 /// The open sessions, by id.
-pub struct Sessions {
+pub(crate) struct Sessions {
     config: Arc<AcpConfig>,
     tokenizer: Arc<OnceLock<BpeTokenizer>>,
     /// What the client said it can do (at `initialize`).
@@ -40,7 +39,7 @@ pub(crate) fn unknown(id: &str) -> Error {
 
 impl Sessions {
     /// No session open yet.
-    pub fn new(config: AcpConfig) -> Self {
+    pub(crate) fn new(config: AcpConfig) -> Self {
         let tokenizer = Arc::default();
         Sessions { config: Arc::new(config), tokenizer, client: Mutex::default(), open: Mutex::new(HashMap::new()) }
     }
