@@ -132,6 +132,10 @@ impl ClientSupervisor {
             Some(false) => Approval::Deny(format!("the user rejected {} for this session", action.scope_words)),
             None => self.ask(id, action),
         };
+        // An answer that came with (or after) a cancel does not count.
+        if approval == Approval::Allow && self.closed() {
+            return Approval::Deny("the user cancelled the turn".into());
+        }
         if approval == Approval::Allow {
             self.updates.status(id, ToolCallStatus::InProgress);
         }
@@ -175,10 +179,11 @@ impl ClientSupervisor {
             };
             let late = tokio::time::sleep(ANSWER_TIME);
             futures::pin_mut!(answered, cancelled, late);
-            // Dropping the request when cancelled sends `$/cancel_request`.
-            match futures::future::select(answered, futures::future::select(cancelled, late)).await {
-                futures::future::Either::Left((answer, _)) => Some(answer),
-                futures::future::Either::Right((futures::future::Either::Left(_), _)) => None,
+            // A cancel is looked at before an answer that came with it;
+            // dropping the request when cancelled sends `$/cancel_request`.
+            match futures::future::select(cancelled, futures::future::select(answered, late)).await {
+                futures::future::Either::Left(_) => None,
+                futures::future::Either::Right((futures::future::Either::Left((answer, _)), _)) => Some(answer),
                 futures::future::Either::Right((futures::future::Either::Right(_), _)) => {
                     Some(Err(agent_client_protocol::Error::internal_error().data("no answer in 10 minutes")))
                 }
