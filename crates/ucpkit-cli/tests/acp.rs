@@ -14,7 +14,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
-use common::model::{answer, scripted_model, scripted_model_seen, tool_call};
+use common::model::{answer, local_model, scripted_model, scripted_model_seen, tool_call};
 use serde_json::{json, Value};
 
 /// How long a test waits for one message.
@@ -623,18 +623,7 @@ fn acpx_runs_a_turn_with_approvals() {
 #[test]
 #[ignore = "needs UCP_TEST_LLM_PYTHON and UCP_TEST_LLM_MODEL: scripts/test installs the local model and runs this"]
 fn a_turn_with_the_real_local_model() {
-    let python =
-        std::env::var_os("UCP_TEST_LLM_PYTHON").expect("UCP_TEST_LLM_PYTHON is not set (scripts/test sets it)");
-    let model = std::env::var_os("UCP_TEST_LLM_MODEL").expect("UCP_TEST_LLM_MODEL is not set (scripts/test sets it)");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/llm-server");
-    let server = ucpkit_registry::parts::llm::LocalServer::start(
-        &PathBuf::from(python),
-        &script,
-        &PathBuf::from(model),
-        1,
-        4096,
-    )
-    .unwrap();
+    let server = local_model();
     let (_dir, root, store) = workspace();
     let args = ["--tools", "read,grep", "--max-steps", "3", "--budget", "2500"];
     let (mut agent, session) = Agent::with_session(&store, &server.base_url(), &root, &args);

@@ -12,19 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::mcp::{result_text, HttpServer};
-use common::model::scripted_model;
+use common::model::{local_model, scripted_model};
 use common::{assert_user_error, indexed, stderr, stdout_json, ucp};
 use serde_json::{json, Value};
-
-/// The local model server, from what `scripts/setup-llm` installed.
-fn local_model() -> ucpkit_registry::parts::llm::LocalServer {
-    let python =
-        std::env::var_os("UCP_TEST_LLM_PYTHON").expect("UCP_TEST_LLM_PYTHON is not set (scripts/test sets it)");
-    let model = std::env::var_os("UCP_TEST_LLM_MODEL").expect("UCP_TEST_LLM_MODEL is not set (scripts/test sets it)");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/llm-server");
-    ucpkit_registry::parts::llm::LocalServer::start(&PathBuf::from(python), &script, &PathBuf::from(model), 1, 4096)
-        .unwrap()
-}
 
 #[test]
 #[ignore = "needs UCP_TEST_LLM_PYTHON and UCP_TEST_LLM_MODEL: scripts/test installs the local model and runs this"]

@@ -71,3 +71,13 @@ pub fn tool_call(id: &str, tool: &str, arguments: Value) -> Value {
 pub fn answer(text: &str) -> Value {
     json!({"role": "assistant", "content": text})
 }
+
+/// The local model server, from what `scripts/setup-llm` installed.
+pub fn local_model() -> ucpkit_registry::parts::llm::LocalServer {
+    let python =
+        std::env::var_os("UCP_TEST_LLM_PYTHON").expect("UCP_TEST_LLM_PYTHON is not set (scripts/test sets it)");
+    let model = std::env::var_os("UCP_TEST_LLM_MODEL").expect("UCP_TEST_LLM_MODEL is not set (scripts/test sets it)");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/llm-server");
+    let (python, model) = (std::path::PathBuf::from(python), std::path::PathBuf::from(model));
+    ucpkit_registry::parts::llm::LocalServer::start(&python, &script, &model, 1, 4096).unwrap()
+}
