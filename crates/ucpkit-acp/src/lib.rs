@@ -59,7 +59,14 @@ pub struct AcpConfig {
     pub servers: ServersConfig,
     /// Where the servers' lists are cached (the store folder).
     pub cache: Option<PathBuf>,
+    /// Makes the guard of a session in a folder (its rules are the user's
+    /// and the folder's own `.ucp/config.toml`'s); an error refuses the
+    /// session with it.
+    pub guard: GuardFactory,
 }
+
+/// Makes a session's guard for its folder.
+pub type GuardFactory = Arc<dyn Fn(&std::path::Path) -> Result<ucpkit_registry::SharedGuard, String> + Send + Sync>;
 
 /// Why serving stopped.
 #[derive(Debug, thiserror::Error)]

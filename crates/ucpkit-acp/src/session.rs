@@ -133,8 +133,10 @@ impl Sessions {
         // The folder's own store and configuration are never written.
         let mut protected = self.config.offer.protected.clone();
         protected.push(cwd.join(ucpkit_registry::vocabulary::DEFAULT_STORE_DIR));
+        let guard = (self.config.guard)(&cwd).map_err(|e| Error::invalid_params().data(e))?;
         let offer = ToolOffer {
             root,
+            guard: Some(guard),
             protected,
             buffers: buffers.map(SharedBuffers),
             agents: Some(self.config.setup.clone()),

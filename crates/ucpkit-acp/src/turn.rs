@@ -105,7 +105,7 @@ pub(crate) fn run(session: &Session, prompt: &[ContentBlock]) -> Result<StopReas
     };
     let id = session.id();
     let mut save = |transcript: &Transcript| -> Result<(), String> {
-        let body = serde_json::to_string(transcript).map_err(|e| e.to_string())?;
+        let body = ucpkit_registry::guarded::with_trace(transcript, &session.host.0).map_err(|e| e.to_string())?;
         revision = library.save_transcript(&id, &body, revision).map_err(|e| e.to_string())?;
         Ok(())
     };
@@ -134,6 +134,7 @@ pub(crate) fn run(session: &Session, prompt: &[ContentBlock]) -> Result<StopReas
                 }
             }
             Event::Usage(usage) => updates.usage(usage.input_tokens, budget.max(usage.input_tokens)),
+            Event::NotFinished(reason) => updates.message(&format!("\n\n(This answer was held back: {reason})\n\n")),
         }
     };
     let outcome = agent.run(&mut transcript, &text, &mut save, &mut on_event);
@@ -145,6 +146,10 @@ pub(crate) fn run(session: &Session, prompt: &[ContentBlock]) -> Result<StopReas
     match outcome {
         Ok(_) => Ok(StopReason::EndTurn),
         Err(RunError::Llm(LlmError::Cancelled)) => Ok(StopReason::Cancelled),
+        Err(RunError::NotAccepted(reason)) => {
+            updates.message(&format!("\n\n(The work was not accepted: {reason})\n"));
+            Ok(StopReason::EndTurn)
+        }
         Err(e) if supervisor.is_cancelled() => {
             tracing::info!("a cancelled turn ended with: {e}");
             Ok(StopReason::Cancelled)

@@ -32,6 +32,12 @@ pub trait ToolHost: Send + Sync {
 
     /// Runs tool `name` with `arguments` (a name [`ToolHost::tools`] lists).
     fn call(&self, name: &str, arguments: &Map<String, Value>) -> ToolOutcome;
+
+    /// The agent means to answer `task` now: `Err` says what stands in the
+    /// way (a failed check, a rule), for the model to deal with first.
+    fn finish(&self, _task: &str) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// Several hosts as one, narrowed to an allow-list: a tool is offered and
@@ -67,6 +73,11 @@ impl<'a> Tools<'a> {
             specs.sort_by_key(|spec| allowed.iter().position(|name| *name == spec.name));
         }
         specs
+    }
+
+    /// Whether the agent may answer `task` now: every host must agree.
+    pub fn finish(&self, task: &str) -> Result<(), String> {
+        self.hosts.iter().try_for_each(|host| host.finish(task))
     }
 
     /// Runs a call; a tool not offered or arguments that are not an object

@@ -89,6 +89,10 @@ pub enum RunError {
     /// The transcript could not be saved.
     #[error("the transcript could not be saved: {0}")]
     Save(String),
+    /// The run used its steps without its answer being let through (a
+    /// check still failing, a rule still blocking `finish`).
+    #[error("the answer was not accepted: {0}")]
+    NotAccepted(String),
 }
 
 /// An event of a run, for a front end that shows progress.
@@ -103,6 +107,9 @@ pub enum Event<'a> {
     Called(&'a ToolCall, &'a ToolRecord, &'a str),
     /// A model call ended, with the tokens it used.
     Usage(&'a Usage),
+    /// The model answered, and the answer was held back: why (it goes
+    /// back to the model).
+    NotFinished(&'a str),
 }
 
 /// An agent: a model, its tools, its spec.
@@ -210,6 +217,17 @@ impl Agent<'_> {
             if reply.tool_calls.is_empty() {
                 transcript.steps.push(record);
                 let answer = reply.text.trim().to_owned();
+                if let Err(reason) = self.tools.finish(task) {
+                    on_event(Event::NotFinished(&reason));
+                    transcript.messages.push(Message::user(format!(
+                        "Your answer was not accepted: {reason}\nDeal with this (with the tools), then answer again."
+                    )));
+                    save(transcript).map_err(RunError::Save)?;
+                    if last {
+                        return Err(RunError::NotAccepted(reason));
+                    }
+                    continue;
+                }
                 transcript.answer = Some(answer.clone());
                 save(transcript).map_err(RunError::Save)?;
                 return Ok(answer);

@@ -58,6 +58,10 @@ pub struct Transcript {
     /// The first task, cut short: how lists name it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// The guard's audit trail: each call's events and what became of
+    /// them (as the store holds it: front ends add to it when saving).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trace: Vec<Value>,
 }
 
 impl Transcript {

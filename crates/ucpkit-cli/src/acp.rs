@@ -34,7 +34,13 @@ pub(crate) fn run(cli: &Cli, args: &AcpArgs) -> anyhow::Result<()> {
         ..ToolOffer::documents(4000)
     };
     let store = cli.store_dir();
+    let judge: Arc<dyn ucpkit_registry::ChangeJudge> =
+        Arc::new(ucpkit_registry::judge::ModelJudge(ucpkit_registry::parts::llm::connect(&choice)?));
+    let guard = crate::guard::factory(Vec::new(), Some(judge));
+    // Bad rules in the user's file stop the server now, not each session.
+    guard(&std::env::current_dir()?).map_err(anyhow::Error::msg)?;
     ucpkit_acp::serve_stdio(ucpkit_acp::AcpConfig {
+        guard,
         library,
         setup: Arc::new(setup),
         provider,

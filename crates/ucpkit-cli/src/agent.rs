@@ -131,6 +131,11 @@ pub(crate) struct AgentArgs {
     /// METHOD=SUMMARIZE` in the agent's UCL sessions (else extractive).
     #[arg(long)]
     llm_summaries: bool,
+    /// When the run ends without its answer accepted (a check still
+    /// failing, a rule blocking `finish`, an error), put the files the
+    /// tools changed back as they were at the last accepted state.
+    #[arg(long)]
+    rollback: bool,
 }
 
 /// Asks on the terminal: the options numbered, a number or (when allowed)
@@ -211,8 +216,11 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
     // As `ucp mcp`: in / or the home folder (unless --root names it) the
     // agent works without the coding tools, rules and skills.
     let (root, unrooted) = cli.optional_root();
+    let judge: Arc<dyn ucpkit_registry::ChangeJudge> =
+        Arc::new(ucpkit_registry::judge::ModelJudge(ucpkit_registry::parts::llm::connect(&choice)?));
     let offer = ToolOffer {
         root,
+        guard: Some(crate::guard::setup(cli, Vec::new(), Some(judge))?),
         read_only: args.run.read_only,
         protected: cli.protected_paths(),
         passed_env: cli.pass_env.clone(),
@@ -251,7 +259,7 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
     }
     let first_step = transcript.steps.len();
     let mut save = |transcript: &Transcript| -> Result<(), String> {
-        let body = serde_json::to_string(transcript).map_err(|e| e.to_string())?;
+        let body = ucpkit_registry::guarded::with_trace(transcript, &host.0).map_err(|e| e.to_string())?;
         revision = library.save_transcript(&name, &body, revision).map_err(|e| e.to_string())?;
         Ok(())
     };
@@ -272,10 +280,21 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
             record.result_tokens,
             if record.is_error { ", failed" } else { "" }
         ),
+        Event::NotFinished(reason) if streaming => {
+            eprintln!("\n✗ answer held back: {}", terminal_text(reason));
+        }
         _ => {}
     };
     let started = Instant::now();
-    let answer = match agent.run(&mut transcript, &args.task, &mut save, &mut on_event) {
+    let outcome = agent.run(&mut transcript, &args.task, &mut save, &mut on_event);
+    if outcome.is_err() && args.rollback {
+        match ucpkit_registry::guarded::rollback(&host.0) {
+            Ok(restored) if !restored.is_empty() => eprintln!("ucp: rolled back {}", restored.join(", ")),
+            Ok(_) => {}
+            Err(e) => eprintln!("ucp: the rollback failed: {e}"),
+        }
+    }
+    let answer = match outcome {
         Err(RunError::Llm(LlmError::Cancelled)) => {
             anyhow::bail!("interrupted; session {name} keeps the steps that finished")
         }

@@ -6,6 +6,7 @@ mod acp;
 mod agent;
 mod code;
 mod context;
+mod guard;
 mod guidance;
 mod index;
 mod inspect;
@@ -125,6 +126,9 @@ See docs/acp.md for the Zed settings.")]
   ucp lsp symbols --query Handler src/main.go
   ucp lsp --lsp-config lsp.toml symbols src/app.py   servers named in a TOML file")]
     Lsp(lsp::LspArgs),
+    /// Guard rules: check the configured rules (or a rules file) and their
+    /// examples, as `ucp agent`, `ucp acp` and `ucp mcp` load them.
+    Guard(guard::GuardArgs),
     /// Memory that lasts across sessions: add, search, recent, forget.
     Memory(guidance::MemoryArgs),
     /// The rules (AGENTS.md, CLAUDE.md) under --root that apply to a task
@@ -375,6 +379,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
         Command::EvalCode(args) => code::eval_code(cli, args),
         Command::Map(args) => code::map(cli, args),
         Command::Lsp(args) => lsp::lsp(cli, args),
+        Command::Guard(args) => guard::run(cli, args),
         Command::Memory(args) => guidance::memory(cli, args),
         Command::Rules(args) => guidance::rules(cli, args),
         Command::Skills(args) => guidance::skills(cli, args),

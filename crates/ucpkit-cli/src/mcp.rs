@@ -178,6 +178,7 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
             false => Vec::new(),
         },
         buffers: None,
+        guard: Some(crate::guard::setup(cli, Vec::new(), None)?),
     };
     // The language servers start on a client's first lsp_* call.
     if let Some(root) = &offer.root {

@@ -172,6 +172,12 @@ struct ConfigFile {
     /// Other MCP servers, read by `ucpkit-mcp-client`.
     #[serde(default, rename = "mcp_servers")]
     _mcp_servers: serde::de::IgnoredAny,
+    /// Guard rules and checks, read by `ucpkit-guard`.
+    #[serde(default, rename = "guard")]
+    _guard: serde::de::IgnoredAny,
+    /// The agent sandbox's settings, read by the CLI.
+    #[serde(default, rename = "sandbox")]
+    _sandbox: serde::de::IgnoredAny,
 }
 
 /// The merged configuration.

@@ -62,6 +62,10 @@ impl ToolHost for ConnectionTools {
             Err(e) => ToolOutcome::error(crate::client_message(self.0.library(), &e)),
         }
     }
+
+    fn finish(&self, task: &str) -> Result<(), String> {
+        crate::guarded::finish(&self.0, task)
+    }
 }
 
 /// Builds sub-agents over fresh connections to one library.
@@ -71,6 +75,8 @@ pub struct ConnectionSubagents {
     setup: Arc<AgentSetup>,
     asker: Option<Arc<dyn Asker>>,
     supervisor: Option<Arc<dyn Supervisor>>,
+    /// Sub-agents built so far (each is named `<type>-<n>` for the guard).
+    built: std::sync::atomic::AtomicUsize,
 }
 
 impl ConnectionSubagents {
@@ -80,7 +86,7 @@ impl ConnectionSubagents {
         let setup = offer.agents.clone()?;
         // A sub-agent starts no sub-agents of its own.
         let offer = ToolOffer { agents: None, discover: false, ..offer.clone() };
-        Some(ConnectionSubagents { library, offer, setup, asker, supervisor: None })
+        Some(ConnectionSubagents { library, offer, setup, asker, supervisor: None, built: Default::default() })
     }
 
     /// The same, each sub-agent's calls approved by `supervisor`.
@@ -106,9 +112,21 @@ impl ToolHost for SubagentTools {
 
     fn call(&self, name: &str, arguments: &Map<String, Value>) -> ToolOutcome {
         match (&self.ask, name) {
-            (Some(ask), "ask_user") => ask.call(name, arguments),
+            (Some(ask), "ask_user") => {
+                // Not a tool of the sub-agent's connection, but past its gate all the same.
+                let connection = &self.connection.0;
+                let tool = crate::tools::find(connection.offer(), name).expect("ask_user is compiled in");
+                match crate::guarded::gate(connection, tool, arguments) {
+                    Ok(_) => ask.call(name, arguments),
+                    Err(e) => ToolOutcome::error(crate::client_message(connection.library(), &e)),
+                }
+            }
             _ => self.connection.call(name, arguments),
         }
+    }
+
+    fn finish(&self, task: &str) -> Result<(), String> {
+        self.connection.finish(task)
     }
 }
 
@@ -140,6 +158,8 @@ impl SubagentFactory for ConnectionSubagents {
         let read_only = self.offer.read_only || kind != "default";
         let offer = ToolOffer { read_only, only, ..self.offer.clone() };
         let connection = Connection::new(self.library.clone(), Arc::new(offer));
+        let n = self.built.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        connection.set_agent(format!("{kind}-{n}"));
         if let Some(supervisor) = &self.supervisor {
             connection.set_supervisor(supervisor.for_subagent().unwrap_or_else(|| supervisor.clone()));
         }

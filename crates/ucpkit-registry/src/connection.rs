@@ -55,6 +55,10 @@ pub struct Connection {
     agents: crate::agents::AgentTools,
     /// Who approves its calls that change or run something.
     supervisor: OnceLock<Arc<dyn crate::Supervisor>>,
+    /// The agent it serves, as guard rules name it (`main` unless set).
+    agent: OnceLock<String>,
+    /// Its guard, when its offer brings none.
+    own_guard: OnceLock<crate::SharedGuard>,
 }
 
 impl Connection {
@@ -72,6 +76,32 @@ impl Connection {
             catalog: OnceLock::new(),
             agents: crate::agents::AgentTools::default(),
             supervisor: OnceLock::new(),
+            agent: OnceLock::new(),
+            own_guard: OnceLock::new(),
+        }
+    }
+
+    /// Names the agent this connection serves (set once, before the first
+    /// call: a sub-agent's connection).
+    pub fn set_agent(&self, name: String) {
+        let _ = self.agent.set(name);
+    }
+
+    /// The agent it serves: `main`, or a sub-agent's name.
+    pub fn agent(&self) -> &str {
+        self.agent.get().map_or(ucpkit_guard::MAIN_AGENT, String::as_str)
+    }
+
+    /// The guard its calls pass: its offer's, else one of its own with no rules.
+    pub fn guard(&self) -> &crate::GuardSetup {
+        match &self.offer.guard {
+            Some(shared) => &shared.0,
+            None => {
+                &self
+                    .own_guard
+                    .get_or_init(|| crate::GuardSetup::new(&[], ucpkit_guard::ChecksConfig::default()).shared())
+                    .0
+            }
         }
     }
 

@@ -5,7 +5,7 @@
 //! [`Connection`] holds its session in a document the [`Library`] keeps
 //! loaded, its coding tools and its sub-agents; and [`tools::call`] is the
 //! one place every call is checked (offered, arguments of the right
-//! shape) and run.
+//! shape, past the guard's rules and whoever approves: [`guarded`]) and run.
 //!
 //! Front ends only translate: the MCP server (`ucpkit-mcp`) maps definitions
 //! and results to the protocol, `ucp agent` hands the same tools to its
@@ -23,7 +23,9 @@ pub mod coding;
 mod connection;
 pub mod discovery;
 pub mod documents;
+pub mod guarded;
 pub mod guidance_tools;
+pub mod judge;
 pub mod lsp_tools;
 mod offer;
 pub mod tool;
@@ -31,6 +33,7 @@ pub mod tools;
 
 pub use approval::{describe, Action, ActionKind, Approval, FileChange, Location, Supervisor};
 pub use connection::{Connection, ToolOutput};
+pub use guarded::{ChangeJudge, GuardSetup, SharedGuard};
 pub use offer::{SharedBuffers, ToolOffer};
 
 /// The libraries the tools are made of, for a front end that uses one
@@ -38,6 +41,7 @@ pub use offer::{SharedBuffers, ToolOffer};
 /// models, rules and skills from the command line).
 pub mod parts {
     pub use ucpkit_agent as agent;
+    pub use ucpkit_guard as guard;
     pub use ucpkit_guidance as guidance;
     pub use ucpkit_llm as llm;
     pub use ucpkit_lsp as lsp;
@@ -87,6 +91,9 @@ pub enum CallError {
     /// The user (or whoever approves calls) declined the call.
     #[error("not approved: {0}")]
     Declined(String),
+    /// A guard rule blocked the call; the reason is the rule's.
+    #[error("blocked: {0}")]
+    Blocked(String),
 }
 
 impl CallError {
@@ -103,6 +110,7 @@ impl CallError {
             CallError::Guidance(_) => "guidance",
             CallError::External(_) => "external_server",
             CallError::Declined(_) => "declined",
+            CallError::Blocked(_) => "blocked",
         }
     }
 }

@@ -45,6 +45,9 @@ pub struct ToolOffer {
     /// An editor's buffers, which `read`, `edit` and `write` go through
     /// (an ACP client's file system).
     pub buffers: Option<SharedBuffers>,
+    /// The guard every call passes, shared with sub-agents (a connection
+    /// without one gets an empty guard of its own).
+    pub guard: Option<crate::SharedGuard>,
 }
 
 /// An editor's buffers, shared by the connections of one client.
@@ -72,6 +75,7 @@ impl ToolOffer {
             agents: None,
             protected: Vec::new(),
             buffers: None,
+            guard: None,
             passed_env: Vec::new(),
             others: Vec::new(),
         }

@@ -1,6 +1,6 @@
 //! The registry: every tool record compiled in, the list an offer
 //! shows, and [`call`], the one place a call is checked (offered,
-//! arguments of the right shape) and run.
+//! arguments of the right shape, past the guard) and run.
 
 use std::sync::{Arc, OnceLock};
 
@@ -108,22 +108,15 @@ fn checked_call(connection: &Connection, name: &str, arguments: &JsonObject) -> 
             return connection.page_of(name, usize::try_from(page).unwrap_or(usize::MAX));
         }
     }
-    if let Some(supervisor) = connection.supervisor() {
-        let action = crate::describe(connection.offer(), tool, arguments);
-        if action.needs_approval {
-            let action = crate::approval::preview(connection, action, arguments);
-            if let crate::Approval::Deny(reason) = supervisor.approve(&action) {
-                return Err(CallError::Declined(reason));
-            }
-            let result = tool.call(connection, arguments);
-            match &result {
-                Ok(output) => supervisor.done(&action, output.is_error, &output.text),
-                Err(error) => supervisor.done(&action, true, &error.to_string()),
-            }
-            return result;
+    let approved = crate::guarded::gate(connection, tool, arguments)?;
+    let result = tool.call(connection, arguments);
+    if let (Some(action), Some(supervisor)) = (approved, connection.supervisor()) {
+        match &result {
+            Ok(output) => supervisor.done(&action, output.is_error, &output.text),
+            Err(error) => supervisor.done(&action, true, &error.to_string()),
         }
     }
-    tool.call(connection, arguments)
+    result
 }
 
 #[cfg(test)]

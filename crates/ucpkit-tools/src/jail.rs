@@ -209,6 +209,21 @@ impl Jail {
         Ok(existing.is_none())
     }
 
+    /// Removes the file at the real path `real` (a link is removed, not
+    /// followed); one already gone is no error.
+    pub(crate) fn remove_file(&self, real: &Path, shown: &str) -> Result<(), ToolError> {
+        self.check_writable(real, shown)?;
+        let (Some(folder), Some(name)) = (real.parent(), real.file_name()) else {
+            return Err(ToolError::NotAFile(shown.to_owned()));
+        };
+        let cannot = |e: Errno| failure(e, "cannot remove", shown);
+        let folder = self.open_beneath(folder, OFlags::PATH | OFlags::DIRECTORY, Mode::empty()).map_err(cannot)?;
+        match rustix::fs::unlinkat(&folder, name, rustix::fs::AtFlags::empty()) {
+            Ok(()) | Err(Errno::NOENT) => Ok(()),
+            Err(e) => Err(cannot(e)),
+        }
+    }
+
     /// Opens the real path `real` (under the root) with `flags`, through
     /// the root's handle, refusing any link on the way.
     fn open_beneath(&self, real: &Path, flags: OFlags, mode: Mode) -> Result<OwnedFd, Errno> {

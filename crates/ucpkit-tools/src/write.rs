@@ -44,4 +44,16 @@ impl Tools {
         let text = format!("{verb} {shown} ({lines} lines, {} bytes)\n", content.len());
         Ok(WriteResult { path: shown, created, bytes: content.len(), lines, text })
     }
+
+    /// Puts the file `path` back as it was: `Some(text)` written whole,
+    /// `None` (it did not exist) removed. What a rollback does.
+    pub fn restore(&self, path: &str, text: Option<&str>) -> Result<(), ToolError> {
+        self.check_writable("restore")?;
+        let real = self.jail.resolve(path)?;
+        let shown = self.jail.display(&real);
+        match text {
+            Some(text) => self.put_text(&real, &shown, text).map(|_| ()),
+            None => self.jail.remove_file(&real, &shown),
+        }
+    }
 }
