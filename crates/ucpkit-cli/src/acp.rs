@@ -18,6 +18,7 @@ pub(crate) struct AcpArgs {
 
 pub(crate) fn run(cli: &Cli, args: &AcpArgs) -> anyhow::Result<()> {
     let Prepared { setup, choice, allowed, spec } = args.run.prepare(cli)?;
+    let inside = args.run.sandbox(cli, &setup)?;
     let provider: Arc<dyn ucpkit_registry::parts::llm::Provider> =
         Arc::from(ucpkit_registry::parts::llm::connect(&choice)?);
     let mut library = cli.library_config();
@@ -27,7 +28,7 @@ pub(crate) fn run(cli: &Cli, args: &AcpArgs) -> anyhow::Result<()> {
     // coding tools' jail, and documents already in the store.
     library.allowed_roots = Some(Vec::new());
     let library = Arc::new(ucpkit_workspace::Library::open(library)?);
-    let offer = ToolOffer {
+    let mut offer = ToolOffer {
         read_only: args.run.read_only(),
         protected: cli.protected_paths(),
         passed_env: cli.pass_env.clone(),
@@ -36,7 +37,17 @@ pub(crate) fn run(cli: &Cli, args: &AcpArgs) -> anyhow::Result<()> {
     let store = cli.store_dir();
     let judge: Arc<dyn ucpkit_registry::ChangeJudge> =
         Arc::new(ucpkit_registry::judge::ModelJudge(ucpkit_registry::parts::llm::connect(&choice)?));
-    let guard = crate::guard::factory(Vec::new(), Some(judge));
+    let sandbox_rules = match &inside {
+        Some(inside) => {
+            // Sessions write only under the folder the server starts in.
+            offer.root = Some(cli.tools_root()?);
+            crate::sandbox::confine(inside, &mut offer)?;
+            offer.root = None;
+            crate::sandbox::rules(cli)?
+        }
+        None => Vec::new(),
+    };
+    let guard = crate::guard::factory(sandbox_rules, Some(judge));
     // Bad rules in the user's file stop the server now, not each session.
     guard(&std::env::current_dir()?).map_err(anyhow::Error::msg)?;
     ucpkit_acp::serve_stdio(ucpkit_acp::AcpConfig {

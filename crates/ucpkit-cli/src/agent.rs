@@ -81,6 +81,12 @@ pub(crate) struct LoopArgs {
     /// Offer no tool that writes (write, edit, bash, memory_store ...).
     #[arg(long)]
     read_only: bool,
+    /// Run inside the agent sandbox (see docs/guard.md): secrets unread,
+    /// no network but the model's and [sandbox] allow_hosts, memory,
+    /// process and time limits; commands and MCP servers write only
+    /// under --root and a scratch folder.
+    #[arg(long)]
+    sandbox: bool,
 }
 
 /// What the loop runs with, from the configuration and the flags.
@@ -114,6 +120,19 @@ impl LoopArgs {
     /// Whether no tool that writes is offered.
     pub(crate) fn read_only(&self) -> bool {
         self.read_only
+    }
+
+    /// Enters the agent sandbox when asked (the command runs again
+    /// inside; see [`crate::sandbox::enter`]): what it runs in, or `None`.
+    pub(crate) fn sandbox(
+        &self,
+        cli: &Cli,
+        setup: &AgentSetup,
+    ) -> anyhow::Result<Option<ucpkit_registry::parts::files::confine::Inside>> {
+        if !self.sandbox {
+            return Ok(None);
+        }
+        Ok(Some(crate::sandbox::enter(cli, &crate::sandbox::endpoints(cli, Some(setup))?)?))
     }
 }
 
@@ -205,6 +224,7 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
         anyhow::bail!("--session needs a name");
     }
     let Prepared { setup, choice, allowed, spec } = args.run.prepare(cli)?;
+    let inside = args.run.sandbox(cli, &setup)?;
     let provider = ucpkit_registry::parts::llm::connect(&choice)?;
     let mut library = cli.library_config();
     if args.llm_summaries {
@@ -218,20 +238,25 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
     let (root, unrooted) = cli.optional_root();
     let judge: Arc<dyn ucpkit_registry::ChangeJudge> =
         Arc::new(ucpkit_registry::judge::ModelJudge(ucpkit_registry::parts::llm::connect(&choice)?));
-    let offer = ToolOffer {
+    let sandbox_rules = if inside.is_some() { crate::sandbox::rules(cli)? } else { Vec::new() };
+    let mut offer = ToolOffer {
         root,
-        guard: Some(crate::guard::setup(cli, Vec::new(), Some(judge))?),
+        guard: Some(crate::guard::setup(cli, sandbox_rules, Some(judge))?),
         read_only: args.run.read_only,
         protected: cli.protected_paths(),
         passed_env: cli.pass_env.clone(),
         agents: Some(Arc::new(setup)),
         // Sub-agents are offered no more than the agent.
         only: allowed.clone(),
-        // The tools of the configured MCP servers (from their cached lists),
-        // each server started by the first call to one of its tools.
-        others: crate::mcp_servers::external_tools(&crate::mcp_servers::servers(cli)?),
         ..ToolOffer::documents(4000)
     };
+    if let Some(inside) = &inside {
+        // Before any MCP server starts (listing one starts it).
+        crate::sandbox::confine(inside, &mut offer)?;
+    }
+    // The tools of the configured MCP servers (from their cached lists),
+    // each server started by the first call to one of its tools.
+    offer.others = crate::mcp_servers::external_tools(&crate::mcp_servers::servers(cli)?);
     Cli::checked_offer(&offer, unrooted.as_deref(), "allowed tools", false, "ucp agent")?;
     let connection = Connection::new(library.clone(), Arc::new(offer));
     connection.set_asker(Arc::new(TerminalAsker));

@@ -13,6 +13,7 @@ mod inspect;
 mod lsp;
 mod mcp;
 mod mcp_servers;
+mod sandbox;
 mod search;
 mod session;
 mod tools;

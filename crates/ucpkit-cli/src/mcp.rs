@@ -92,9 +92,12 @@ pub(crate) struct McpArgs {
     /// lsp_* tools.
     #[arg(long, value_delimiter = ',', value_name = "TOOLS")]
     tools: Option<Vec<String>>,
-    /// Run every bash command in the OS sandbox: writes only under
-    /// --root, /tmp and /dev, and no network (Landlock and a network
-    /// namespace; refused where the kernel has no Landlock).
+    /// Over stdio, run the server inside the agent sandbox (see
+    /// docs/guard.md): secrets unread, no network but the models' and
+    /// [sandbox] allow_hosts, limits; its commands and MCP servers write
+    /// only under --root and a scratch folder. Over HTTP, run every bash
+    /// command in the OS sandbox: writes only under --root, /tmp and
+    /// /dev, and no network. Refused where the kernel has no Landlock.
     #[arg(long)]
     sandbox: bool,
     /// List only the core tools (context, search, ucl) and find_tools,
@@ -124,13 +127,22 @@ pub(crate) struct McpArgs {
 }
 
 pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
-    if args.gateway && args.sandbox {
-        // The configured servers are programs the sandbox would not hold.
-        anyhow::bail!("--gateway runs the configured MCP servers outside the sandbox: it cannot go with --sandbox");
+    if args.gateway && args.sandbox && args.http.is_some() {
+        // Over HTTP only commands are sandboxed: the configured servers
+        // would run outside it.
+        anyhow::bail!(
+            "--gateway over --http runs the configured MCP servers outside the sandbox: it cannot go with --sandbox"
+        );
     }
     if args.llm.given() && !args.agents {
         anyhow::bail!("the model flags (--api, --base-url, --llm, --provider) need --agents");
     }
+    let agents = args.agents.then(|| args.llm.setup(cli)).transpose()?.map(Arc::new);
+    // Over stdio the whole server runs inside the agent sandbox.
+    let inside = match args.sandbox && args.http.is_none() {
+        true => Some(crate::sandbox::enter(cli, &crate::sandbox::endpoints(cli, agents.as_deref())?)?),
+        false => None,
+    };
     let mut config = LibraryConfig::new(cli.store_dir());
     config.document = cli.doc.clone();
     config.model = cli.model.clone();
@@ -166,20 +178,26 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         root,
         read_only: args.read_only,
         only: args.tools.clone(),
-        sandbox: args.sandbox.then_some(ucpkit_registry::parts::files::Sandbox { network: false }),
+        sandbox: args.sandbox.then_some(ucpkit_registry::parts::files::Sandbox { network: false, scratch: None }),
         lsp: None,
         discover: args.discover_tools || args.gateway,
         skill_dirs: args.skill_dirs.clone(),
-        agents: args.agents.then(|| args.llm.setup(cli)).transpose()?.map(Arc::new),
+        agents: agents.clone(),
         protected,
         passed_env: cli.pass_env.clone(),
-        others: match args.gateway {
-            true => crate::mcp_servers::external_tools(&crate::mcp_servers::servers(cli)?),
-            false => Vec::new(),
-        },
+        others: Vec::new(),
         buffers: None,
-        guard: Some(crate::guard::setup(cli, Vec::new(), None)?),
+        guard: None,
     };
+    if let Some(inside) = &inside {
+        // Before any MCP server starts (listing one starts it).
+        crate::sandbox::confine(inside, &mut offer)?;
+    }
+    if args.gateway {
+        offer.others = crate::mcp_servers::external_tools(&crate::mcp_servers::servers(cli)?);
+    }
+    let sandbox_rules = if inside.is_some() { crate::sandbox::rules(cli)? } else { Vec::new() };
+    offer.guard = Some(crate::guard::setup(cli, sandbox_rules, None)?);
     // The language servers start on a client's first lsp_* call.
     if let Some(root) = &offer.root {
         let lsp = ucpkit_registry::parts::lsp::Lsp::new(root, crate::lsp::config(args.lsp_config.as_ref())?)?;
@@ -189,7 +207,7 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
     // Fails now, not at a client's first call, when the root is unusable.
     if let Some(root) = &offer.root {
         let jail = ucpkit_registry::parts::files::Jail::new(root)?.with_protected(offer.protected.iter().cloned());
-        if let Some(sandbox) = offer.sandbox {
+        if let Some(sandbox) = &offer.sandbox {
             sandbox.check(&jail)?;
         }
     }

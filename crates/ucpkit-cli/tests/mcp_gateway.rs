@@ -63,7 +63,7 @@ fn mcp_servers_lists_and_calls() {
     );
     assert_eq!(processes(&marker), 0, "every server stops with ucp");
 
-    let sandboxed = ucp(store.path(), &["mcp", "--gateway", "--sandbox", "--create"]);
+    let sandboxed = ucp(store.path(), &["mcp", "--gateway", "--sandbox", "--http", "127.0.0.1:0", "--create"]);
     assert_user_error(&sandboxed, "cannot go with --sandbox");
 
     // A mistake in a section is named, and nothing runs.

@@ -154,6 +154,17 @@ pub(crate) async fn connect(name: &str, config: &ServerConfig, watcher: Watcher)
     }
 }
 
+/// The sandbox every stdio server this process starts runs in, with the
+/// workspace it may write to (set once, by an agent inside the agent
+/// sandbox: the property is the whole process's).
+static CONFINED: std::sync::OnceLock<(ucpkit_tools::Sandbox, ucpkit_tools::Jail)> = std::sync::OnceLock::new();
+
+/// Runs every stdio server started from now on inside `sandbox`, writing
+/// only where it lets them under `jail`'s root (the store read-only).
+pub fn confine_servers(sandbox: ucpkit_tools::Sandbox, jail: ucpkit_tools::Jail) {
+    let _ = CONFINED.set((sandbox, jail));
+}
+
 /// Starts the child process of a stdio server, its stderr drained into
 /// `tail` by the task returned.
 fn spawn(
@@ -174,6 +185,12 @@ fn spawn(
         cmd.current_dir(cwd);
     }
     cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    if let Some((sandbox, jail)) = CONFINED.get() {
+        sandbox.confine(jail, cmd.as_std_mut()).map_err(|e| McpClientError::Start {
+            server: name.to_owned(),
+            message: format!("cannot sandbox {command:?}: {e}"),
+        })?;
+    }
     let mut process = cmd.spawn().map_err(|e| McpClientError::Start {
         server: name.to_owned(),
         message: format!("cannot run {command:?}: {e}"),

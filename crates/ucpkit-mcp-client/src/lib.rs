@@ -17,7 +17,7 @@ pub mod tools;
 
 pub use cache::Listing;
 pub use config::{ServerConfig, ServersConfig, Transport};
-pub use connect::BASE_ENV;
+pub use connect::{confine_servers, BASE_ENV};
 pub use servers::McpServers;
 pub use tools::registry_tools;
 

@@ -129,7 +129,7 @@ impl ToolOffer {
             tools
                 .with_max_tokens(cap)
                 .with_read_only(self.read_only)
-                .with_sandbox(self.sandbox)
+                .with_sandbox(self.sandbox.clone())
                 .with_protected(self.protected.iter().cloned())
                 .with_passed_env(self.passed_env.clone())
                 .with_buffers(self.buffers.clone().map(|shared| shared.0)),

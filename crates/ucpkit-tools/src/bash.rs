@@ -342,7 +342,7 @@ impl Tools {
         if request.background {
             self.jobs.make_room()?;
         }
-        let sandbox = self.bash.sandbox.map(|s| s.prepare(&self.jail)).transpose()?;
+        let sandbox = self.bash.sandbox.as_ref().map(|s| s.prepare(&self.jail)).transpose()?;
         let running = Running::start(&self.bash, &request.command, (folder, &cwd), timeout, sandbox)?;
         if request.background {
             let id = self.jobs.next.fetch_add(1, Ordering::Relaxed) + 1;

@@ -37,14 +37,18 @@ use crate::keeper::Kept;
 use crate::sys::{check, write_proc};
 use crate::{Jail, ToolError};
 
-/// Folders besides the root a sandboxed command may write under.
+/// Folders besides the root a sandboxed command may write under (with no
+/// scratch folder of its own).
 const WRITABLE: [&str; 2] = ["/tmp", "/dev"];
 
 /// What a sandboxed command may not do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Sandbox {
     /// Keep the network (only the filesystem and processes are confined).
     pub network: bool,
+    /// The one folder besides the root (and `/dev`) it may write under,
+    /// instead of `/tmp` (an agent sandbox's scratch folder).
+    pub scratch: Option<PathBuf>,
 }
 
 /// A bind mount made in the sandbox's mount namespace.
@@ -90,7 +94,7 @@ impl Sandbox {
         // truncation (ABI 3) is confined too where the kernel has it, and
         // signals and abstract sockets (ABI 6) are scoped.
         let (required, wanted) = (ABI::V1, ABI::V3);
-        let writable = writable_places(jail.root());
+        let writable = writable_places(jail.root(), self.scratch.as_deref());
         let ruleset = Ruleset::default()
             .set_compatibility(CompatLevel::HardRequirement)
             .handle_access(AccessFs::from_all(required))
@@ -115,6 +119,27 @@ impl Sandbox {
     }
 }
 
+impl Sandbox {
+    /// Makes `command` (a server the agent starts: an MCP server) start
+    /// inside this sandbox, as a `bash` command would.
+    pub fn confine(&self, jail: &Jail, command: &mut std::process::Command) -> Result<(), ToolError> {
+        use std::os::unix::process::CommandExt as _;
+        let mut prepared = self.prepare(jail)?;
+        // Not a PID namespace: the server would be no member of it, and a
+        // process whose children would be in another cannot make threads.
+        prepared.namespaces &= !libc::CLONE_NEWPID;
+        // SAFETY: both calls are made between fork and exec on memory
+        // prepared before the fork (see `Prepared`).
+        unsafe {
+            command.pre_exec(move || {
+                prepared.enter_namespaces()?;
+                prepared.restrict()
+            });
+        }
+        Ok(())
+    }
+}
+
 fn unavailable(e: &dyn std::fmt::Display) -> ToolError {
     ToolError::Arguments(format!(
         "the bash sandbox needs Landlock (Linux 5.13 or later, enabled) and user namespaces: {e}"
@@ -122,9 +147,12 @@ fn unavailable(e: &dyn std::fmt::Display) -> ToolError {
 }
 
 /// The root and the other places a sandboxed command may write under.
-fn writable_places(root: &Path) -> Vec<PathBuf> {
+fn writable_places(root: &Path, scratch: Option<&Path>) -> Vec<PathBuf> {
     let mut writable = vec![root.to_owned()];
-    writable.extend(WRITABLE.iter().filter_map(|p| Path::new(p).canonicalize().ok()));
+    match scratch {
+        Some(scratch) => writable.extend([scratch, Path::new("/dev")].iter().filter_map(|p| p.canonicalize().ok())),
+        None => writable.extend(WRITABLE.iter().filter_map(|p| Path::new(p).canonicalize().ok())),
+    }
     writable
 }
 

@@ -1,0 +1,495 @@
+//! The sandbox around a whole agent (`ucp agent --sandbox`, `ucp acp
+//! --sandbox`, `ucp mcp --sandbox`): the agent runs again as a child in
+//! namespaces of its own, made between fork and exec:
+//!
+//! - a **user** and a **mount namespace**, where each denied path (by
+//!   default `~/.ssh`, `~/.aws`, `~/.config/gcloud`, `~/.gnupg`,
+//!   `~/.netrc`, `~/.docker/config.json`, `~/.kube` and every `.env` file
+//!   of the workspace) is covered: a folder by an empty read-only tmpfs,
+//!   a file by `/dev/null`;
+//! - a **network namespace** with only loopback: the model's endpoint and
+//!   the allowed hosts are reached through forwarders — inside, a local
+//!   address per host (named in a private `/etc/hosts`); outside, a
+//!   forwarder that connects to that host and port and nowhere else;
+//! - **limits**: memory (each process's data: `RLIMIT_DATA`, which
+//!   runtimes that reserve address space they never touch, V8, still
+//!   meet), processes (a pids cgroup of its
+//!   own where one can be made — root is held by nothing else — and
+//!   `RLIMIT_NPROC`), and wall-clock time (the child is killed when it
+//!   runs past it); whatever is left in its cgroup when it ends is killed;
+//! - **seccomp**: the calls that reach past a sandbox (ptrace, bpf,
+//!   kernel modules and keyrings, `open_by_handle_at`, kexec ...) fail.
+//!
+//! Its commands and MCP servers run in the nested sandbox of
+//! [`crate::Sandbox`] ([`Inside::child_sandbox`]): Landlock lets them
+//! write only under the workspace, the sandbox's scratch folder and
+//! `/dev`, and the store is bound read-only. The agent process itself is
+//! not Landlocked (its children's sandboxes need mounts, which Landlock
+//! forbids): its own writes go through the workspace jail.
+
+use std::ffi::CString;
+use std::io::{Read, Write};
+use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::unix::ffi::OsStrExt as _;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::sys::{check, write_proc};
+use crate::ToolError;
+
+/// The variable that tells the child it runs inside, and how.
+pub const INSIDE_VAR: &str = "UCP_SANDBOX";
+
+/// Paths under the home folder denied by default.
+pub const DENIED_IN_HOME: &[&str] =
+    &[".ssh", ".aws", ".config/gcloud", ".gnupg", ".netrc", ".docker/config.json", ".kube"];
+
+/// System calls that fail inside (`EPERM`).
+const DENIED_CALLS: &[i64] = &[
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_bpf,
+    libc::SYS_perf_event_open,
+    libc::SYS_userfaultfd,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_reboot,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_acct,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_name_to_handle_at,
+];
+
+/// A name no other sandbox of this process takes.
+pub(crate) fn unique() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Whether the process limit holds here: for a user other than root the
+/// rlimit does; root is held only by a pids cgroup, which must be makeable.
+pub fn process_limit_holds() -> bool {
+    // SAFETY: getuid touches no memory.
+    (unsafe { libc::getuid() }) != 0 || crate::pids::PidsGroup::make(1).is_some()
+}
+
+/// A host and port the agent may reach.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Endpoint {
+    /// A name, or a loopback address.
+    pub host: String,
+    /// The port.
+    pub port: u16,
+}
+
+impl std::str::FromStr for Endpoint {
+    type Err = String;
+
+    /// `host:port` (or `[v6]:port`).
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (host, port) = text.rsplit_once(':').ok_or_else(|| format!("{text:?} is not host:port"))?;
+        let port = port.parse().map_err(|_| format!("{text:?} has no valid port"))?;
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        if host.is_empty() {
+            return Err(format!("{text:?} has no host"));
+        }
+        Ok(Endpoint { host: host.to_owned(), port })
+    }
+}
+
+/// What the sandbox allows and denies.
+#[derive(Debug, Clone, Default)]
+pub struct AgentSandbox {
+    /// The workspace: its commands write here.
+    pub workspace: PathBuf,
+    /// Paths nothing inside reads (missing ones are skipped).
+    pub deny_read: Vec<PathBuf>,
+    /// The hosts it may reach (the model's endpoints among them).
+    pub hosts: Vec<Endpoint>,
+    /// Most bytes of data (writable memory) of each process (`None`: no limit).
+    pub memory_bytes: Option<u64>,
+    /// Most processes and threads.
+    pub max_processes: u64,
+    /// Most wall-clock time (`None`: no limit).
+    pub time_limit: Option<Duration>,
+}
+
+/// How the child finds its sandbox (passed in [`INSIDE_VAR`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Inside {
+    /// Its scratch folder (its `TMPDIR`).
+    pub scratch: PathBuf,
+    /// Each local address, and the socket its forwarder connects it to.
+    pub forwards: Vec<(SocketAddr, PathBuf)>,
+}
+
+/// A mount the child makes.
+struct Cover {
+    target: CString,
+    /// A folder (an empty tmpfs), else a file (`/dev/null` bound on it).
+    folder: bool,
+}
+
+impl AgentSandbox {
+    /// The default denied paths under `home`, and the `.env` files of the
+    /// workspace (found now: later ones are the guard rules' to deny).
+    pub fn default_denied(home: Option<&Path>, workspace: &Path) -> Vec<PathBuf> {
+        let mut denied: Vec<PathBuf> =
+            home.map(|h| DENIED_IN_HOME.iter().map(|p| h.join(p)).collect()).unwrap_or_default();
+        let walk =
+            ignore::WalkBuilder::new(workspace).standard_filters(false).hidden(false).max_depth(Some(12)).build();
+        for entry in walk.flatten() {
+            let name = entry.file_name().to_string_lossy();
+            if (name == ".env" || name.starts_with(".env.")) && entry.file_type().is_some_and(|t| t.is_file()) {
+                denied.push(entry.into_path());
+            }
+        }
+        denied
+    }
+
+    /// Runs `command` (the agent, started again) inside and waits for it;
+    /// returns its exit code (128 + the signal when killed). Refused when
+    /// the kernel cannot make the sandbox.
+    pub fn run(&self, mut command: Command) -> Result<i32, ToolError> {
+        let fail =
+            |what: &str, e: &dyn std::fmt::Display| ToolError::Arguments(format!("the agent sandbox: {what}: {e}"));
+        let scratch =
+            tempfile::Builder::new().prefix("ucp-sandbox-").tempdir().map_err(|e| fail("no scratch folder", &e))?;
+        let net = scratch.path().join("net");
+        std::fs::create_dir(&net).map_err(|e| fail("no scratch folder", &e))?;
+        // The allowed names first (a name is taken from its first line:
+        // an allowed `localhost` goes through its forwarder too).
+        let mut hosts_file = String::new();
+        let mut forwards = Vec::new();
+        for (n, endpoint) in self.hosts.iter().enumerate() {
+            let local = match endpoint.host.parse::<IpAddr>() {
+                Ok(ip) if ip.is_loopback() => ip,
+                Ok(ip) => return Err(fail("hosts are reached by name or on a loopback address", &ip)),
+                Err(_) => {
+                    let [a, b] = u16::try_from(n + 2).map_err(|e| fail("too many hosts", &e))?.to_be_bytes();
+                    let ip = IpAddr::V4(Ipv4Addr::new(127, 0, a, b));
+                    hosts_file.push_str(&format!("{ip}\t{}\n", endpoint.host));
+                    ip
+                }
+            };
+            let socket = net.join(format!("{n}.sock"));
+            let listener = UnixListener::bind(&socket).map_err(|e| fail("no forwarder", &e))?;
+            let target = endpoint.clone();
+            std::thread::spawn(move || forward_out(listener, target));
+            forwards.push((SocketAddr::new(local, endpoint.port), socket));
+        }
+        hosts_file.push_str("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n");
+        let hosts = scratch.path().join("hosts");
+        std::fs::write(&hosts, hosts_file).map_err(|e| fail("no hosts file", &e))?;
+        let inside = Inside { scratch: scratch.path().to_owned(), forwards };
+        command.env(INSIDE_VAR, serde_json::to_string(&inside).map_err(|e| fail("cannot describe", &e))?);
+        command.env("TMPDIR", scratch.path());
+        let group = crate::pids::PidsGroup::make(self.max_processes);
+        // SAFETY: getuid touches no memory.
+        if group.is_none() && unsafe { libc::getuid() } == 0 {
+            eprintln!("ucp: no pids cgroup can be made here, and root is not held to a process limit: the sandbox does not limit processes");
+        }
+        let setup = self.setup(&hosts, group.as_ref().map(|g| g.procs().clone()))?;
+        // SAFETY: the closure runs between fork and exec and only makes
+        // system calls on memory prepared before the fork.
+        unsafe {
+            command.pre_exec(move || setup.enter());
+        }
+        let mut child = command.spawn().map_err(|e| fail("the agent did not start", &e))?;
+        let pid = child.id();
+        let (done, finished) = std::sync::mpsc::channel::<()>();
+        if let Some(limit) = self.time_limit {
+            std::thread::spawn(move || {
+                if finished.recv_timeout(limit).is_err() {
+                    eprintln!("ucp: the sandboxed agent ran past its time limit of {} s; stopping it", limit.as_secs());
+                    // SAFETY: kill takes plain integers; the child is not reaped before `done` is sent.
+                    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                }
+            });
+        }
+        let status = child.wait().map_err(|e| fail("lost the agent", &e))?;
+        let _ = done.send(());
+        // Whatever the agent left running goes with its group.
+        drop(group);
+        use std::os::unix::process::ExitStatusExt as _;
+        Ok(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+    }
+
+    /// Everything the child does before exec, made ready.
+    fn setup(&self, hosts: &Path, group: Option<CString>) -> Result<Setup, ToolError> {
+        let c = |path: &Path| {
+            CString::new(path.as_os_str().as_bytes())
+                .map_err(|_| ToolError::Arguments(format!("{} holds a NUL byte", path.display())))
+        };
+        let mut covers = Vec::new();
+        for path in &self.deny_read {
+            let Ok(meta) = std::fs::metadata(path) else { continue };
+            let real = path.canonicalize().unwrap_or_else(|_| path.clone());
+            covers.push(Cover { target: c(&real)?, folder: meta.is_dir() });
+        }
+        let etc_hosts = Path::new("/etc/hosts").canonicalize().ok().map(|p| c(&p)).transpose()?;
+        // SAFETY: getuid and getgid cannot fail and touch no memory.
+        let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+        let line = |id: u32| CString::new(format!("{id} {id} 1")).expect("digits hold no NUL");
+        let arch = seccompiler::TargetArch::try_from(std::env::consts::ARCH)
+            .map_err(|e| ToolError::Arguments(format!("the agent sandbox: {e}")))?;
+        let rules = DENIED_CALLS.iter().map(|call| (*call, Vec::new())).collect();
+        let filter = seccompiler::SeccompFilter::new(
+            rules,
+            seccompiler::SeccompAction::Allow,
+            seccompiler::SeccompAction::Errno(libc::EPERM as u32),
+            arch,
+        )
+        .and_then(seccompiler::BpfProgram::try_from)
+        .map_err(|e| ToolError::Arguments(format!("the agent sandbox: seccomp: {e}")))?;
+        Ok(Setup {
+            group,
+            maps: (line(uid), line(gid)),
+            covers,
+            hosts: etc_hosts.map(|target| Ok::<_, ToolError>((c(hosts)?, target))).transpose()?,
+            memory: self.memory_bytes,
+            processes: self.max_processes.min(hard_process_limit()),
+            filter,
+        })
+    }
+}
+
+/// What the child does between fork and exec.
+struct Setup {
+    /// The `cgroup.procs` of its pids group, to join first.
+    group: Option<CString>,
+    maps: (CString, CString),
+    covers: Vec<Cover>,
+    /// The private hosts file, and `/etc/hosts` it is bound on.
+    hosts: Option<(CString, CString)>,
+    memory: Option<u64>,
+    processes: u64,
+    filter: seccompiler::BpfProgram,
+}
+
+impl Setup {
+    fn enter(&self) -> std::io::Result<()> {
+        let none = std::ptr::null();
+        let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+        // SAFETY: system calls on valid NUL-terminated strings and plain
+        // structs made before the fork; nothing is allocated.
+        unsafe {
+            check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+            if let Some(procs) = &self.group {
+                write_proc(procs, c"0")?;
+            }
+            // Limits first: the user namespace made next records them as its own.
+            let processes = libc::rlimit { rlim_cur: self.processes, rlim_max: self.processes };
+            check(libc::setrlimit(libc::RLIMIT_NPROC, &processes))?;
+            if let Some(bytes) = self.memory {
+                check(libc::setrlimit(libc::RLIMIT_DATA, &libc::rlimit { rlim_cur: bytes, rlim_max: bytes }))?;
+            }
+            check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWNET))?;
+            write_proc(c"/proc/self/setgroups", c"deny")?;
+            write_proc(c"/proc/self/uid_map", &self.maps.0)?;
+            write_proc(c"/proc/self/gid_map", &self.maps.1)?;
+            check(libc::mount(none, c"/".as_ptr(), none, libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()))?;
+            for cover in &self.covers {
+                let target = cover.target.as_ptr();
+                if cover.folder {
+                    let options = c"size=4k,mode=0500";
+                    check(libc::mount(
+                        c"tmpfs".as_ptr(),
+                        target,
+                        c"tmpfs".as_ptr(),
+                        flags | libc::MS_RDONLY,
+                        options.as_ptr().cast(),
+                    ))?;
+                } else {
+                    check(libc::mount(c"/dev/null".as_ptr(), target, none, libc::MS_BIND, std::ptr::null()))?;
+                    let remount = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY;
+                    check(libc::mount(none, target, none, remount | locked(target), std::ptr::null()))?;
+                }
+            }
+            if let Some((file, etc)) = &self.hosts {
+                check(libc::mount(file.as_ptr(), etc.as_ptr(), none, libc::MS_BIND, std::ptr::null()))?;
+                let remount = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY;
+                check(libc::mount(none, etc.as_ptr(), none, remount | locked(etc.as_ptr()), std::ptr::null()))?;
+            }
+            loopback_up()?;
+        }
+        seccompiler::apply_filter(&self.filter).map_err(std::io::Error::other)
+    }
+}
+
+/// The hard `RLIMIT_NPROC` now (a limit cannot be raised past it).
+fn hard_process_limit() -> u64 {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: `limit` is a valid rlimit to fill.
+    match unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut limit) } {
+        0 => limit.rlim_max,
+        _ => u64::MAX,
+    }
+}
+
+/// The flags of the mount `path` lies on that a read-only remount in a
+/// user namespace must keep.
+///
+/// # Safety
+/// `path` must be a valid NUL-terminated string.
+unsafe fn locked(path: *const libc::c_char) -> libc::c_ulong {
+    let mut stat: libc::statvfs = std::mem::zeroed();
+    if libc::statvfs(path, &mut stat) < 0 {
+        return 0;
+    }
+    let pairs = [
+        (libc::ST_NOSUID, libc::MS_NOSUID),
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ];
+    pairs.iter().filter(|(st, _)| stat.f_flag & st != 0).fold(0, |flags, (_, ms)| flags | ms)
+}
+
+/// Brings the new network namespace's loopback up.
+///
+/// # Safety
+/// Plain system calls; allocation-free.
+unsafe fn loopback_up() -> std::io::Result<()> {
+    let socket = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+    check(socket)?;
+    let mut request: libc::ifreq = std::mem::zeroed();
+    for (to, from) in request.ifr_name.iter_mut().zip(b"lo\0") {
+        *to = *from as libc::c_char;
+    }
+    let result = (|| {
+        check(libc::ioctl(socket, libc::SIOCGIFFLAGS, &mut request))?;
+        request.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+        check(libc::ioctl(socket, libc::SIOCSIFFLAGS, &request))
+    })();
+    libc::close(socket);
+    result
+}
+
+/// Outside: each connection to `listener` is carried to `target`.
+fn forward_out(listener: UnixListener, target: Endpoint) {
+    for stream in listener.incoming().flatten() {
+        let target = target.clone();
+        std::thread::spawn(move || match TcpStream::connect((target.host.as_str(), target.port)) {
+            Ok(remote) => carry(stream, remote),
+            // The connection inside is closed: its client sees the refusal.
+            Err(_) => drop(stream),
+        });
+    }
+}
+
+impl Inside {
+    /// The sandbox this process runs in, when it was started inside one.
+    pub fn current() -> Option<Inside> {
+        serde_json::from_str(&std::env::var(INSIDE_VAR).ok()?).ok()
+    }
+
+    /// Starts the forwarders: a listener on each local address, carried
+    /// to its socket (the outside forwarder). Called first thing inside.
+    pub fn start_forwarders(&self) -> std::io::Result<()> {
+        for (address, socket) in &self.forwards {
+            let listener = TcpListener::bind(address)?;
+            let socket = socket.clone();
+            std::thread::spawn(move || {
+                for stream in listener.incoming().flatten() {
+                    let socket = socket.clone();
+                    std::thread::spawn(move || {
+                        if let Ok(outside) = UnixStream::connect(&socket) {
+                            carry(stream, outside);
+                        }
+                    });
+                }
+            });
+        }
+        Ok(())
+    }
+
+    /// The sandbox its commands and MCP servers run in: Landlock writes
+    /// under the workspace, this scratch folder and `/dev`; the network of
+    /// the agent's namespace (the forwarders) when `network`.
+    pub fn child_sandbox(&self, network: bool) -> crate::Sandbox {
+        crate::Sandbox { network, scratch: Some(self.scratch.clone()) }
+    }
+}
+
+/// A stream that can be closed for writing.
+trait HalfClose: Read + Write + Send + 'static {
+    fn close_write(&self);
+    fn twin(&self) -> std::io::Result<Self>
+    where
+        Self: Sized;
+}
+
+impl HalfClose for TcpStream {
+    fn close_write(&self) {
+        let _ = self.shutdown(Shutdown::Write);
+    }
+    fn twin(&self) -> std::io::Result<Self> {
+        self.try_clone()
+    }
+}
+
+impl HalfClose for UnixStream {
+    fn close_write(&self) {
+        let _ = self.shutdown(Shutdown::Write);
+    }
+    fn twin(&self) -> std::io::Result<Self> {
+        self.try_clone()
+    }
+}
+
+/// Copies both ways between `a` and `b` until both sides close.
+fn carry<A: HalfClose, B: HalfClose>(a: A, b: B) {
+    let (Ok(mut a_read), Ok(mut b_read)) = (a.twin(), b.twin()) else { return };
+    let (mut a_write, mut b_write) = (a, b);
+    let upstream = std::thread::spawn(move || {
+        let _ = std::io::copy(&mut a_read, &mut b_write);
+        b_write.close_write();
+    });
+    let _ = std::io::copy(&mut b_read, &mut a_write);
+    a_write.close_write();
+    let _ = upstream.join();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_read_as_host_and_port() {
+        assert_eq!("api.example.com:443".parse(), Ok(Endpoint { host: "api.example.com".into(), port: 443 }));
+        assert_eq!("[::1]:8080".parse(), Ok(Endpoint { host: "::1".into(), port: 8080 }));
+        assert!("example.com".parse::<Endpoint>().is_err());
+        assert!(":80".parse::<Endpoint>().is_err());
+        assert!("x:http".parse::<Endpoint>().is_err());
+    }
+
+    #[test]
+    fn the_default_denied_paths_hold_the_home_secrets_and_env_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("app/.git")).unwrap();
+        std::fs::write(dir.path().join("app/.env"), "KEY=1").unwrap();
+        std::fs::write(dir.path().join(".env.local"), "KEY=1").unwrap();
+        std::fs::write(dir.path().join(".envrc"), "x").unwrap();
+        let denied = AgentSandbox::default_denied(Some(Path::new("/home/u")), dir.path());
+        assert!(denied.contains(&PathBuf::from("/home/u/.ssh")) && denied.contains(&PathBuf::from("/home/u/.aws")));
+        assert!(denied.contains(&PathBuf::from("/home/u/.config/gcloud")));
+        assert!(denied.contains(&dir.path().join("app/.env")) && denied.contains(&dir.path().join(".env.local")));
+        assert!(!denied.contains(&dir.path().join(".envrc")));
+    }
+}
