@@ -252,6 +252,33 @@ fn a_rejected_command_does_not_run_and_the_model_is_told_why() {
 }
 
 #[test]
+fn the_folders_guard_rules_ask_through_the_client_and_deny_without_asking() {
+    let (_dir, root, store) = workspace();
+    std::fs::create_dir(root.join(".ucp")).unwrap();
+    let rules = "[[guard.rules]]\ndecision = \"ask\"\ntool = \"read\"\npath = \"a.txt\"\nreason = \"a.txt is private\"\n\
+                 [[guard.rules]]\ndecision = \"deny\"\ntool = \"bash\"\ncommand = [\"touch\"]\nreason = \"no new files\"\n";
+    std::fs::write(root.join(".ucp/config.toml"), rules).unwrap();
+    let (url, seen) = scripted_model_seen(vec![
+        tool_call("c1", "read", json!({"path": "a.txt"})),
+        tool_call("c2", "bash", json!({"command": "touch ran.txt"})),
+        answer("Read it; the file was not made."),
+    ]);
+    let (mut agent, session) = Agent::with_session(&store, &url, &root, &[]);
+    let turn = agent.prompt(&session, "Read a.txt, then make ran.txt");
+    // A read is never asked for, unless a rule says so.
+    let request = permission_request(&agent.until(|m| m["method"] == "session/request_permission")).clone();
+    assert_eq!(request["params"]["toolCall"]["title"], format!("Read {}", root.join("a.txt").display()), "{request}");
+    agent.reply(&request["id"], json!({"outcome": {"outcome": "selected", "optionId": "allow_once"}}));
+    let (done, after) = agent.answer_to(turn);
+    assert_eq!(done["result"]["stopReason"], "end_turn", "{done}");
+    assert!(after.iter().all(|m| m["method"] != "session/request_permission"), "a deny asks nobody: {after:?}");
+    assert!(!root.join("ran.txt").exists());
+    let requests: Vec<Value> = seen.try_iter().collect();
+    let told = requests.last().unwrap()["messages"].to_string();
+    assert!(told.contains("hello world") && told.contains("blocked: no new files"), "{told}");
+}
+
+#[test]
 fn allow_always_is_remembered_for_the_session() {
     let (_dir, root, store) = workspace();
     let first = json!({"path": "a.txt", "old_string": "hello", "new_string": "hi"});

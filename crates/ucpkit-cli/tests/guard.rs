@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use common::model::{answer, scripted_model_seen, tool_call};
+use common::model::{answer, local_model, scripted_model_seen, tool_call};
 use common::{assert_user_error, stderr, ucp};
 use serde_json::Value;
 
@@ -189,4 +189,59 @@ fn a_sandboxed_agents_mcp_servers_run_inside_the_sandbox() {
     let out = agent(&workspace, &home, "Echo something.", &["--base-url", &url]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(planted.exists(), "the control run writes");
+}
+
+#[test]
+#[ignore = "needs UCP_TEST_LLM_PYTHON and UCP_TEST_LLM_MODEL: scripts/test installs the local model and runs this"]
+fn a_failing_test_holds_a_real_models_answer_back() {
+    let server = local_model();
+    let dir = tempfile::tempdir().unwrap();
+    let (home, workspace) = (dir.path().join("home"), dir.path().join("work"));
+    std::fs::create_dir_all(&home).unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/patch-repos/py-intervals");
+    for file in ["intervals.py", "test_intervals.py"] {
+        std::fs::copy(fixture.join("repo").join(file), workspace.join(file))
+            .or_else(|_| {
+                std::fs::create_dir_all(&workspace)?;
+                std::fs::copy(fixture.join("repo").join(file), workspace.join(file))
+            })
+            .unwrap();
+    }
+    std::fs::create_dir_all(workspace.join(".ucp")).unwrap();
+    // The project's checks, and a rule that every call (a failed one too)
+    // leaves `finish` waiting for them: whatever a small model does, its
+    // answer meets the failing test.
+    let checks = std::fs::read_to_string(fixture.join("checks.toml")).unwrap();
+    let rule = "[[guard.rules]]\nkind = \"require\"\nblock = { event = \"finish\" }\nafter = { event = \"tool\" }\n\
+                until = { event = \"checks\", passed = true }\nreason = \"the tests must pass\"\n";
+    std::fs::write(workspace.join(".ucp/config.toml"), format!("{checks}\n{rule}")).unwrap();
+    let original = std::fs::read_to_string(workspace.join("intervals.py")).unwrap();
+    let task = "merge() in intervals.py does not merge touching intervals such as [1, 2] and [2, 3]. \
+                Rewrite intervals.py with the write tool so that it does, then answer.";
+    // The first step must call a tool.
+    let out = Command::new(env!("CARGO_BIN_EXE_ucp"))
+        .current_dir(&workspace)
+        .env("HOME", &home)
+        .args(["--store", ".ucp", "--root", "."])
+        .args(["agent", task, "--base-url", &server.base_url(), "--llm", "qwen", "--tools", "write,read"])
+        .args(["--max-steps", "3", "--rollback"])
+        .output()
+        .unwrap();
+    let said = stderr(&out);
+    let fixed = std::process::Command::new("python3")
+        .args(["-m", "unittest", "-q"])
+        .current_dir(&workspace)
+        .output()
+        .unwrap()
+        .status
+        .success();
+    if out.status.success() {
+        // The model fixed it: the checks let its answer through.
+        assert!(fixed, "an answer was accepted with the tests failing: {said}");
+        eprintln!("the model fixed the file; the checks passed");
+    } else {
+        assert!(said.contains("answer held back: the test check `python3 -m unittest -q` failed"), "{said}");
+        assert!(said.contains("FAIL") || said.contains("Error"), "the test's output reached the model: {said}");
+        assert_eq!(std::fs::read_to_string(workspace.join("intervals.py")).unwrap(), original);
+    }
 }

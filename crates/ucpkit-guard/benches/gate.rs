@@ -55,9 +55,14 @@ fn bash_call_with_100_rules(bencher: divan::Bencher) {
     let guard = Guard::new(&hundred_rules());
     let line = "cargo test --workspace && git status";
     let args: Map<String, serde_json::Value> = json!({"command": line}).as_object().cloned().unwrap_or_default();
-    let events = [
-        Event::new(MAIN_AGENT, Act::Tool { tool: "bash".into(), args, command: Some(line.into()), paths: vec![] }),
-        Event::new(MAIN_AGENT, Act::Command { line: line.into() }),
-    ];
-    bencher.bench(|| guard.pass(divan::black_box(&events), None, |_| Ok(())).is_ok());
+    bencher.bench(|| {
+        let events = [
+            Event::new(
+                MAIN_AGENT,
+                Act::Tool { tool: "bash".into(), args: args.clone(), command: Some(line.into()), paths: vec![] },
+            ),
+            Event::new(MAIN_AGENT, Act::Command { line: line.into() }),
+        ];
+        guard.pass(divan::black_box(&events), None, |_| Ok(())).is_ok()
+    });
 }

@@ -26,6 +26,20 @@ pub struct Event {
     /// What it does.
     #[serde(flatten)]
     pub act: Act,
+    /// Its command line split into simple commands, once, for every rule.
+    #[serde(skip)]
+    split: Split,
+}
+
+/// A command line's simple commands, worked out on first use (equal
+/// whatever it holds: it only caches what the line says).
+#[derive(Debug, Clone, Default)]
+struct Split(std::sync::OnceLock<Vec<Vec<String>>>);
+
+impl PartialEq for Split {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// What an event does.
@@ -91,7 +105,16 @@ impl Act {
 impl Event {
     /// An event of `agent`.
     pub fn new(agent: impl Into<String>, act: Act) -> Self {
-        Event { agent: agent.into(), act }
+        Event { agent: agent.into(), act, split: Split::default() }
+    }
+
+    /// The simple commands of its command line (none without one).
+    pub fn commands(&self) -> &[Vec<String>] {
+        let line = match &self.act {
+            Act::Tool { command: Some(line), .. } | Act::Command { line } => line.as_str(),
+            _ => "",
+        };
+        self.split.0.get_or_init(|| if line.is_empty() { Vec::new() } else { commands(line) })
     }
 
     /// One line naming it, for traces and reports.
@@ -211,12 +234,12 @@ impl Pattern {
         match &event.act {
             Act::Tool { tool, args, command, paths } => {
                 self.0.tool.as_ref().is_none_or(|g| g.is_match(tool))
-                    && self.0.command.as_ref().is_none_or(|words| command.as_deref().is_some_and(|l| starts(l, words)))
+                    && self.0.command.as_ref().is_none_or(|words| command.is_some() && begins(event.commands(), words))
                     && self.0.path.as_ref().is_none_or(|g| paths.iter().any(|p| g.is_match(p)))
                     && self.0.args.iter().all(|(key, g)| args.get(key).is_some_and(|v| g.is_match(text_of(v).as_ref())))
             }
             Act::Write { path } => self.0.path.as_ref().is_none_or(|g| g.is_match(path)),
-            Act::Command { line } => self.0.command.as_ref().is_none_or(|words| starts(line, words)),
+            Act::Command { .. } => self.0.command.as_ref().is_none_or(|words| begins(event.commands(), words)),
             Act::Checks { passed } => self.0.passed.is_none_or(|p| p == *passed),
             Act::Finish | Act::AcceptChange | Act::Message { .. } => true,
         }
@@ -244,7 +267,7 @@ impl Pattern {
                 paths: vec![example.to_owned()],
             },
             "tool" => Act::Tool { tool: example.to_owned(), args: Map::new(), command: None, paths: Vec::new() },
-            _ => return Event { agent: example.to_owned(), act: self.example_act() },
+            _ => return Event::new(example, self.example_act()),
         };
         Event::new(MAIN_AGENT, act)
     }
@@ -283,7 +306,12 @@ fn text_of(value: &Value) -> std::borrow::Cow<'_, str> {
 
 /// Whether any simple command of `line` starts with `words`.
 pub fn starts(line: &str, words: &[String]) -> bool {
-    commands(line).iter().any(|command| {
+    begins(&commands(line), words)
+}
+
+/// Whether any of `commands` starts with `words` (the program by its file name).
+fn begins(commands: &[Vec<String>], words: &[String]) -> bool {
+    commands.iter().any(|command| {
         command.len() >= words.len()
             && command.iter().zip(words).enumerate().all(|(i, (have, want))| {
                 let have = if i == 0 { have.rsplit('/').next().unwrap_or(have) } else { have.as_str() };

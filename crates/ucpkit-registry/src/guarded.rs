@@ -175,15 +175,19 @@ fn events_of(agent: &str, action: &Action, arguments: &JsonObject, root: Option<
 /// The most characters of a failed check's output shown to the model.
 const CHECK_OUTPUT_CHARS: usize = 4000;
 
-/// The agent of `connection` answers `task`: after changes, the checks
-/// run (a failure is the model's to fix); then `finish` must get past the
-/// rules. `Ok` when it may finish — its changes are then accepted (the
+/// The agent of `connection` answers `task`: after changes (or while a
+/// rule holds `finish` back), the checks run (a failure is the model's to
+/// fix); then `finish` must get past the rules. `Ok` when it may finish — its changes are then accepted (the
 /// journal starts over) — else what stands in the way, for the model.
 pub fn finish(connection: &Connection, task: &str) -> Result<(), String> {
     let setup = connection.guard();
     let agent = connection.agent();
     let changed = setup.changed.load(Ordering::SeqCst);
-    if changed && setup.checks.any() {
+    let finish = Event::new(agent, Act::Finish);
+    // The checks run after changes, and when a rule holds `finish` back
+    // (it may be waiting for them).
+    let held = setup.guard.judge(std::slice::from_ref(&finish)).decision == Some(Decision::Deny);
+    if (changed || held) && setup.checks.any() {
         let passed = run_checks(connection, setup, task);
         setup.guard.happened(&[Event::new(agent, Act::Checks { passed: passed.is_ok() })]);
         if passed.is_ok() {
@@ -191,7 +195,7 @@ pub fn finish(connection: &Connection, task: &str) -> Result<(), String> {
         }
         passed?;
     }
-    setup.guard.request(&Event::new(agent, Act::Finish)).map_err(|report| report.to_string())?;
+    setup.guard.request(&finish).map_err(|report| report.to_string())?;
     if changed || !setup.journal().is_empty() {
         setup.guard.request(&Event::new(agent, Act::AcceptChange)).map_err(|report| report.to_string())?;
         setup.journal().clear();
