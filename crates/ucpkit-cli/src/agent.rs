@@ -232,6 +232,10 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
             ucpkit_registry::parts::llm::connect(&choice)?,
         )));
     }
+    if inside.is_some() {
+        // In the sandbox a model indexes nothing outside the workspace.
+        library.allowed_roots = Some(vec![cli.tools_root()?]);
+    }
     let library = Arc::new(ucpkit_workspace::Library::open(library)?);
     // As `ucp mcp`: in / or the home folder (unless --root names it) the
     // agent works without the coding tools, rules and skills.
@@ -241,7 +245,7 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
     let sandbox_rules = if inside.is_some() { crate::sandbox::rules(cli)? } else { Vec::new() };
     let mut offer = ToolOffer {
         root,
-        guard: Some(crate::guard::setup(cli, sandbox_rules, Some(judge))?),
+        guard: Some(crate::guard::setup(cli, sandbox_rules, Some(judge), args.rollback)?),
         read_only: args.run.read_only,
         protected: cli.protected_paths(),
         passed_env: cli.pass_env.clone(),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 use serde_json::json;
-use ucpkit_registry::parts::guard::{GuardConfig, Rule};
+use ucpkit_registry::parts::guard::{Decision, GuardConfig, Rule};
 use ucpkit_registry::parts::llm::Config;
 use ucpkit_registry::{ChangeJudge, GuardSetup, SharedGuard};
 
@@ -44,19 +44,52 @@ fn home() -> Option<PathBuf> {
     std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
 }
 
-/// The configured rules and checks, compiled.
-fn load(files: &[PathBuf]) -> anyhow::Result<(GuardConfig, Vec<Rule>)> {
-    let config = GuardConfig::load(files)?;
+/// The rules and checks of `files`, compiled. Those of `project` (a
+/// folder's own `.ucp/config.toml`, which comes with the code) may only
+/// tighten: an `allow` there is refused.
+fn load(files: &[PathBuf], project: Option<&Path>) -> anyhow::Result<(GuardConfig, Vec<Rule>)> {
+    let mut config = GuardConfig::default();
+    for file in files {
+        let one = GuardConfig::load(std::slice::from_ref(file))?;
+        if Some(file.as_path()) == project {
+            if let Some(loose) = one.rules.iter().find(|r| r.decision == Some(Decision::Allow)) {
+                anyhow::bail!(
+                    "{}: the allow rule {:?} belongs in the user's file (~/.config/ucp/config.toml): \
+                     a project's rules only tighten",
+                    file.display(),
+                    loose.reason
+                );
+            }
+        }
+        config.merge(one);
+    }
     let rules = config.compile(home().as_deref()).map_err(|e| anyhow::anyhow!("guard rules: {e}"))?;
     Ok((config, rules))
 }
 
+/// The project's file among the configuration files of `store`.
+fn project_file(store: &Path) -> PathBuf {
+    store.join("config.toml")
+}
+
 /// The guard of an agent front end: the configured rules, then `extra`
-/// (the sandbox's), the configured checks, and `judge` for them.
-pub(crate) fn setup(cli: &Cli, extra: Vec<Rule>, judge: Option<Arc<dyn ChangeJudge>>) -> anyhow::Result<SharedGuard> {
-    let (config, mut rules) = load(&files(cli))?;
+/// (the sandbox's), the configured checks, and `judge` for them; the
+/// files the tools change are journaled for `rollback` (and the judge).
+pub(crate) fn setup(
+    cli: &Cli,
+    extra: Vec<Rule>,
+    judge: Option<Arc<dyn ChangeJudge>>,
+    rollback: bool,
+) -> anyhow::Result<SharedGuard> {
+    let (config, mut rules) = load(&files(cli), Some(&project_file(&cli.store_dir())))?;
     rules.extend(extra);
-    Ok(GuardSetup::new(&rules, config.checks.unwrap_or_default()).with_judge(judge).shared())
+    Ok(guard_of(config, rules, judge, rollback))
+}
+
+fn guard_of(config: GuardConfig, rules: Vec<Rule>, judge: Option<Arc<dyn ChangeJudge>>, rollback: bool) -> SharedGuard {
+    let checks = config.checks.unwrap_or_default();
+    let journaled = rollback || checks.judge;
+    GuardSetup::new(&rules, checks).with_judge(judge).journaled(journaled).shared()
 }
 
 /// The guards of ACP sessions: for a session's folder, the user's rules
@@ -64,9 +97,10 @@ pub(crate) fn setup(cli: &Cli, extra: Vec<Rule>, judge: Option<Arc<dyn ChangeJud
 pub(crate) fn factory(extra: Vec<Rule>, judge: Option<Arc<dyn ChangeJudge>>) -> ucpkit_acp::GuardFactory {
     Arc::new(move |folder: &Path| {
         let store = folder.join(ucpkit_registry::vocabulary::DEFAULT_STORE_DIR);
-        let (config, mut rules) = load(&Config::files(Some(&store))).map_err(|e| e.to_string())?;
+        let (config, mut rules) =
+            load(&Config::files(Some(&store)), Some(&project_file(&store))).map_err(|e| e.to_string())?;
         rules.extend(extra.iter().cloned());
-        Ok(GuardSetup::new(&rules, config.checks.unwrap_or_default()).with_judge(judge.clone()).shared())
+        Ok(guard_of(config, rules, judge.clone(), false))
     })
 }
 
@@ -86,7 +120,9 @@ fn check(cli: &Cli, file: Option<&Path>) -> anyhow::Result<()> {
         }
         None => files(cli),
     };
-    let (config, rules) = load(&files)?;
+    // A file named on the command line is checked as the user's would be.
+    let project = file.is_none().then(|| project_file(&cli.store_dir()));
+    let (config, rules) = load(&files, project.as_deref())?;
     let read: Vec<String> = files.iter().filter(|f| f.is_file()).map(|f| f.display().to_string()).collect();
     let examples: usize = config.rules.iter().map(|r| r.matches.len() + r.not_match.len()).sum();
     if cli.json {

@@ -178,7 +178,11 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         root,
         read_only: args.read_only,
         only: args.tools.clone(),
-        sandbox: args.sandbox.then_some(ucpkit_registry::parts::files::Sandbox { network: false, scratch: None }),
+        sandbox: args.sandbox.then_some(ucpkit_registry::parts::files::Sandbox {
+            network: false,
+            scratch: None,
+            hidden: None,
+        }),
         lsp: None,
         discover: args.discover_tools || args.gateway,
         skill_dirs: args.skill_dirs.clone(),
@@ -197,7 +201,7 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         offer.others = crate::mcp_servers::external_tools(&crate::mcp_servers::servers(cli)?);
     }
     let sandbox_rules = if inside.is_some() { crate::sandbox::rules(cli)? } else { Vec::new() };
-    offer.guard = Some(crate::guard::setup(cli, sandbox_rules, None)?);
+    offer.guard = Some(crate::guard::setup(cli, sandbox_rules, None, false)?);
     // The language servers start on a client's first lsp_* call.
     if let Some(root) = &offer.root {
         let lsp = ucpkit_registry::parts::lsp::Lsp::new(root, crate::lsp::config(args.lsp_config.as_ref())?)?;

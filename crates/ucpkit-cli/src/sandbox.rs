@@ -55,6 +55,7 @@ struct SandboxFile {
 /// later file's limits win.
 fn config(cli: &Cli) -> anyhow::Result<SandboxConfig> {
     let mut merged = SandboxConfig::default();
+    let project = cli.store_dir().join("config.toml");
     for path in Config::files(Some(&cli.store_dir())) {
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
@@ -64,11 +65,24 @@ fn config(cli: &Cli) -> anyhow::Result<SandboxConfig> {
         let file: SandboxFile =
             toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message()))?;
         let Some(section) = file.sandbox else { continue };
+        // A project's file (it comes with the code) may only tighten.
+        let tighten_only = path == project;
+        if tighten_only && !section.allow_hosts.is_empty() {
+            anyhow::bail!(
+                "{}: [sandbox] allow_hosts belongs in the user's file: a project's file only tightens",
+                path.display()
+            );
+        }
         merged.allow_hosts.extend(section.allow_hosts);
         merged.deny_read.extend(section.deny_read);
-        merged.memory_mb = section.memory_mb.or(merged.memory_mb);
-        merged.max_processes = section.max_processes.or(merged.max_processes);
-        merged.time_limit_seconds = section.time_limit_seconds.or(merged.time_limit_seconds);
+        // `unset`: the limit when none was given so far (none: no limit).
+        let limit = |given: Option<u64>, before: Option<u64>, unset: Option<u64>| match (tighten_only, given) {
+            (true, Some(given)) => Some(before.or(unset).map_or(given, |b| given.min(b))),
+            (_, given) => given.or(before),
+        };
+        merged.memory_mb = limit(section.memory_mb, merged.memory_mb, Some(DEFAULT_MEMORY_MB));
+        merged.max_processes = limit(section.max_processes, merged.max_processes, Some(DEFAULT_MAX_PROCESSES));
+        merged.time_limit_seconds = limit(section.time_limit_seconds, merged.time_limit_seconds, None);
     }
     Ok(merged)
 }
@@ -90,7 +104,7 @@ fn endpoint(url: &str) -> anyhow::Result<Endpoint> {
 /// forwarders and returns the sandbox it runs in. `urls` are the model
 /// endpoints (and other servers) it must reach.
 pub(crate) fn enter(cli: &Cli, urls: &[String]) -> anyhow::Result<Inside> {
-    if let Some(inside) = Inside::current() {
+    if let Some(inside) = Inside::current()? {
         inside.start_forwarders()?;
         return Ok(inside);
     }
@@ -110,7 +124,13 @@ pub(crate) fn enter(cli: &Cli, urls: &[String]) -> anyhow::Result<Inside> {
     for host in &config.allow_hosts {
         hosts.push(host.parse().map_err(|e: String| anyhow::anyhow!("[sandbox] allow_hosts: {e}"))?);
     }
-    hosts.dedup();
+    let mut unique: Vec<Endpoint> = Vec::new();
+    for host in hosts {
+        if !unique.contains(&host) {
+            unique.push(host);
+        }
+    }
+    let hosts = unique;
     let sandbox = AgentSandbox {
         workspace,
         deny_read,

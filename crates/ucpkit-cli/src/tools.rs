@@ -346,7 +346,7 @@ pub(crate) fn bash(cli: &Cli, args: &BashArgs) -> anyhow::Result<()> {
         timeout: Some(Duration::from_secs(args.timeout as u64)),
         background: false,
     };
-    let sandbox = args.sandbox.then_some(Sandbox { network: false, scratch: None });
+    let sandbox = args.sandbox.then_some(Sandbox { network: false, scratch: None, hidden: None });
     let result = cli.tools()?.with_sandbox(sandbox).bash(&request)?;
     show(cli, &result, &result.text)?;
     match result.status {

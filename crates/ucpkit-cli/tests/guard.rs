@@ -118,6 +118,10 @@ fn the_answer_waits_for_the_checks_and_rollback_restores_the_files() {
 
 #[test]
 fn a_sandboxed_agent_holds_its_commands() {
+    if let Err(why) = ucpkit_registry::parts::files::confine::AgentSandbox::available() {
+        eprintln!("skipped: the agent sandbox cannot be made here: {why}");
+        return;
+    }
     if !ucpkit_registry::parts::files::confine::process_limit_holds() {
         eprintln!("skipped: root without a pids cgroup is held to no process limit; the sandbox is not tried");
         return;
@@ -139,13 +143,15 @@ fn a_sandboxed_agent_holds_its_commands() {
         bash("tmp", "echo x > /tmp/ucp-escape-test && echo PLANTED".into()),
         bash("scratch", "echo x > \"$TMPDIR/scratch.txt\" && echo SCRATCH-OK".into()),
         bash("net", "(echo > /dev/tcp/127.0.0.1/9) 2>&1 | tail -1; echo net-done".into()),
+        bash("unix", "ls -d \"$TMPDIR/net\" && echo sockets: $(ls -A \"$TMPDIR/net\" | wc -l); python3 -c \"import glob, os, socket; [socket.socket(socket.AF_UNIX).connect(p) or print('UNIX-CONNECTED') for p in glob.glob(os.environ['TMPDIR'] + '/net/*')]\"; echo unix-done".into()),
+        bash("proc", format!("cat /proc/*/root{}/.ssh/id_test 2>/dev/null; echo proc-done", home.display())),
         bash("bomb", "timeout 5 bash -c 'b() { b | b & }; b' 2>/dev/null; echo bomb-done".into()),
         bash("memory", "python3 -c 'bytearray(16 << 30)' 2>&1 | tail -1".into()),
     ];
     let mut replies: Vec<Value> = attempts.to_vec();
     replies.push(answer("Tried everything."));
     let (url, requests) = scripted_model_seen(replies);
-    let out = agent(&workspace, &home, "Try to get out.", &["--base-url", &url, "--sandbox", "--max-steps", "20"]);
+    let out = agent(&workspace, &home, "Try to get out.", &["--base-url", &url, "--sandbox", "--max-steps", "24"]);
     assert!(out.status.success(), "the model was reached through the forwarder: {}", stderr(&out));
     let requests: Vec<Value> = requests.try_iter().collect();
     let results = sent(&requests, requests.len() - 1);
@@ -155,12 +161,22 @@ fn a_sandboxed_agent_holds_its_commands() {
     assert!(!Path::new("/tmp/ucp-escape-test").exists());
     assert!(results.contains("SCRATCH-OK"), "{results}");
     assert!(results.contains("net-done") && !results.contains("Connected"), "{results}");
+    assert!(
+        results.contains("sockets: 0") && results.contains("unix-done"),
+        "the forwarders' sockets are covered: {results}"
+    );
+    assert!(!results.contains("UNIX-CONNECTED"), "{results}");
+    assert!(results.contains("proc-done"), "{results}");
     assert!(results.contains("bomb-done") && results.contains("MemoryError"), "{results}");
 }
 
 #[test]
 #[ignore = "needs UCP_MCP_SERVERS: scripts/test installs the MCP servers and runs this"]
 fn a_sandboxed_agents_mcp_servers_run_inside_the_sandbox() {
+    if let Err(why) = ucpkit_registry::parts::files::confine::AgentSandbox::available() {
+        eprintln!("skipped: the agent sandbox cannot be made here: {why}");
+        return;
+    }
     let modules = std::path::PathBuf::from(std::env::var_os("UCP_MCP_SERVERS").expect("UCP_MCP_SERVERS is not set"));
     let script = modules.join("@modelcontextprotocol/server-everything/dist/index.js");
     let dir = tempfile::tempdir().unwrap();

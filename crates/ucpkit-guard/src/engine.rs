@@ -372,6 +372,37 @@ mod tests {
         assert_eq!(engine.threads(), ["interleave"], "threads that ran to their end are gone");
     }
 
+    /// Blocks `hot` until it is interrupted by `stop`.
+    struct Until;
+
+    impl BThread for Until {
+        fn name(&self) -> &str {
+            "until stop"
+        }
+        fn verdict(&self, event: &Event, _: Millis) -> Option<Verdict> {
+            (*event == msg("hot")).then(|| Verdict { decision: Decision::Deny, reason: "not yet".into() })
+        }
+        fn waits_for(&self, _: &Event) -> bool {
+            false
+        }
+        fn advance(&mut self, _: &Event, _: Millis) {}
+        fn interrupted_by(&self, event: &Event) -> bool {
+            *event == msg("stop")
+        }
+    }
+
+    #[test]
+    fn an_interrupt_ends_a_thread_and_its_block() {
+        let mut engine = Engine::default();
+        engine.add(Box::new(Until));
+        assert_eq!(engine.judge(&[msg("hot")], 0).decision, Some(Decision::Deny));
+        engine.select(&[msg("other")], 1).unwrap();
+        assert_eq!(engine.threads(), ["until stop"], "not interrupted by other events");
+        engine.select(&[msg("stop")], 2).unwrap();
+        assert!(engine.threads().is_empty());
+        assert_eq!(engine.judge(&[msg("hot")], 3).decision, None);
+    }
+
     #[test]
     fn a_request_nothing_can_satisfy_is_a_deadlock_report_not_a_hang() {
         let mut engine = Engine::default();

@@ -249,7 +249,16 @@ impl Pattern {
     /// command line where the pattern has `command`, a path where it has
     /// `path`, else a tool's name (or, for other kinds, the message text).
     pub fn example_event(&self, spec: &PatternSpec, example: &str) -> Event {
-        let tool = spec.tool.clone().filter(|t| !t.contains(['*', '?', '[', '{']));
+        // A tool the rule names: itself, or one its glob matches.
+        let tool = spec.tool.as_ref().map(|named| {
+            let candidates = ["bash", "read", "write", "edit", "grep", "glob", "ast_search", "task", "ucl"];
+            match (named.contains(['*', '?', '[', '{']), &self.0.tool) {
+                (true, Some(glob)) => {
+                    candidates.iter().find(|c| glob.is_match(c)).map_or(named.clone(), |c| (*c).to_owned())
+                }
+                _ => named.clone(),
+            }
+        });
         let act = match self.0.kind.as_str() {
             "write" => Act::Write { path: example.to_owned() },
             "command" => Act::Command { line: example.to_owned() },
@@ -358,14 +367,7 @@ pub fn commands(line: &str) -> Vec<Vec<String>> {
     let mut found = Vec::new();
     for part in spaced.split('\u{0}') {
         let words = shlex::split(part).unwrap_or_else(|| part.split_whitespace().map(str::to_owned).collect());
-        let mut words: &[String] = &words;
-        loop {
-            match words.first().map(String::as_str) {
-                Some(w) if is_assignment(w) => words = &words[1..],
-                Some("sudo" | "env" | "command" | "exec" | "nohup" | "time" | "builtin") => words = &words[1..],
-                _ => break,
-            }
-        }
+        let words = strip_wrappers(&words);
         let Some(program) = words.first() else { continue };
         let name = program.rsplit('/').next().unwrap_or(program);
         if matches!(name, "sh" | "bash" | "dash" | "zsh") {
@@ -378,6 +380,63 @@ pub fn commands(line: &str) -> Vec<Vec<String>> {
         found.push(words.to_vec());
     }
     found
+}
+
+/// Options of the wrappers below that take the next word as their value.
+const VALUED_OPTIONS: &[&str] = &[
+    "-u",
+    "-g",
+    "-C",
+    "-D",
+    "-p",
+    "-r",
+    "-t",
+    "-U",
+    "-h",
+    "-n",
+    "-s",
+    "-k",
+    "-I",
+    "-P",
+    "-L",
+    "-d",
+    "-a",
+    "-E",
+    "-S",
+    "--user",
+    "--group",
+    "--signal",
+    "--kill-after",
+    "--chdir",
+    "--unset",
+];
+
+/// `words` past what runs the command rather than being it: `VAR=value`
+/// assignments, shell keywords (`if`, `then`, `do`, `!`, `{` ...) and
+/// wrappers (`sudo -u x`, `env -i`, `timeout 5`, `nice -n 5`, `xargs`,
+/// `nohup`, `time`, `exec` ...) with their options.
+fn strip_wrappers(mut words: &[String]) -> &[String] {
+    loop {
+        let Some(first) = words.first().map(String::as_str) else { return words };
+        match first {
+            w if is_assignment(w) => words = &words[1..],
+            "if" | "then" | "else" | "elif" | "do" | "while" | "until" | "!" | "{" | "}" | "time" | "nohup"
+            | "command" | "builtin" | "exec" => words = &words[1..],
+            "sudo" | "doas" | "env" | "nice" | "timeout" | "xargs" | "stdbuf" | "ionice" | "setsid" | "chrt" => {
+                words = &words[1..];
+                while let Some(option) =
+                    words.first().filter(|w| w.starts_with('-') || (first == "env" && is_assignment(w)))
+                {
+                    let takes_value = VALUED_OPTIONS.contains(&option.as_str());
+                    words = &words[if takes_value { 2.min(words.len()) } else { 1 }..];
+                }
+                if first == "timeout" && words.first().is_some_and(|w| w.starts_with(|c: char| c.is_ascii_digit())) {
+                    words = &words[1..];
+                }
+            }
+            _ => return words,
+        }
+    }
 }
 
 fn is_assignment(word: &str) -> bool {
@@ -409,6 +468,16 @@ mod tests {
             "bash -c 'rm -rf y'",
             "echo $(rm -rf y)",
             "true | env rm -rf y",
+            "if true; then rm -rf x; fi",
+            "for f in a; do rm -rf $f; done",
+            "{ rm -rf x; }",
+            "! rm -rf x",
+            "env -i PATH=/bin rm -rf x",
+            "sudo -u root rm -rf x",
+            "timeout 5 rm -rf x",
+            "timeout -s KILL 5 rm -rf x",
+            "nice -n 10 rm -rf x",
+            "find . | xargs rm -rf",
         ] {
             assert!(starts(line, &rm), "{line}");
         }

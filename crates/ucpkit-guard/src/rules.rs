@@ -112,6 +112,12 @@ impl Rule {
         let (shape, checked) = match (spec.decision, spec.kind.as_deref()) {
             (Some(decision), None) if !stateful_fields => {
                 let pattern = Pattern::new(&spec.pattern, home).map_err(named)?;
+                if decision != Decision::Deny && matches!(pattern.kind(), "finish" | "accept_change" | "checks") {
+                    return Err(named(GuardError::Rule(format!(
+                        "{} events are blocked or let through, never asked for or allowed",
+                        pattern.kind()
+                    ))));
+                }
                 (Shape::Plain { decision, pattern: pattern.clone() }, (pattern, spec.pattern.clone()))
             }
             (Some(_), None) => {
@@ -343,6 +349,7 @@ mod tests {
             ("decision = \"deny\"\nblock = {event = \"finish\"}\nreason = \"x\"", "inline"),
             ("kind = \"mutex\"\ntool = \"x\"\nreason = \"x\"", "block/after/until/on"),
             ("decision = \"deny\"\ntool = \"[\"\nreason = \"x\"", "bad glob"),
+            ("decision = \"ask\"\nevent = \"finish\"\nreason = \"x\"", "never asked for"),
         ] {
             let error = rule(text).unwrap_err().to_string();
             assert!(error.contains(says), "{text}: {error}");

@@ -59,7 +59,7 @@ impl Tools {
             root: Some(root),
             read_only,
             only,
-            sandbox: sandbox.then_some(Sandbox { network: false, scratch: None }),
+            sandbox: sandbox.then_some(Sandbox { network: false, scratch: None, hidden: None }),
             protected: vec![library.store_dir().to_owned()],
             passed_env: pass_env,
             ..ToolOffer::documents(DEFAULT_MAX_TOKENS)

@@ -10,8 +10,7 @@
 //! accepted can be rolled back.
 
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,9 +32,15 @@ pub struct GuardSetup {
     guard: Guard,
     checks: ChecksConfig,
     judge: Option<Arc<dyn ChangeJudge>>,
+    /// Files the tools changed since the last accepted state, as they
+    /// were before (kept only when asked: rollback, the judge).
     journal: Mutex<BTreeMap<String, Option<String>>>,
+    journaled: bool,
     /// A file was written or a command ran since the checks last passed.
     changed: AtomicBool,
+    /// Counts writes and commands: the checks' verdict stands only for
+    /// the changes made before they started.
+    generation: AtomicU64,
 }
 
 /// A [`GuardSetup`] shared by the connections of one agent.
@@ -56,8 +61,17 @@ impl GuardSetup {
             checks,
             judge: None,
             journal: Mutex::new(BTreeMap::new()),
+            journaled: false,
             changed: AtomicBool::new(false),
+            generation: AtomicU64::new(0),
         }
+    }
+
+    /// The same, keeping the files' earlier text for [`rollback`] and the
+    /// judge's diff (a server that never finishes keeps none).
+    pub fn journaled(mut self, journaled: bool) -> Self {
+        self.journaled = journaled;
+        self
     }
 
     /// The same, judging changes with `judge` when the checks ask for it.
@@ -89,9 +103,21 @@ pub(crate) fn gate(
     tool: &crate::Tool,
     arguments: &JsonObject,
 ) -> Result<Option<Action>, CallError> {
+    pass_gate(connection, tool, arguments, true)
+}
+
+/// [`gate`]; a call that is not `a_change` (a check's command) leaves
+/// the record of changes alone.
+fn pass_gate(
+    connection: &Connection,
+    tool: &crate::Tool,
+    arguments: &JsonObject,
+    a_change: bool,
+) -> Result<Option<Action>, CallError> {
     let action = crate::describe(connection.offer(), tool, arguments);
-    let root = connection.coding_tools().ok().flatten().map(|t| t.jail().root().to_owned());
-    let events = events_of(connection.agent(), &action, arguments, root.as_deref());
+    let tools = connection.coding_tools().ok().flatten();
+    let writes_files = tool.needs == crate::Needs::Root;
+    let events = events_of(connection.agent(), &action, arguments, tools.map(ucpkit_tools::Tools::jail), writes_files);
     let supervisor = connection.supervisor();
     let asked_anyway = supervisor.is_some() && action.needs_approval;
     let mut approved = None;
@@ -122,10 +148,11 @@ pub(crate) fn gate(
             _ => None,
         })
         .collect();
-    if !writes.is_empty() || events.iter().any(|e| matches!(e.act, Act::Command { .. })) {
+    if a_change && (!writes.is_empty() || events.iter().any(|e| matches!(e.act, Act::Command { .. }))) {
         setup.changed.store(true, Ordering::SeqCst);
+        setup.generation.fetch_add(1, Ordering::SeqCst);
     }
-    if let Ok(Some(tools)) = connection.coding_tools() {
+    if let (Some(tools), true) = (tools, setup.journaled) {
         let mut journal = setup.journal();
         for path in writes {
             if !journal.contains_key(path) {
@@ -139,23 +166,35 @@ pub(crate) fn gate(
 }
 
 /// The events of a call described by `action`: the call itself (with its
-/// command line and paths, relative to `root` when inside it), a write
-/// per file it changes, and the command it runs.
-fn events_of(agent: &str, action: &Action, arguments: &JsonObject, root: Option<&Path>) -> Vec<Event> {
+/// command line and paths — as `jail` resolves them, relative to its
+/// root when inside: the file the tool will open), a write per file it
+/// changes (`writes_files`: a coding tool), and the command it runs.
+fn events_of(
+    agent: &str,
+    action: &Action,
+    arguments: &JsonObject,
+    jail: Option<&ucpkit_tools::Jail>,
+    writes_files: bool,
+) -> Vec<Event> {
     let paths: Vec<String> = action
         .locations
         .iter()
-        .map(|l| match root.and_then(|r| l.path.strip_prefix(r).ok()) {
-            Some(inside) if !inside.as_os_str().is_empty() => inside.display().to_string(),
-            _ => l.path.display().to_string(),
+        .map(|l| {
+            let real = jail.and_then(|j| j.resolve(&l.path.to_string_lossy()).ok()).unwrap_or_else(|| l.path.clone());
+            match jail.and_then(|j| real.strip_prefix(j.root()).ok()) {
+                Some(inside) if !inside.as_os_str().is_empty() => inside.display().to_string(),
+                _ => real.display().to_string(),
+            }
         })
         .collect();
     let command = match action.kind {
         ActionKind::Execute => arguments.get("command").and_then(Value::as_str).map(str::to_owned),
         _ => None,
     };
-    let writes =
-        action.needs_approval && command.is_none() && matches!(action.kind, ActionKind::Edit | ActionKind::Delete);
+    let writes = writes_files
+        && action.needs_approval
+        && command.is_none()
+        && matches!(action.kind, ActionKind::Edit | ActionKind::Delete);
     let mut events = vec![Event::new(
         agent,
         Act::Tool {
@@ -175,25 +214,35 @@ fn events_of(agent: &str, action: &Action, arguments: &JsonObject, root: Option<
 /// The most characters of a failed check's output shown to the model.
 const CHECK_OUTPUT_CHARS: usize = 4000;
 
-/// The agent of `connection` answers `task`: after changes (or while a
-/// rule holds `finish` back), the checks run (a failure is the model's to
-/// fix); then `finish` must get past the rules. `Ok` when it may finish — its changes are then accepted (the
-/// journal starts over) — else what stands in the way, for the model.
+/// The agent of `connection` answers `task`. For the main agent, after
+/// changes (or while a rule holds `finish` back) the checks run — a
+/// failure is the model's to fix — then `finish` must get past the rules,
+/// and its changes are accepted (the journal starts over). A sub-agent's
+/// `finish` only passes the rules (freeing what it holds): its changes
+/// are checked with the main agent's answer. `Ok` when it may finish,
+/// else what stands in the way, for the model.
 pub fn finish(connection: &Connection, task: &str) -> Result<(), String> {
     let setup = connection.guard();
     let agent = connection.agent();
-    let changed = setup.changed.load(Ordering::SeqCst);
     let finish = Event::new(agent, Act::Finish);
+    if agent != ucpkit_guard::MAIN_AGENT {
+        return setup.guard.request(&finish).map_err(|report| report.to_string());
+    }
+    let changed = setup.changed.load(Ordering::SeqCst);
     // The checks run after changes, and when a rule holds `finish` back
     // (it may be waiting for them).
     let held = setup.guard.judge(std::slice::from_ref(&finish)).decision == Some(Decision::Deny);
     if (changed || held) && setup.checks.any() {
+        let generation = setup.generation.load(Ordering::SeqCst);
         let passed = run_checks(connection, setup, task);
-        setup.guard.happened(&[Event::new(agent, Act::Checks { passed: passed.is_ok() })]);
-        if passed.is_ok() {
-            setup.changed.store(false, Ordering::SeqCst);
-        }
+        // Changes made while they ran (a sub-agent's) were not checked.
+        let overtaken = setup.generation.load(Ordering::SeqCst) != generation;
+        setup.guard.happened(&[Event::new(agent, Act::Checks { passed: passed.is_ok() && !overtaken })]);
         passed?;
+        if overtaken {
+            return Err("files changed while the checks ran: answer again to have them checked".into());
+        }
+        setup.changed.store(false, Ordering::SeqCst);
     }
     setup.guard.request(&finish).map_err(|report| report.to_string())?;
     if changed || !setup.journal().is_empty() {
@@ -213,7 +262,13 @@ fn run_checks(connection: &Connection, setup: &GuardSetup, task: &str) -> Result
         _ => return Err("the checks need the workspace's tools, which this connection lacks".into()),
     };
     let timeout = Duration::from_secs(setup.checks.timeout_seconds.unwrap_or(600));
+    let bash = crate::tools::find(connection.offer(), "bash").ok_or("the checks need `bash`")?;
     let run = |tier: &str, command: &str| -> Result<(), String> {
+        // A check is a command like any other: past the rules, and asked
+        // for where the connection's commands are (an editor's user).
+        let arguments: JsonObject = [("command".to_owned(), Value::from(command))].into_iter().collect();
+        pass_gate(connection, bash, &arguments, false)
+            .map_err(|e| format!("the {tier} check `{command}` may not run: {e}"))?;
         let request = BashRequest { command: command.to_owned(), cwd: None, timeout: Some(timeout), background: false };
         let result = tools.bash(&request).map_err(|e| format!("{tier} check `{command}` could not run: {e}"))?;
         match result.status {
@@ -229,9 +284,9 @@ fn run_checks(connection: &Connection, setup: &GuardSetup, task: &str) -> Result
     }
     if setup.checks.judge {
         let judge = setup.judge.as_ref().ok_or("the checks ask for a judge, and no model is set to judge")?;
-        judge
-            .judge(task, &diff(tools, &setup.journal()))
-            .map_err(|why| format!("the judge rejected the change: {why}"))?;
+        // The journal is not held while the model judges.
+        let diff = diff(tools, &setup.journal());
+        judge.judge(task, &diff).map_err(|why| format!("the judge rejected the change: {why}"))?;
     }
     for command in &setup.checks.tests {
         run("test", command)?;

@@ -38,7 +38,7 @@ fn offer(root: &Path, rules_text: &str, checks: ChecksConfig) -> (Arc<Library>, 
     let offer = ToolOffer {
         root: Some(root.to_owned()),
         agents: Some(Arc::new(setup)),
-        guard: Some(GuardSetup::new(&rules(rules_text), checks).shared()),
+        guard: Some(GuardSetup::new(&rules(rules_text), checks).journaled(true).shared()),
         ..ToolOffer::documents(4000)
     };
     (library, offer)
@@ -126,6 +126,14 @@ fn no_call_gets_around_the_gate() {
     assert!(matches!(&blocked, CallError::Blocked(r) if r == "secrets are not written by agents"), "{blocked}");
     assert_eq!(blocked.code(), "blocked");
     assert!(!root.join("secrets/k.txt").exists(), "a blocked call changes nothing");
+    // The path the tool would open, however it is written.
+    for sneaky in ["src/../secrets/k.txt", "./secrets/k.txt"] {
+        let absolute = root.join(sneaky).display().to_string();
+        for path in [sneaky.to_owned(), absolute] {
+            let call = tools::call(&connection, "write", &args(json!({"path": path, "content": "x"})));
+            assert!(matches!(call, Err(CallError::Blocked(_))), "{path}: {call:?}");
+        }
+    }
     tools::call(&connection, "write", &args(json!({"path": "src/ok.txt", "content": "x"}))).unwrap();
 
     // Another server's tool.
@@ -148,7 +156,7 @@ fn no_call_gets_around_the_gate() {
     // Every decision is in the trail.
     let trail = connection.guard().guard().trace();
     let refused = trail.iter().filter(|e| matches!(e.outcome, Outcome::Refused { .. })).count();
-    assert_eq!(refused, 4, "{trail:#?}");
+    assert_eq!(refused, 8, "{trail:#?}");
     assert!(trail.iter().any(|e| e.events.iter().any(|s| s.starts_with("default-1: write"))));
 }
 

@@ -64,7 +64,7 @@ fn accepted(fixture: &Path, change: &Change) -> Result<(), String> {
     let library = Arc::new(Library::open(LibraryConfig::new(store.path().join(".ucp"))).unwrap());
     let offer = ToolOffer {
         root: Some(root.clone()),
-        guard: Some(GuardSetup::new(&rules, checks.checks.unwrap()).shared()),
+        guard: Some(GuardSetup::new(&rules, checks.checks.unwrap()).journaled(true).shared()),
         ..ToolOffer::documents(4000)
     };
     let connection = Connection::new(library, Arc::new(offer));

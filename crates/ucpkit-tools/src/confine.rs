@@ -2,11 +2,13 @@
 //! --sandbox`, `ucp mcp --sandbox`): the agent runs again as a child in
 //! namespaces of its own, made between fork and exec:
 //!
-//! - a **user** and a **mount namespace**, where each denied path (by
+//! - a **user**, a **PID** (the agent is its process 1, with a `/proc`
+//!   of its own) and a **mount namespace**, where each denied path (by
 //!   default `~/.ssh`, `~/.aws`, `~/.config/gcloud`, `~/.gnupg`,
 //!   `~/.netrc`, `~/.docker/config.json`, `~/.kube` and every `.env` file
 //!   of the workspace) is covered: a folder by an empty read-only tmpfs,
-//!   a file by `/dev/null`;
+//!   a file by `/dev/null`, then locked by a user namespace below (its
+//!   root cannot unmount them);
 //! - a **network namespace** with only loopback: the model's endpoint and
 //!   the allowed hosts are reached through forwarders — inside, a local
 //!   address per host (named in a private `/etc/hosts`); outside, a
@@ -30,6 +32,7 @@
 use std::ffi::CString;
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsRawFd as _, FromRawFd as _};
 use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::CommandExt as _;
@@ -160,6 +163,19 @@ impl AgentSandbox {
         denied
     }
 
+    /// Whether the sandbox can be made here: a command run inside an
+    /// empty one, or why not.
+    pub fn available() -> Result<(), ToolError> {
+        let dir = tempfile::tempdir().map_err(|e| ToolError::Arguments(format!("no scratch folder: {e}")))?;
+        let sandbox = AgentSandbox { workspace: dir.path().to_owned(), max_processes: 64, ..AgentSandbox::default() };
+        let mut probe = Command::new("true");
+        probe.stdin(std::process::Stdio::null());
+        match sandbox.run(probe)? {
+            0 => Ok(()),
+            code => Err(ToolError::Arguments(format!("a command in the agent sandbox exited with {code}"))),
+        }
+    }
+
     /// Runs `command` (the agent, started again) inside and waits for it;
     /// returns its exit code (128 + the signal when killed). Refused when
     /// the kernel cannot make the sandbox.
@@ -174,16 +190,23 @@ impl AgentSandbox {
         // an allowed `localhost` goes through its forwarder too).
         let mut hosts_file = String::new();
         let mut forwards = Vec::new();
+        let mut named: Vec<(&str, IpAddr)> = Vec::new();
         for (n, endpoint) in self.hosts.iter().enumerate() {
             let local = match endpoint.host.parse::<IpAddr>() {
                 Ok(ip) if ip.is_loopback() => ip,
                 Ok(ip) => return Err(fail("hosts are reached by name or on a loopback address", &ip)),
-                Err(_) => {
-                    let [a, b] = u16::try_from(n + 2).map_err(|e| fail("too many hosts", &e))?.to_be_bytes();
-                    let ip = IpAddr::V4(Ipv4Addr::new(127, 0, a, b));
-                    hosts_file.push_str(&format!("{ip}\t{}\n", endpoint.host));
-                    ip
-                }
+                // One address per name, whatever its ports.
+                Err(_) => match named.iter().find(|(host, _)| *host == endpoint.host) {
+                    Some((_, ip)) => *ip,
+                    None => {
+                        let [a, b] =
+                            u16::try_from(named.len() + 2).map_err(|e| fail("too many hosts", &e))?.to_be_bytes();
+                        let ip = IpAddr::V4(Ipv4Addr::new(127, 0, a, b));
+                        hosts_file.push_str(&format!("{ip}\t{}\n", endpoint.host));
+                        named.push((&endpoint.host, ip));
+                        ip
+                    }
+                },
             };
             let socket = net.join(format!("{n}.sock"));
             let listener = UnixListener::bind(&socket).map_err(|e| fail("no forwarder", &e))?;
@@ -209,16 +232,35 @@ impl AgentSandbox {
             command.pre_exec(move || setup.enter());
         }
         let mut child = command.spawn().map_err(|e| fail("the agent did not start", &e))?;
-        let pid = child.id();
+        // A handle on the process itself: a signal sent through it after
+        // the child is reaped fails, and never reaches a reused pid.
+        // SAFETY: pidfd_open takes plain integers; the fd is owned below.
+        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, child.id(), 0) };
+        let pidfd = (pidfd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(pidfd as i32) });
         let (done, finished) = std::sync::mpsc::channel::<()>();
-        if let Some(limit) = self.time_limit {
+        if let (Some(limit), Some(pidfd)) = (self.time_limit, pidfd) {
             std::thread::spawn(move || {
                 if finished.recv_timeout(limit).is_err() {
                     eprintln!("ucp: the sandboxed agent ran past its time limit of {} s; stopping it", limit.as_secs());
-                    // SAFETY: kill takes plain integers; the child is not reaped before `done` is sent.
-                    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                    // SAFETY: a valid pidfd, a signal number, no info.
+                    unsafe {
+                        libc::syscall(
+                            libc::SYS_pidfd_send_signal,
+                            pidfd.as_raw_fd(),
+                            libc::SIGKILL,
+                            std::ptr::null::<u8>(),
+                            0,
+                        )
+                    };
                 }
             });
+        }
+        // The terminal's Ctrl-C is the agent's to handle (it stops after
+        // the current call); this process waits for it to end.
+        // SAFETY: setting a signal's disposition to ignore.
+        unsafe {
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            libc::signal(libc::SIGTERM, libc::SIG_IGN);
         }
         let status = child.wait().map_err(|e| fail("lost the agent", &e))?;
         let _ = done.send(());
@@ -291,16 +333,15 @@ impl Setup {
             if let Some(procs) = &self.group {
                 write_proc(procs, c"0")?;
             }
-            // Limits first: the user namespace made next records them as its own.
-            let processes = libc::rlimit { rlim_cur: self.processes, rlim_max: self.processes };
-            check(libc::setrlimit(libc::RLIMIT_NPROC, &processes))?;
             if let Some(bytes) = self.memory {
                 check(libc::setrlimit(libc::RLIMIT_DATA, &libc::rlimit { rlim_cur: bytes, rlim_max: bytes }))?;
             }
-            check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWNET))?;
-            write_proc(c"/proc/self/setgroups", c"deny")?;
-            write_proc(c"/proc/self/uid_map", &self.maps.0)?;
-            write_proc(c"/proc/self/gid_map", &self.maps.1)?;
+            check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWNET | libc::CLONE_NEWPID))?;
+            self.map_ids()?;
+            // Counted in the new namespace only (set before it, the user's
+            // tasks elsewhere would count against it too).
+            let processes = libc::rlimit { rlim_cur: self.processes, rlim_max: self.processes };
+            check(libc::setrlimit(libc::RLIMIT_NPROC, &processes))?;
             check(libc::mount(none, c"/".as_ptr(), none, libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()))?;
             for cover in &self.covers {
                 let target = cover.target.as_ptr();
@@ -325,8 +366,31 @@ impl Setup {
                 check(libc::mount(none, etc.as_ptr(), none, remount | locked(etc.as_ptr()), std::ptr::null()))?;
             }
             loopback_up()?;
+            // The agent is process 1 of the new PID namespace: this process
+            // stands by it and exits as it does.
+            match libc::fork() {
+                -1 => return Err(std::io::Error::last_os_error()),
+                0 => {}
+                agent => stand_by(agent),
+            }
+            check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
+            // A /proc of its own namespace: the host's would show other
+            // processes, and through `/proc/PID/root` their uncovered files.
+            check(libc::mount(c"proc".as_ptr(), c"/proc".as_ptr(), c"proc".as_ptr(), flags, std::ptr::null()))?;
+            // A namespace below, where the mounts above are locked: its
+            // root cannot unmount a cover to see what lies beneath.
+            check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS))?;
+            self.map_ids()?;
         }
-        seccompiler::apply_filter(&self.filter).map_err(std::io::Error::other)
+        // Not `Error::other`: nothing may be allocated here.
+        seccompiler::apply_filter(&self.filter).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))
+    }
+
+    /// Maps the user and group to themselves in a new user namespace.
+    fn map_ids(&self) -> std::io::Result<()> {
+        write_proc(c"/proc/self/setgroups", c"deny")?;
+        write_proc(c"/proc/self/uid_map", &self.maps.0)?;
+        write_proc(c"/proc/self/gid_map", &self.maps.1)
     }
 }
 
@@ -337,6 +401,27 @@ fn hard_process_limit() -> u64 {
     match unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut limit) } {
         0 => limit.rlim_max,
         _ => u64::MAX,
+    }
+}
+
+/// The process between the sandbox's owner and the agent: it holds no
+/// file (so the owner's spawn returns once the agent runs), leaves the
+/// terminal's signals to the agent, and exits as the agent does.
+///
+/// # Safety
+/// Only in the forked child, between fork and exec: it never returns.
+unsafe fn stand_by(agent: libc::pid_t) -> ! {
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT, libc::SIGPIPE] {
+        libc::signal(signal, libc::SIG_IGN);
+    }
+    crate::keeper::close_all_but(&[]);
+    let mut status = 0;
+    loop {
+        match libc::waitpid(agent, &mut status, 0) {
+            pid if pid == agent => crate::keeper::exit_as(Some(status)),
+            -1 if *libc::__errno_location() == libc::EINTR => continue,
+            _ => crate::keeper::exit_as(None),
+        }
     }
 }
 
@@ -381,22 +466,42 @@ unsafe fn loopback_up() -> std::io::Result<()> {
     result
 }
 
-/// Outside: each connection to `listener` is carried to `target`.
+/// Most connections one forwarder carries at once (each is two threads).
+const MAX_CONNECTIONS: usize = 64;
+
+/// Outside: each connection to `listener` is carried to `target`, at most
+/// [`MAX_CONNECTIONS`] at once (more are closed at once).
 fn forward_out(listener: UnixListener, target: Endpoint) {
+    let open = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     for stream in listener.incoming().flatten() {
-        let target = target.clone();
-        std::thread::spawn(move || match TcpStream::connect((target.host.as_str(), target.port)) {
-            Ok(remote) => carry(stream, remote),
-            // The connection inside is closed: its client sees the refusal.
-            Err(_) => drop(stream),
+        if open.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= MAX_CONNECTIONS {
+            open.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            continue;
+        }
+        let (target, open) = (target.clone(), open.clone());
+        std::thread::spawn(move || {
+            match TcpStream::connect((target.host.as_str(), target.port)) {
+                Ok(remote) => carry(stream, remote),
+                // The connection inside is closed: its client sees the refusal.
+                Err(_) => drop(stream),
+            }
+            open.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         });
     }
 }
 
 impl Inside {
     /// The sandbox this process runs in, when it was started inside one.
-    pub fn current() -> Option<Inside> {
-        serde_json::from_str(&std::env::var(INSIDE_VAR).ok()?).ok()
+    /// Refused when the variable says so and this process is not in a
+    /// user namespace of its own (the variable alone proves nothing).
+    pub fn current() -> Result<Option<Inside>, ToolError> {
+        let Ok(text) = std::env::var(INSIDE_VAR) else { return Ok(None) };
+        let map = std::fs::read_to_string("/proc/self/uid_map").unwrap_or_default();
+        let initial = map.split_whitespace().collect::<Vec<_>>() == ["0", "0", "4294967295"];
+        if initial {
+            return Err(ToolError::Arguments(format!("{INSIDE_VAR} is set, but this process is not in a sandbox")));
+        }
+        serde_json::from_str(&text).map(Some).map_err(|e| ToolError::Arguments(format!("{INSIDE_VAR}: {e}")))
     }
 
     /// Starts the forwarders: a listener on each local address, carried
@@ -423,7 +528,9 @@ impl Inside {
     /// under the workspace, this scratch folder and `/dev`; the network of
     /// the agent's namespace (the forwarders) when `network`.
     pub fn child_sandbox(&self, network: bool) -> crate::Sandbox {
-        crate::Sandbox { network, scratch: Some(self.scratch.clone()) }
+        // The forwarders' sockets are covered: commands have no network.
+        let hidden = self.forwards.first().and_then(|(_, socket)| socket.parent()).map(Path::to_owned);
+        crate::Sandbox { network, scratch: Some(self.scratch.clone()), hidden }
     }
 }
 

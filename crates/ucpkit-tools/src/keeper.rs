@@ -272,7 +272,7 @@ unsafe fn kill_children() -> bool {
 
 /// Closes every file descriptor but `keep` (negative ones are ignored):
 /// the keeper holds no pipe its owner waits on, and none of another job's.
-unsafe fn close_all_but(keep: &[RawFd]) {
+pub(crate) unsafe fn close_all_but(keep: &[RawFd]) {
     let mut kept: [RawFd; 2] = [-1, -1];
     for (slot, fd) in kept.iter_mut().zip(keep) {
         *slot = *fd;
@@ -304,7 +304,7 @@ unsafe fn close_range(first: libc::c_uint, last: libc::c_uint) {
 
 /// Ends the keeper as the command ended: its exit code, or its signal
 /// (without a core dump); killed when the command was stopped.
-unsafe fn exit_as(status: Option<libc::c_int>) -> ! {
+pub(crate) unsafe fn exit_as(status: Option<libc::c_int>) -> ! {
     let signal = match status {
         Some(code) if libc::WIFEXITED(code) => libc::_exit(libc::WEXITSTATUS(code)),
         Some(code) if libc::WIFSIGNALED(code) => libc::WTERMSIG(code),

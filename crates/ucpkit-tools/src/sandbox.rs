@@ -49,6 +49,9 @@ pub struct Sandbox {
     /// The one folder besides the root (and `/dev`) it may write under,
     /// instead of `/tmp` (an agent sandbox's scratch folder).
     pub scratch: Option<PathBuf>,
+    /// A folder it cannot see into (covered by an empty read-only tmpfs):
+    /// an agent sandbox's forwarder sockets.
+    pub hidden: Option<PathBuf>,
 }
 
 /// A bind mount made in the sandbox's mount namespace.
@@ -57,6 +60,8 @@ struct Bind {
     /// Read-only, with the flags the mount it lies on has and a remount
     /// inside a user namespace must keep; `None`: only pinned in place.
     read_only: Option<libc::c_ulong>,
+    /// Covered by an empty read-only tmpfs instead.
+    cover: bool,
 }
 
 /// A sandbox made ready in the parent, applied in the child.
@@ -114,7 +119,10 @@ impl Sandbox {
         if !self.network {
             namespaces |= libc::CLONE_NEWNET;
         }
-        let binds = binds(jail.root(), jail.protected(), &writable)?;
+        let mut binds = binds(jail.root(), jail.protected(), &writable)?;
+        if let Some(hidden) = &self.hidden {
+            binds.push(Bind { path: c_path(hidden)?, read_only: None, cover: true });
+        }
         Ok(Prepared { ruleset, maps: (line(uid), line(gid)), namespaces, binds })
     }
 }
@@ -170,7 +178,7 @@ fn binds(root: &Path, protected: &[PathBuf], writable: &[PathBuf]) -> Result<Vec
         for folder in folders.into_iter().rev() {
             let folder = c_path(folder)?;
             if !binds.iter().any(|b| b.path == folder) {
-                binds.push(Bind { path: folder, read_only: None });
+                binds.push(Bind { path: folder, read_only: None, cover: false });
             }
         }
         Ok(())
@@ -187,7 +195,7 @@ fn binds(root: &Path, protected: &[PathBuf], writable: &[PathBuf]) -> Result<Vec
         pin(path.ancestors().skip(1).take_while(|a| a != place).collect(), &mut binds)?;
         let flags = locked_flags(path)?;
         binds.retain(|b| b.path.as_bytes() != path.as_os_str().as_bytes());
-        binds.push(Bind { path: c_path(path)?, read_only: Some(flags) });
+        binds.push(Bind { path: c_path(path)?, read_only: Some(flags), cover: false });
     }
     Ok(binds)
 }
@@ -237,6 +245,12 @@ impl Prepared {
             check(libc::mount(none, c"/".as_ptr(), none, libc::MS_REC | libc::MS_PRIVATE, std::ptr::null()))?;
             for bind in &self.binds {
                 let path = bind.path.as_ptr();
+                if bind.cover {
+                    let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY;
+                    let options = c"size=4k,mode=0500";
+                    check(libc::mount(c"tmpfs".as_ptr(), path, c"tmpfs".as_ptr(), flags, options.as_ptr().cast()))?;
+                    continue;
+                }
                 check(libc::mount(path, path, none, libc::MS_BIND | libc::MS_REC, std::ptr::null()))?;
                 if let Some(flags) = bind.read_only {
                     let remount = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | flags;
@@ -253,10 +267,20 @@ impl Prepared {
     }
 
     /// Confines the calling process with Landlock: run by the command
-    /// between fork and exec, like [`Prepared::enter_namespaces`].
+    /// between fork and exec, like [`Prepared::enter_namespaces`]. In a
+    /// PID namespace of its own, it first mounts a `/proc` of that
+    /// namespace where it may: the host's shows other processes.
     pub(crate) fn restrict(&self) -> std::io::Result<()> {
-        // SAFETY: prctl and the Landlock system call take plain integers.
+        // SAFETY: prctl, mount and the Landlock system call take plain
+        // integers and NUL-terminated strings.
         unsafe {
+            if self.new_pid_namespace() {
+                // Where the kernel refuses (a /proc partly hidden by a
+                // container), the host's stays: this sandbox confines
+                // writes, network and processes, not reads.
+                let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+                libc::mount(c"proc".as_ptr(), c"/proc".as_ptr(), c"proc".as_ptr(), flags, std::ptr::null());
+            }
             check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;
             let restricted = libc::syscall(libc::SYS_landlock_restrict_self, self.ruleset.as_raw_fd(), 0);
             check(i32::try_from(restricted).unwrap_or(-1))

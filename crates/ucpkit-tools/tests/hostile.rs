@@ -119,7 +119,8 @@ fn commands_get_a_clean_environment() {
 fn a_sandboxed_command_signals_no_process_outside() {
     let dir = tempfile::tempdir().unwrap();
     let mut bystander = std::process::Command::new("sleep").arg("60").spawn().unwrap();
-    let sandboxed = Tools::new(dir.path()).unwrap().with_sandbox(Some(Sandbox { network: false, scratch: None }));
+    let sandboxed =
+        Tools::new(dir.path()).unwrap().with_sandbox(Some(Sandbox { network: false, scratch: None, hidden: None }));
     for pid in [bystander.id(), std::process::id()] {
         let tried = bash(&sandboxed, &format!("kill -0 {pid} && echo reached || echo refused"));
         assert!(tried.output.ends_with("refused\n"), "pid {pid}: {}", tried.output);
@@ -141,10 +142,11 @@ fn the_store_is_never_writable_from_the_tools_or_the_sandbox() {
     let config = root.join("nested/.ucp/config.toml");
     std::fs::write(&config, "[agent]\nprovider = \"local\"\n").unwrap();
     let protected = [root.join("nested/.ucp"), root.join("user-config/ucp")];
-    let tools = Tools::new(root)
-        .unwrap()
-        .with_protected(protected.clone())
-        .with_sandbox(Some(Sandbox { network: false, scratch: None }));
+    let tools = Tools::new(root).unwrap().with_protected(protected.clone()).with_sandbox(Some(Sandbox {
+        network: false,
+        scratch: None,
+        hidden: None,
+    }));
     let error = tools.write("nested/.ucp/config.toml", "evil").unwrap_err();
     assert_eq!(error.code(), "protected", "{error}");
     let edit = EditRequest {
@@ -182,10 +184,11 @@ fn a_root_in_tmp_cannot_be_moved_from_the_sandbox() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     std::fs::create_dir(root.join(".ucp")).unwrap();
-    let tools = Tools::new(&root)
-        .unwrap()
-        .with_protected([root.join(".ucp")])
-        .with_sandbox(Some(Sandbox { network: false, scratch: None }));
+    let tools = Tools::new(&root).unwrap().with_protected([root.join(".ucp")]).with_sandbox(Some(Sandbox {
+        network: false,
+        scratch: None,
+        hidden: None,
+    }));
     let moved = format!("{}-moved", root.display());
     let tried = bash(&tools, &format!("cd / && mv {} {moved} && echo done", root.display()));
     assert!(!tried.output.contains("done"), "{}", tried.output);
@@ -211,7 +214,8 @@ fn nothing_a_command_starts_outlives_it() {
     assert_eq!(tools.bash(&request).unwrap().status, JobStatus::TimedOut);
     assert!(gone(pid_in(&dir.path().join("c.pid"))));
     // In the sandbox too.
-    let sandboxed = Tools::new(dir.path()).unwrap().with_sandbox(Some(Sandbox { network: false, scratch: None }));
+    let sandboxed =
+        Tools::new(dir.path()).unwrap().with_sandbox(Some(Sandbox { network: false, scratch: None, hidden: None }));
     let ended = bash(&sandboxed, "setsid sleep 303 & sleep 0.2");
     assert_eq!(ended.status, JobStatus::Exited { code: 0 }, "{}", ended.text);
     assert_eq!(running_with_arguments(&["sleep", "303"]), 0);

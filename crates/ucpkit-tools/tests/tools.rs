@@ -484,7 +484,8 @@ fn ast_search_pages_like_grep() {
 fn the_sandbox_confines_writes_to_the_root_and_cuts_the_network() {
     let outside = tempfile::tempdir_in(scratch::outside_tmp()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let sandboxed = Tools::new(dir.path()).unwrap().with_sandbox(Some(Sandbox { network: false, scratch: None }));
+    let sandboxed =
+        Tools::new(dir.path()).unwrap().with_sandbox(Some(Sandbox { network: false, scratch: None, hidden: None }));
     let inside = bash(&sandboxed, "echo in > inside.txt && cat inside.txt");
     assert_eq!((inside.status, inside.output.as_str()), (JobStatus::Exited { code: 0 }, "in\n"));
     let target = outside.path().join("x.txt");
@@ -503,7 +504,8 @@ fn the_sandbox_confines_writes_to_the_root_and_cuts_the_network() {
     let port = listener.local_addr().unwrap().port();
     let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
     assert!(!bash(&sandboxed, &connect).output.contains("connected"));
-    let open = Tools::new(dir.path()).unwrap().with_sandbox(Some(Sandbox { network: true, scratch: None }));
+    let open =
+        Tools::new(dir.path()).unwrap().with_sandbox(Some(Sandbox { network: true, scratch: None, hidden: None }));
     assert_eq!(bash(&open, &connect).output, "connected\n");
     assert!(!bash(&open, &format!("echo out > {}", target.display())).output.is_empty(), "still confined");
 }
