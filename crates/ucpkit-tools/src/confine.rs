@@ -30,11 +30,10 @@
 //! forbids): its own writes go through the workspace jail.
 
 use std::ffi::CString;
-use std::io::{Read, Write};
-use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::os::fd::{AsRawFd as _, FromRawFd as _};
 use std::os::unix::ffi::OsStrExt as _;
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixListener;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -211,7 +210,7 @@ impl AgentSandbox {
             let socket = net.join(format!("{n}.sock"));
             let listener = UnixListener::bind(&socket).map_err(|e| fail("no forwarder", &e))?;
             let target = endpoint.clone();
-            std::thread::spawn(move || forward_out(listener, target));
+            std::thread::spawn(move || crate::forward::forward_out(listener, target));
             forwards.push((SocketAddr::new(local, endpoint.port), socket));
         }
         hosts_file.push_str("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n");
@@ -466,30 +465,6 @@ unsafe fn loopback_up() -> std::io::Result<()> {
     result
 }
 
-/// Most connections one forwarder carries at once (each is two threads).
-const MAX_CONNECTIONS: usize = 64;
-
-/// Outside: each connection to `listener` is carried to `target`, at most
-/// [`MAX_CONNECTIONS`] at once (more are closed at once).
-fn forward_out(listener: UnixListener, target: Endpoint) {
-    let open = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    for stream in listener.incoming().flatten() {
-        if open.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= MAX_CONNECTIONS {
-            open.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-            continue;
-        }
-        let (target, open) = (target.clone(), open.clone());
-        std::thread::spawn(move || {
-            match TcpStream::connect((target.host.as_str(), target.port)) {
-                Ok(remote) => carry(stream, remote),
-                // The connection inside is closed: its client sees the refusal.
-                Err(_) => drop(stream),
-            }
-            open.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-        });
-    }
-}
-
 impl Inside {
     /// The sandbox this process runs in, when it was started inside one.
     /// Refused when the variable says so and this process is not in a
@@ -510,16 +485,7 @@ impl Inside {
         for (address, socket) in &self.forwards {
             let listener = TcpListener::bind(address)?;
             let socket = socket.clone();
-            std::thread::spawn(move || {
-                for stream in listener.incoming().flatten() {
-                    let socket = socket.clone();
-                    std::thread::spawn(move || {
-                        if let Ok(outside) = UnixStream::connect(&socket) {
-                            carry(stream, outside);
-                        }
-                    });
-                }
-            });
+            std::thread::spawn(move || crate::forward::forward_in(listener, socket));
         }
         Ok(())
     }
@@ -532,45 +498,6 @@ impl Inside {
         let hidden = self.forwards.first().and_then(|(_, socket)| socket.parent()).map(Path::to_owned);
         crate::Sandbox { network, scratch: Some(self.scratch.clone()), hidden }
     }
-}
-
-/// A stream that can be closed for writing.
-trait HalfClose: Read + Write + Send + 'static {
-    fn close_write(&self);
-    fn twin(&self) -> std::io::Result<Self>
-    where
-        Self: Sized;
-}
-
-impl HalfClose for TcpStream {
-    fn close_write(&self) {
-        let _ = self.shutdown(Shutdown::Write);
-    }
-    fn twin(&self) -> std::io::Result<Self> {
-        self.try_clone()
-    }
-}
-
-impl HalfClose for UnixStream {
-    fn close_write(&self) {
-        let _ = self.shutdown(Shutdown::Write);
-    }
-    fn twin(&self) -> std::io::Result<Self> {
-        self.try_clone()
-    }
-}
-
-/// Copies both ways between `a` and `b` until both sides close.
-fn carry<A: HalfClose, B: HalfClose>(a: A, b: B) {
-    let (Ok(mut a_read), Ok(mut b_read)) = (a.twin(), b.twin()) else { return };
-    let (mut a_write, mut b_write) = (a, b);
-    let upstream = std::thread::spawn(move || {
-        let _ = std::io::copy(&mut a_read, &mut b_write);
-        b_write.close_write();
-    });
-    let _ = std::io::copy(&mut b_read, &mut a_write);
-    a_write.close_write();
-    let _ = upstream.join();
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ mod buffers;
 pub mod confine;
 mod edit;
 mod error;
+mod forward;
 mod glob;
 mod grep;
 mod jail;
