@@ -32,7 +32,6 @@
 use std::ffi::CString;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::os::fd::{AsRawFd as _, FromRawFd as _};
-use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::net::UnixListener;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
@@ -41,6 +40,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::sandbox::{c_path, locked_flags};
 use crate::sys::{check, write_proc};
 use crate::ToolError;
 
@@ -143,6 +143,8 @@ struct Cover {
     target: CString,
     /// A folder (an empty tmpfs), else a file (`/dev/null` bound on it).
     folder: bool,
+    /// The flags a read-only remount of a file's bind must keep.
+    locked: libc::c_ulong,
 }
 
 impl AgentSandbox {
@@ -271,17 +273,17 @@ impl AgentSandbox {
 
     /// Everything the child does before exec, made ready.
     fn setup(&self, hosts: &Path, group: Option<CString>) -> Result<Setup, ToolError> {
-        let c = |path: &Path| {
-            CString::new(path.as_os_str().as_bytes())
-                .map_err(|_| ToolError::Arguments(format!("{} holds a NUL byte", path.display())))
-        };
         let mut covers = Vec::new();
         for path in &self.deny_read {
             let Ok(meta) = std::fs::metadata(path) else { continue };
             let real = path.canonicalize().unwrap_or_else(|_| path.clone());
-            covers.push(Cover { target: c(&real)?, folder: meta.is_dir() });
+            let locked = if meta.is_dir() { 0 } else { locked_flags(&real)? };
+            covers.push(Cover { target: c_path(&real)?, folder: meta.is_dir(), locked });
         }
-        let etc_hosts = Path::new("/etc/hosts").canonicalize().ok().map(|p| c(&p)).transpose()?;
+        let etc_hosts = match Path::new("/etc/hosts").canonicalize() {
+            Ok(etc) => Some((c_path(hosts)?, c_path(&etc)?, locked_flags(&etc)?)),
+            Err(_) => None,
+        };
         // SAFETY: getuid and getgid cannot fail and touch no memory.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         let line = |id: u32| CString::new(format!("{id} {id} 1")).expect("digits hold no NUL");
@@ -300,7 +302,7 @@ impl AgentSandbox {
             group,
             maps: (line(uid), line(gid)),
             covers,
-            hosts: etc_hosts.map(|target| Ok::<_, ToolError>((c(hosts)?, target))).transpose()?,
+            hosts: etc_hosts,
             memory: self.memory_bytes,
             processes: self.max_processes.min(hard_process_limit()),
             filter,
@@ -314,8 +316,9 @@ struct Setup {
     group: Option<CString>,
     maps: (CString, CString),
     covers: Vec<Cover>,
-    /// The private hosts file, and `/etc/hosts` it is bound on.
-    hosts: Option<(CString, CString)>,
+    /// The private hosts file, `/etc/hosts` it is bound on, and the
+    /// flags its read-only remount must keep.
+    hosts: Option<(CString, CString, libc::c_ulong)>,
     memory: Option<u64>,
     processes: u64,
     filter: seccompiler::BpfProgram,
@@ -356,13 +359,13 @@ impl Setup {
                 } else {
                     check(libc::mount(c"/dev/null".as_ptr(), target, none, libc::MS_BIND, std::ptr::null()))?;
                     let remount = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY;
-                    check(libc::mount(none, target, none, remount | locked(target), std::ptr::null()))?;
+                    check(libc::mount(none, target, none, remount | cover.locked, std::ptr::null()))?;
                 }
             }
-            if let Some((file, etc)) = &self.hosts {
+            if let Some((file, etc, locked)) = &self.hosts {
                 check(libc::mount(file.as_ptr(), etc.as_ptr(), none, libc::MS_BIND, std::ptr::null()))?;
                 let remount = libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY;
-                check(libc::mount(none, etc.as_ptr(), none, remount | locked(etc.as_ptr()), std::ptr::null()))?;
+                check(libc::mount(none, etc.as_ptr(), none, remount | locked, std::ptr::null()))?;
             }
             loopback_up()?;
             // The agent is process 1 of the new PID namespace: this process
@@ -422,27 +425,6 @@ unsafe fn stand_by(agent: libc::pid_t) -> ! {
             _ => crate::keeper::exit_as(None),
         }
     }
-}
-
-/// The flags of the mount `path` lies on that a read-only remount in a
-/// user namespace must keep.
-///
-/// # Safety
-/// `path` must be a valid NUL-terminated string.
-unsafe fn locked(path: *const libc::c_char) -> libc::c_ulong {
-    let mut stat: libc::statvfs = std::mem::zeroed();
-    if libc::statvfs(path, &mut stat) < 0 {
-        return 0;
-    }
-    let pairs = [
-        (libc::ST_NOSUID, libc::MS_NOSUID),
-        (libc::ST_NODEV, libc::MS_NODEV),
-        (libc::ST_NOEXEC, libc::MS_NOEXEC),
-        (libc::ST_NOATIME, libc::MS_NOATIME),
-        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-        (libc::ST_RELATIME, libc::MS_RELATIME),
-    ];
-    pairs.iter().filter(|(st, _)| stat.f_flag & st != 0).fold(0, |flags, (_, ms)| flags | ms)
 }
 
 /// Brings the new network namespace's loopback up.

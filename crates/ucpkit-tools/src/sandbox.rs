@@ -200,14 +200,14 @@ fn binds(root: &Path, protected: &[PathBuf], writable: &[PathBuf]) -> Result<Vec
     Ok(binds)
 }
 
-fn c_path(path: &Path) -> Result<CString, ToolError> {
+pub(crate) fn c_path(path: &Path) -> Result<CString, ToolError> {
     CString::new(path.as_os_str().as_bytes())
         .map_err(|_| ToolError::Arguments(format!("{} holds a NUL byte", path.display())))
 }
 
 /// The flags of the mount `path` lies on that a read-only remount inside a
 /// user namespace must keep (the kernel refuses to drop them).
-fn locked_flags(path: &Path) -> Result<libc::c_ulong, ToolError> {
+pub(crate) fn locked_flags(path: &Path) -> Result<libc::c_ulong, ToolError> {
     let c = c_path(path)?;
     // SAFETY: `c` is a valid NUL-terminated path and `stat` a valid buffer.
     let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
