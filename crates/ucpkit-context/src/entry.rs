@@ -80,6 +80,10 @@ pub struct Entry {
     /// Titled ancestors (headings, files, folders), outermost first.
     #[serde(skip)]
     pub(crate) path: Vec<BlockId>,
+    /// Its session and time, for a block that records them
+    /// ([`ucpkit_core::outline::occasion`]).
+    #[serde(skip)]
+    pub(crate) occasion: Option<String>,
     /// Lexical similarity to the session task, when there is one.
     #[serde(skip)]
     pub(crate) task_score: Option<f64>,

@@ -44,7 +44,7 @@ pub use error::WindowError;
 pub use evict::PruningPolicy;
 pub use expand::Expansion;
 pub use relevance::{tree_distance, Task};
-pub use render::Stats;
+pub use render::{RenderedPart, Stats};
 pub use segment::BudgetFormat;
 pub use summarize::{ExtractiveSummarizer, Summarizer};
 pub use ucpkit_core::{CompressMethod, CtxDirection, IdMapper, Reason, RenderFormat};

@@ -17,7 +17,7 @@ use crate::window::{ContextWindow, Env};
 
 /// One step of the layout.
 enum Item<'a> {
-    Header(&'a [BlockId]),
+    Header(&'a [BlockId], Option<&'a str>),
     Entry(&'a Entry),
 }
 
@@ -25,14 +25,17 @@ enum Item<'a> {
 fn layout<'a>(doc: &Document, entries: &'a [Entry]) -> Vec<Item<'a>> {
     let mut items = Vec::with_capacity(entries.len() * 2);
     let mut under: Vec<BlockId> = Vec::new();
+    let mut occasion: Option<&str> = None;
     for entry in entries {
         let titled = doc.get(entry.id).and_then(outline::title).is_some();
         // A titled block (heading, file) opens its own section, so stepping
         // back up to one of its ancestors' paths needs no header.
         let returns_to_ancestor = titled && under.starts_with(&entry.path);
-        if entry.path != under && !returns_to_ancestor {
-            items.push(Item::Header(&entry.path));
+        let moved = entry.path != under && !returns_to_ancestor;
+        if moved || entry.occasion.as_deref() != occasion {
+            items.push(Item::Header(&entry.path, entry.occasion.as_deref()));
         }
+        occasion = entry.occasion.as_deref();
         under.clone_from(&entry.path);
         items.push(Item::Entry(entry));
         if titled {
@@ -50,17 +53,19 @@ impl ContextWindow {
         for item in layout(env.doc, &self.entries) {
             match item {
                 Item::Entry(entry) => total += entry.tokens,
-                Item::Header(path) => match self.header_tokens.get(path) {
-                    Some(n) => total += n,
-                    None => missing.push(path.to_vec()),
-                },
+                Item::Header(path, occasion) => {
+                    let key = (path.to_vec(), occasion.map(str::to_owned));
+                    match self.header_tokens.get(&key) {
+                        Some(n) => total += n,
+                        None => missing.push(key),
+                    }
+                }
             }
         }
-        for path in missing {
-            let n = *self
-                .header_tokens
-                .entry(path)
-                .or_insert_with_key(|path| env.tokenizer.count(&segment::header(env.doc, path)));
+        for key in missing {
+            let n = *self.header_tokens.entry(key).or_insert_with_key(|(path, occasion)| {
+                env.tokenizer.count(&segment::header(env.doc, path, occasion.as_deref()))
+            });
             total += n;
         }
         self.total_tokens = total;
@@ -70,24 +75,32 @@ impl ContextWindow {
     /// ids are assigned in `ids`, which the session keeps so later commands
     /// can use them.
     pub fn render(&self, env: &Env, format: RenderFormat, ids: &mut IdMapper) -> String {
+        self.render_parts(env, format, ids).into_iter().map(|part| part.text).collect()
+    }
+
+    /// The rendering as its parts in order (group headers and entries):
+    /// their texts joined are [`ContextWindow::render`]'s text. A context
+    /// merged from several windows picks and joins parts.
+    pub fn render_parts(&self, env: &Env, format: RenderFormat, ids: &mut IdMapper) -> Vec<RenderedPart> {
         let builder = self.builder(env);
-        let mut out = String::new();
+        let mut parts = Vec::new();
         for item in layout(env.doc, &self.entries) {
             match item {
-                Item::Header(path) => out.push_str(&segment::header(env.doc, path)),
+                Item::Header(path, occasion) => {
+                    parts.push(RenderedPart { entry: None, text: segment::header(env.doc, path, occasion) })
+                }
                 Item::Entry(entry) => {
                     let Some(shown) = builder.show(entry.id, entry.representation) else { continue };
-                    match format {
-                        RenderFormat::Default => out.push_str(&segment::entry_segment(&entry.id.to_string(), &shown)),
-                        RenderFormat::ShortIds => {
-                            out.push_str(&segment::entry_segment(&ids.short(entry.id).to_string(), &shown))
-                        }
-                        RenderFormat::Markdown => out.push_str(&segment::markdown_segment(&shown)),
-                    }
+                    let text = match format {
+                        RenderFormat::Default => segment::entry_segment(&entry.id.to_string(), &shown),
+                        RenderFormat::ShortIds => segment::entry_segment(&ids.short(entry.id).to_string(), &shown),
+                        RenderFormat::Markdown => segment::markdown_segment(&shown),
+                    };
+                    parts.push(RenderedPart { entry: Some(entry.id), text });
                 }
             }
         }
-        out
+        parts
     }
 
     /// Counts of the window for CTX STATS.
@@ -121,6 +134,15 @@ impl ContextWindow {
         }
         stats
     }
+}
+
+/// One part of a rendered window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedPart {
+    /// The entry it shows; `None` for a group header (`§ a > b`).
+    pub entry: Option<BlockId>,
+    /// Its text.
+    pub text: String,
 }
 
 /// What CTX STATS reports.

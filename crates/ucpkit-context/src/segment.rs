@@ -15,9 +15,11 @@ use ucpkit_core::{BlockId, Content, Document, Role, Tokenizer};
 use crate::entry::Representation;
 use crate::summarize::Summarizer;
 
-/// The `§ a > b > c` header line for a heading path (with its blank line).
-pub fn header(doc: &Document, path: &[BlockId]) -> String {
-    let titles: Vec<String> = path.iter().filter_map(|id| doc.get(*id).and_then(title)).collect();
+/// The `§ a > b > c` header line for a heading path (with its blank line),
+/// the entries' occasion (their session and time) last.
+pub fn header(doc: &Document, path: &[BlockId], occasion: Option<&str>) -> String {
+    let mut titles: Vec<String> = path.iter().filter_map(|id| doc.get(*id).and_then(title)).collect();
+    titles.extend(occasion.map(str::to_owned));
     if titles.is_empty() {
         "§ /\n\n".to_owned()
     } else {

@@ -169,7 +169,7 @@ pub struct ContextWindow {
     #[serde(skip)]
     pub(crate) synced_version: Option<u64>,
     #[serde(skip)]
-    pub(crate) header_tokens: HashMap<Vec<BlockId>, usize>,
+    pub(crate) header_tokens: HashMap<(Vec<BlockId>, Option<String>), usize>,
 }
 
 mod task_text {
@@ -601,6 +601,7 @@ impl ContextWindow {
             access_count: 1,
             order: Vec::new(),
             path: Vec::new(),
+            occasion: None,
             task_score: None,
         };
         refresh(&mut entry, builder, self.task.as_ref());
@@ -613,6 +614,7 @@ pub(crate) fn refresh(entry: &mut Entry, builder: &Builder, task: Option<&Task>)
     let doc = builder.doc;
     entry.order = outline::order_key(doc, entry.id);
     entry.path = outline::titled_path(doc, entry.id);
+    entry.occasion = doc.get(entry.id).and_then(outline::occasion);
     entry.task_score = task_score(builder, entry.id, &entry.path, task);
     entry.full_tokens = doc.get(entry.id).map_or(0, |b| outline::block_tokens(b, builder.tokenizer));
     entry.tokens = builder.show(entry.id, entry.representation).map_or(0, |shown| builder.count(entry.id, &shown));

@@ -24,6 +24,20 @@ pub fn title(block: &Block) -> Option<String> {
     })
 }
 
+/// When and where a block happened, for blocks that record it (a
+/// conversation's turns kept as memories): its metadata's `session` and
+/// `time`, joined by ` · `. Shown next to its heading path, never inside
+/// its text.
+pub fn occasion(block: &Block) -> Option<String> {
+    let text = |key: &str| match block.metadata.custom.get(key)? {
+        serde_json::Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_owned()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    };
+    let parts: Vec<String> = ["session", "time"].into_iter().filter_map(text).collect();
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
 /// The titled ancestors of a block, outermost first. A folder whose path
 /// the label of a file or folder below it (the block itself included)
 /// already starts with is left out: `library > library/csv.html` reads

@@ -129,7 +129,12 @@ pub(super) fn assemble(
         }
     }
     let mut ids = IdMapper::new();
-    let mut text = window.render(&env, request.format, &mut ids);
+    let render = |window: &ContextWindow, ids: &mut IdMapper| {
+        let parts = window.render_parts(&env, request.format, ids);
+        let text: String = parts.iter().map(|p| p.text.as_str()).collect();
+        (parts, text)
+    };
+    let (mut parts, mut text) = render(&window, &mut ids);
     let mut tokens = env.tokenizer.count(&text);
     // The window bounds the counted format; short ids and markdown are never
     // longer, but the exact count is the promise, so check it.
@@ -139,7 +144,7 @@ pub(super) fn assemble(
             break;
         };
         window.remove(&env, weakest)?;
-        text = window.render(&env, request.format, &mut ids);
+        (parts, text) = render(&window, &mut ids);
         tokens = env.tokenizer.count(&text);
     }
     let blocks = window
@@ -150,10 +155,12 @@ pub(super) fn assemble(
             let source = block.and_then(|b| b.metadata.source.as_ref());
             ContextBlock {
                 id: entry.id,
+                document: None,
                 role: block.and_then(|b| b.role()).map(|r| r.as_str().to_owned()),
                 file: source.map(|s| s.file.to_string()),
                 lines: source.map(|s| [s.start_line, s.end_line]),
                 heading_path: heading_path(doc, entry.id),
+                occasion: block.and_then(ucpkit_core::outline::occasion),
                 symbol: block.and_then(ucpkit_core::outline::symbol).map(str::to_owned),
                 relevance: relevance.get(&entry.id).copied().unwrap_or(entry.relevance),
                 representation: entry.representation,
@@ -163,6 +170,7 @@ pub(super) fn assemble(
         .collect();
     Ok(BuiltContext {
         text,
+        parts,
         tokens,
         budget: request.budget,
         blocks,

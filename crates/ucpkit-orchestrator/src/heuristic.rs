@@ -141,9 +141,13 @@ impl HeuristicPolicy {
             .map(|s| (s.view.id, self.score(exploration, heading, s.view), s.view.edges))
             .collect();
         let best = own.iter().map(|(_, s, _)| *s).fold(0.0, f64::max);
-        // The section's heading speaks for the whole section.
+        // The section's heading speaks for the whole section; a root that
+        // is content itself (a block under no heading: a memory) keeps its
+        // own ranking.
         let heading_score = self.coverage_weight * exploration.terms.coverage_mask(heading);
-        decision.share.push(block_discovery(task.root, heading_score.max(best), task.root, "section", self.ttl));
+        let own_score = exploration.terms.ranked(task.root).unwrap_or(0.0);
+        let section_score = heading_score.max(best).max(own_score);
+        decision.share.push(block_discovery(task.root, section_score, task.root, "section", self.ttl));
         for (block, score, _) in &own {
             decision.share.push(block_discovery(*block, *score, task.root, "section block", self.ttl));
         }

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 use ucpkit_core::outline;
 
 use serde::Serialize;
-use ucpkit_context::Representation;
+use ucpkit_context::{RenderedPart, Representation};
 use ucpkit_core::{BlockId, Document, IdMap, IdSet};
 use ucpkit_search::SearchOptions;
 use ucpkit_ucl::RenderFormat;
@@ -139,6 +139,10 @@ impl ContextRequest {
 pub struct ContextBlock {
     /// The block.
     pub id: BlockId,
+    /// The stored document it is a block of (set by the library, which
+    /// knows the name).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub document: Option<String>,
     /// Its role.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
@@ -150,6 +154,10 @@ pub struct ContextBlock {
     pub lines: Option<[u32; 2]>,
     /// Titles of the headings (and file) above it, outermost first.
     pub heading_path: Vec<String>,
+    /// When and where it happened (session, time), for a block that
+    /// records it: a conversation's turn kept as a memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub occasion: Option<String>,
     /// The code symbol it defines (`Class.method`), for code.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub symbol: Option<String>,
@@ -179,6 +187,10 @@ pub struct Timings {
 pub struct BuiltContext {
     /// The rendered context.
     pub text: String,
+    /// Its parts in order (group headers and blocks): joined, they are
+    /// `text`. A context over several documents is merged from them.
+    #[serde(skip)]
+    pub parts: Vec<RenderedPart>,
     /// Its tokens (exact; never more than the budget).
     pub tokens: usize,
     /// The budget asked for.

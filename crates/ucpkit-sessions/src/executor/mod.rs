@@ -172,7 +172,8 @@ impl Run<'_> {
                     .filter(|h| self.doc.contains(h.id))
                     .map(|h| {
                         let path = outline::titled_path(self.doc, h.id);
-                        let note = match segment::header(self.doc, &path).trim_end() {
+                        let occasion = self.doc.get(h.id).and_then(outline::occasion);
+                        let note = match segment::header(self.doc, &path, occasion.as_deref()).trim_end() {
                             "§ /" => format!("{:.2}", h.score),
                             header => format!("{:.2} {header}", h.score),
                         };
