@@ -69,18 +69,34 @@ pub(crate) enum MemoryAction {
         #[command(flatten)]
         filters: Filters,
     },
-    /// Store the memories of a JSON-lines file ({"content", "kind", "tags",
-    /// "links"} per line) at once; ones already there are skipped.
-    #[command(after_help = "Example:\n  ucp memory import notes.jsonl")]
+    /// Store the memories of a file at once; ones already there are
+    /// skipped. JSON lines ({"content", "kind", "tags", "links", "speaker",
+    /// "session", "time"} per line), or a conversation in markdown (a
+    /// heading per session, a paragraph per turn `Speaker: text`): one
+    /// memory per turn, with its speaker and its session.
+    #[command(after_help = "Examples:\n  ucp memory import notes.jsonl\n  ucp memory import chat.md")]
     Import {
         /// The file; `-` reads standard input.
         file: PathBuf,
+        /// How the file is written (default: `conversation` for .md and
+        /// .markdown files, else `jsonl`).
+        #[arg(long, value_enum)]
+        format: Option<ImportFormat>,
     },
     /// Delete a memory.
     Forget {
         /// Its id (blk_...).
         id: String,
     },
+}
+
+/// How a memory import's file is written.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ImportFormat {
+    /// One memory as JSON per line.
+    Jsonl,
+    /// A conversation in markdown: a heading per session, a paragraph per turn.
+    Conversation,
 }
 
 /// `30m`, `12h`, `7d` before now, or a time in ms since the epoch.
@@ -114,6 +130,7 @@ pub(crate) fn memory(cli: &Cli, args: &MemoryArgs) -> anyhow::Result<()> {
                 tags: tags.clone(),
                 links: links.clone(),
                 namespace: args.namespace.clone(),
+                ..NewMemory::default()
             };
             let stored = AgentState::of(&library).memory_store(&memory)?;
             if cli.json {
@@ -136,18 +153,24 @@ pub(crate) fn memory(cli: &Cli, args: &MemoryArgs) -> anyhow::Result<()> {
             }
             print(&ucpkit_registry::parts::memory::memories_text(&recent))
         }
-        MemoryAction::Import { file } => {
+        MemoryAction::Import { file, format } => {
             let text = if file.as_os_str() == "-" {
                 std::io::read_to_string(std::io::stdin())?
             } else {
                 std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?
             };
-            let memories = text
-                .lines()
-                .enumerate()
-                .filter(|(_, line)| !line.trim().is_empty())
-                .map(|(n, line)| serde_json::from_str::<NewMemory>(line).with_context(|| format!("line {}", n + 1)))
-                .collect::<anyhow::Result<Vec<_>>>()?;
+            let markdown =
+                file.extension().is_some_and(|e| e.eq_ignore_ascii_case("md") || e.eq_ignore_ascii_case("markdown"));
+            let format = format.unwrap_or(if markdown { ImportFormat::Conversation } else { ImportFormat::Jsonl });
+            let memories = match format {
+                ImportFormat::Conversation => ucpkit_registry::parts::memory::conversation_turns(&text),
+                ImportFormat::Jsonl => text
+                    .lines()
+                    .enumerate()
+                    .filter(|(_, line)| !line.trim().is_empty())
+                    .map(|(n, line)| serde_json::from_str::<NewMemory>(line).with_context(|| format!("line {}", n + 1)))
+                    .collect::<anyhow::Result<Vec<_>>>()?,
+            };
             let (stored, skipped) = AgentState::of(&library).memory_import(args.namespace.as_deref(), &memories)?;
             if cli.json {
                 return print_json(&serde_json::json!({ "stored": stored, "skipped": skipped }));

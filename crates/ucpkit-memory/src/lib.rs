@@ -16,11 +16,13 @@
 //! let found = state.memory_search("fuzzing", &MemoryFilter::default(), 5).unwrap();
 //! ```
 
+pub mod conversation;
 pub mod memory;
 pub mod relations;
 
 use ucpkit_workspace::Library;
 
+pub use conversation::{conversation_turns, TURN_KIND};
 pub use memory::{
     memories_text, memory_document, Memory, MemoryFilter, NewMemory, Stored, DEFAULT_KIND, MAX_MEMORY_BYTES,
     MEMORY_DOCUMENT,

@@ -30,6 +30,9 @@ pub const DEFAULT_KIND: &str = "note";
 /// Most bytes one memory holds.
 pub const MAX_MEMORY_BYTES: usize = 64 * 1024;
 
+/// Most bytes of a memory's speaker, session or time.
+pub const MAX_LABEL_BYTES: usize = 256;
+
 /// Memories an import writes per script (one transaction each).
 pub const IMPORT_BATCH: usize = 5_000;
 
@@ -52,6 +55,13 @@ pub struct NewMemory {
     pub links: Vec<String>,
     /// Whose memory: an agent's or a user's; the project's when `None`.
     pub namespace: Option<String>,
+    /// Who said it, for a conversation's turn.
+    pub speaker: Option<String>,
+    /// The session (a conversation's sitting) it belongs to, as written.
+    pub session: Option<String>,
+    /// When it happened, as written (a date, a time): shown next to it in
+    /// a context, so a question about *when* can be answered.
+    pub time: Option<String>,
 }
 
 /// Which memories a search or a listing keeps.
@@ -95,6 +105,15 @@ pub struct Memory {
     pub links: Vec<String>,
     /// When it was stored (ms since the epoch).
     pub created_ms: i64,
+    /// Who said it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speaker: Option<String>,
+    /// Its session, as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// When it happened, as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time: Option<String>,
     /// Its search score (relative to the best hit), for a search.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
@@ -109,6 +128,7 @@ impl Memory {
                 .map(|items| items.iter().filter_map(|i| i.as_str().map(str::to_owned)).collect())
                 .unwrap_or_default()
         };
+        let text = |value: Option<&serde_json::Value>| value.and_then(|v| v.as_str()).map(str::to_owned);
         Memory {
             id: block.id.to_string(),
             document: document.to_owned(),
@@ -117,6 +137,9 @@ impl Memory {
             tags: block.metadata.tags.clone(),
             links: strings(custom.get("links")),
             created_ms: block.metadata.timestamps.created_ms,
+            speaker: text(custom.get("speaker")),
+            session: text(custom.get("session")),
+            time: text(custom.get("time")),
             score: None,
         }
     }
@@ -157,16 +180,17 @@ pub fn memory_document(namespace: Option<&str>) -> Result<String, WorkspaceError
 /// Agent-state document `base` of `namespace`: `base` itself, or
 /// `base@namespace`.
 pub(crate) fn namespaced(base: &str, namespace: Option<&str>) -> Result<String, WorkspaceError> {
-    let Some(namespace) = namespace else { return Ok(base.to_owned()) };
-    let ok = !namespace.is_empty()
-        && namespace.len() <= 64
-        && namespace.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if !ok {
-        return Err(WorkspaceError::Invalid(format!(
-            "namespace {namespace:?}: 1 to 64 letters, digits, '-', '_' or '.'"
-        )));
-    }
-    Ok(format!("{base}@{namespace}"))
+    ucpkit_store::namespaced_document(base, namespace).map_err(|e| WorkspaceError::Invalid(e.to_string()))
+}
+
+/// What makes two memories one: kind, occasion and words.
+type Identity = (String, Option<String>, Option<String>, Vec<String>);
+
+/// The identity of a memory: the same words said on another occasion (a
+/// conversation's "Bye!" in two sessions) are two memories.
+fn identity(kind: &str, session: &Option<String>, time: &Option<String>, content: &str) -> Identity {
+    let label = |v: &Option<String>| v.as_deref().map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned);
+    (kind.to_owned(), label(session), label(time), words(content))
 }
 
 /// A kind as stored: lower case, one word.
@@ -203,7 +227,7 @@ impl AgentState<'_> {
         let name = memory_document(memory.namespace.as_deref())?;
         self.library.create_if_absent(&name)?;
         let _checked = self.library.state_writes();
-        if let Some(same) = self.same_memory(&name, &memory.content, &kind)? {
+        if let Some(same) = self.same_memory(&name, memory, &kind)? {
             return Ok(Stored { memory: same, duplicate: true });
         }
         let (workspace, created) = self.library.run_commands(&name, &[append], ATTEMPTS)?;
@@ -237,7 +261,7 @@ impl AgentState<'_> {
         }
         self.library.create_if_absent(&name)?;
         let _checked = self.library.state_writes();
-        let mut seen: HashSet<(String, Vec<String>)> = {
+        let mut seen: HashSet<Identity> = {
             let workspace = self.library.workspace(&name)?;
             let engine = workspace.traversal().engine();
             let doc = engine.document();
@@ -246,14 +270,14 @@ impl AgentState<'_> {
                 .filter_map(|id| doc.get(*id))
                 .map(|block| {
                     let memory = Memory::of(&name, block);
-                    (memory.kind, words(&memory.content))
+                    identity(&memory.kind, &memory.session, &memory.time, &memory.content)
                 })
                 .collect()
         };
         let mut fresh = Vec::new();
         for (memory, command) in memories.iter().zip(commands) {
             let kind = checked_kind(memory.kind.as_deref())?;
-            if seen.insert((kind, words(&memory.content))) {
+            if seen.insert(identity(&kind, &memory.session, &memory.time, &memory.content)) {
                 fresh.push(command);
             }
         }
@@ -339,8 +363,10 @@ impl AgentState<'_> {
         Ok(true)
     }
 
-    /// The memory of `name` of kind `kind` that says what `content` says.
-    fn same_memory(&self, name: &str, content: &str, kind: &str) -> Result<Option<Memory>, WorkspaceError> {
+    /// The memory of `name` of kind `kind` that says what `memory` says, on
+    /// the same occasion.
+    fn same_memory(&self, name: &str, memory: &NewMemory, kind: &str) -> Result<Option<Memory>, WorkspaceError> {
+        let content = memory.content.as_str();
         let workspace = self.library.workspace(name)?;
         let engine = workspace.traversal().engine();
         if engine.document().children(BlockId::ROOT).is_empty() {
@@ -352,11 +378,12 @@ impl AgentState<'_> {
         let hits = workspace.search(&request)?;
         let engine = workspace.traversal().engine();
         let doc = engine.document();
-        let wanted = words(content);
         Ok(hits.results.iter().find_map(|hit| {
             let block = doc.get(hit.id.parse::<BlockId>().ok()?)?;
-            let memory = is_memory(doc, block).then(|| Memory::of(name, block))?;
-            (memory.kind == kind && wanted == words(&memory.content)).then_some(memory)
+            let found = is_memory(doc, block).then(|| Memory::of(name, block))?;
+            (identity(&found.kind, &found.session, &found.time, &found.content)
+                == identity(kind, &memory.session, &memory.time, content))
+            .then_some(found)
         }))
     }
 }
@@ -378,6 +405,18 @@ fn append_command(memory: &NewMemory) -> Result<Command, WorkspaceError> {
         return Err(WorkspaceError::Invalid(format!("tag {tag:?} is empty or holds control characters")));
     }
     let strings = |items: &[String]| Value::Array(items.iter().map(|s| Value::String(s.clone())).collect());
+    let mut custom = vec![("kind".into(), Value::String(kind)), ("links".into(), strings(&memory.links))];
+    for (key, value) in [("speaker", &memory.speaker), ("session", &memory.session), ("time", &memory.time)] {
+        match value.as_deref().map(str::trim) {
+            Some(v) if v.chars().any(char::is_control) || v.len() > MAX_LABEL_BYTES => {
+                return Err(WorkspaceError::Invalid(format!(
+                    "{key} {v:?}: one line of at most {MAX_LABEL_BYTES} bytes"
+                )));
+            }
+            Some(v) if !v.is_empty() => custom.push((key.into(), Value::String(v.to_owned()))),
+            _ => {}
+        }
+    }
     Ok(Command::Append(Append {
         parent: BlockRef::Id(BlockId::ROOT),
         content_type: ContentType::Text,
@@ -386,10 +425,7 @@ fn append_command(memory: &NewMemory) -> Result<Command, WorkspaceError> {
             ("role".into(), Value::String("note".into())),
             ("tags".into(), strings(&memory.tags)),
             ("created_ms".into(), Value::Int(ucpkit_core::now_ms())),
-            (
-                "custom".into(),
-                Value::Object(vec![("kind".into(), Value::String(kind)), ("links".into(), strings(&memory.links))]),
-            ),
+            ("custom".into(), Value::Object(custom)),
         ],
         content: Some(ContentLiteral::Value(Value::String(memory.content.clone()))),
     }))

@@ -144,6 +144,7 @@ pub(crate) fn tools() -> Vec<Tool> {
                     tags: Strings::of(args.tags),
                     links: Strings::of(args.links),
                     namespace: args.namespace,
+                    ..NewMemory::default()
                 };
                 let stored = AgentState::of(connection.library()).memory_store(&memory)?;
                 let said = if stored.duplicate { "already remembered as" } else { "remembered as" };

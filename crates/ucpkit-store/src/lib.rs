@@ -23,7 +23,9 @@ mod schema;
 mod transcripts;
 
 pub use indexed::IndexedFrom;
-pub use name::{check_document_name, is_agent_state, AGENT_STATE_DOCUMENTS, MAX_DOCUMENT_NAME_CHARS};
+pub use name::{
+    check_document_name, is_agent_state, namespaced_document, AGENT_STATE_DOCUMENTS, MAX_DOCUMENT_NAME_CHARS,
+};
 pub use part::Part;
 pub use transcripts::StoredTranscript;
 

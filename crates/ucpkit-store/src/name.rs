@@ -31,6 +31,28 @@ pub fn is_agent_state(name: &str) -> bool {
     AGENT_STATE_DOCUMENTS.contains(&base)
 }
 
+/// Agent-state document `base` ([`AGENT_STATE_DOCUMENTS`]) of
+/// `namespace`: `base` itself, or `base@namespace`; a namespace has 1 to
+/// 64 letters, digits, `-`, `_` or `.`.
+///
+/// ```
+/// assert_eq!(ucpkit_store::namespaced_document("memory", Some("agent-7")).unwrap(), "memory@agent-7");
+/// assert!(ucpkit_store::namespaced_document("memory", Some("a/b")).is_err());
+/// ```
+pub fn namespaced_document(base: &str, namespace: Option<&str>) -> Result<String, StoreError> {
+    let Some(namespace) = namespace else { return Ok(base.to_owned()) };
+    let ok = !namespace.is_empty()
+        && namespace.len() <= 64
+        && namespace.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !ok {
+        return Err(StoreError::InvalidName {
+            name: shown(namespace),
+            rule: "a namespace has 1 to 64 letters, digits, '-', '_' or '.'".into(),
+        });
+    }
+    Ok(format!("{base}@{namespace}"))
+}
+
 /// Checks `name` against the rules for document names; the error names
 /// the rule that failed.
 ///
