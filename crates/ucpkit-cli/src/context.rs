@@ -9,7 +9,7 @@ use ucpkit_eval::{FlatChunks, Orchestrated, Outcome, Ranking};
 use ucpkit_workspace::vocabulary::RenderFormat;
 use ucpkit_workspace::vocabulary::Tokenizer as _;
 use ucpkit_workspace::vocabulary::{load_embedder, Mode};
-use ucpkit_workspace::{ContextOptions, IndexOptions, Scope, SharedPolicy, DEFAULT_BUDGET, MIN_BUDGET};
+use ucpkit_workspace::{ContextOptions, IndexOptions, Scope, SharedPolicy, Sources, DEFAULT_BUDGET, MIN_BUDGET};
 
 use crate::{print, print_json, Cli};
 
@@ -60,6 +60,14 @@ pub(crate) struct ContextArgs {
     /// the best hits: for a question that is an issue about the code.
     #[arg(long)]
     code: bool,
+    /// Every document of the store (memories and plans excepted): one
+    /// ranking and one budget across them, with --doc's too.
+    #[arg(long)]
+    all: bool,
+    /// Memories too (the project's, or NAMESPACE's), ranked with the
+    /// documents' blocks.
+    #[arg(long, value_name = "NAMESPACE", num_args = 0..=1, default_missing_value = "")]
+    memory: Option<String>,
     #[command(flatten)]
     policy: PolicyArgs,
 }
@@ -135,8 +143,20 @@ pub(crate) struct EvalArgs {
     /// Only the first N questions.
     #[arg(long, value_name = "N", value_parser = crate::count_in(1, usize::MAX))]
     first: Option<usize>,
+    /// Ask every document of the store at once (as `ucp context --all`),
+    /// with --doc's too; no baselines.
+    #[arg(long)]
+    all: bool,
+    /// Memories too (the project's, or NAMESPACE's), as `ucp context --memory`.
+    #[arg(long, value_name = "NAMESPACE", num_args = 0..=1, default_missing_value = "")]
+    memory: Option<String>,
     #[command(flatten)]
     policy: PolicyArgs,
+}
+
+/// The sources --doc, --all and --memory name.
+fn sources(cli: &Cli, all: bool, memory: Option<&String>) -> Sources {
+    Sources { documents: cli.docs.clone(), all, memory: memory.map(|ns| Some(ns.clone()).filter(|ns| !ns.is_empty())) }
 }
 
 pub(crate) fn context(cli: &Cli, args: &ContextArgs) -> anyhow::Result<()> {
@@ -150,30 +170,35 @@ pub(crate) fn context(cli: &Cli, args: &ContextArgs) -> anyhow::Result<()> {
         policy: policy.clone().map(|p| SharedPolicy(p as Arc<dyn ucpkit_workspace::vocabulary::Policy>)),
         ..ContextOptions::new(args.question.clone())
     };
-    let name = match &args.corpus {
-        Some(path) => {
-            let indexed =
-                library.index_stored(std::slice::from_ref(path), cli.doc.as_deref(), &IndexOptions::default(), &())?;
-            if indexed.changed && !cli.json {
-                eprintln!(
-                    "ucp: indexed {} as {} ({} files, {} blocks)",
-                    path.display(),
-                    indexed.name,
-                    indexed.report.files,
-                    indexed.report.blocks
-                );
-            }
-            indexed.name
+    let mut sources = sources(cli, args.all, args.memory.as_ref());
+    if let Some(path) = &args.corpus {
+        if cli.docs.len() > 1 {
+            anyhow::bail!("--corpus is indexed under one --doc name, not {}", cli.docs.len());
         }
-        None => library.default_document()?,
-    };
+        let indexed = library.index_stored(std::slice::from_ref(path), cli.doc(), &IndexOptions::default(), &())?;
+        if indexed.changed && !cli.json {
+            eprintln!(
+                "ucp: indexed {} as {} ({} files, {} blocks)",
+                path.display(),
+                indexed.name,
+                indexed.report.files,
+                indexed.report.blocks
+            );
+        }
+        sources.documents = vec![indexed.name];
+    }
     // Only what the question reaches is read, when the store allows.
-    let built = library.context_in(Some(&name), &options)?;
+    let built = library.context_across(&sources, &options)?;
     report_policy(policy.as_deref());
-    let name = name.as_str();
+    let names = library.source_names(&sources)?;
+    let name = names.join(", ");
     if cli.json {
+        let document = match names.as_slice() {
+            [one] => serde_json::json!(one),
+            many => serde_json::json!(many),
+        };
         return print_json(&serde_json::json!({
-            "document": name,
+            "document": document,
             "question": args.question,
             "context": built,
         }));
@@ -208,6 +233,9 @@ pub(crate) fn eval(cli: &Cli, args: &EvalArgs) -> anyhow::Result<()> {
         questions.truncate(first);
     }
     let library = cli.library(false)?;
+    if args.all || args.memory.is_some() {
+        return eval_across(cli, args, &library, questions);
+    }
     let workspace = cli.workspace(&library)?;
     let name = workspace.name();
     let tokenizer = ucpkit_workspace::vocabulary::BpeTokenizer::default();
@@ -257,8 +285,36 @@ pub(crate) fn eval(cli: &Cli, args: &EvalArgs) -> anyhow::Result<()> {
     if interactive {
         eprint!("\r{}\r", " ".repeat(60));
     }
+    print_report(cli, args, name, &report)
+}
+
+/// `ucp eval --all` / `--memory`: the engine alone, over several sources.
+fn eval_across(
+    cli: &Cli,
+    args: &EvalArgs,
+    library: &ucpkit_workspace::Library,
+    questions: Vec<ucpkit_eval::Question>,
+) -> anyhow::Result<()> {
+    let sources = sources(cli, args.all, args.memory.as_ref());
+    let names = library.source_names(&sources)?.join(", ");
+    let policy = args.policy.policy(cli)?;
+    let options = ContextOptions {
+        agents: args.agents,
+        format: args.format.into(),
+        policy: policy.clone().map(|p| SharedPolicy(p as Arc<dyn ucpkit_workspace::vocabulary::Policy>)),
+        ..ContextOptions::new("")
+    };
+    let system = ucpkit_eval::Across { library, sources, options };
+    let tokenizer = ucpkit_workspace::vocabulary::BpeTokenizer::default();
+    let report = ucpkit_eval::evaluate(&[&system], &questions, &args.budget, tokenizer.name(), &mut |_| {})?;
+    report_policy(policy.as_deref());
+    print_report(cli, args, &names, &report)
+}
+
+/// Prints an evaluation's report (with every question's result when asked).
+fn print_report(cli: &Cli, args: &EvalArgs, name: &str, report: &ucpkit_eval::Report) -> anyhow::Result<()> {
     if cli.json {
-        return print_json(&report);
+        return print_json(report);
     }
     let mut out = String::new();
     if args.per_question {

@@ -35,9 +35,10 @@ pub(crate) struct Cli {
     /// Store directory (default: ./.ucp).
     #[arg(long, global = true, env = "UCP_STORE", value_name = "DIR")]
     store: Option<PathBuf>,
-    /// Document to work on; may be left out when the store holds one.
-    #[arg(long, global = true, value_name = "NAME")]
-    doc: Option<String>,
+    /// Document to work on; may be left out when the store holds one
+    /// (`ucp context` takes it more than once: one context over them all).
+    #[arg(long = "doc", global = true, value_name = "NAME", action = clap::ArgAction::Append)]
+    docs: Vec<String>,
     /// Embedding model directory (model.safetensors, tokenizer.json,
     /// config.json of a model2vec model; `scripts/fetch-model` gets one).
     /// Search becomes hybrid (BM25 + vectors).
@@ -347,10 +348,16 @@ impl Cli {
         Ok(if create { Library::open(config)? } else { Library::open_existing(config)? })
     }
 
+    /// The one document --doc names (commands other than `ucp context`
+    /// refuse more than one before they run).
+    pub(crate) fn doc(&self) -> Option<&str> {
+        self.docs.first().map(String::as_str)
+    }
+
     /// The configuration [`Cli::library`] opens.
     pub(crate) fn library_config(&self) -> LibraryConfig {
         let mut config = LibraryConfig::new(self.store_dir());
-        config.document = self.doc.clone();
+        config.document = self.doc().map(str::to_owned);
         config.model = self.model.clone();
         config.limits.max_ops_per_second = u32::MAX;
         // The user's own command line may index any path they name.
@@ -371,6 +378,9 @@ impl Cli {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<()> {
+    if cli.docs.len() > 1 && !matches!(cli.command, Command::Context(_)) {
+        anyhow::bail!("--doc is given {} times: only `ucp context` works on several documents", cli.docs.len());
+    }
     match &cli.command {
         Command::Agent(args) => agent::run(cli, args),
         Command::Acp(args) => acp::run(cli, args),

@@ -144,7 +144,7 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         false => None,
     };
     let mut config = LibraryConfig::new(cli.store_dir());
-    config.document = cli.doc.clone();
+    config.document = cli.doc().map(str::to_owned);
     config.model = cli.model.clone();
     config.allowed_roots = Some(args.allow.clone());
     config.read_only = args.read_only;

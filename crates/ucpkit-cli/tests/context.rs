@@ -139,3 +139,38 @@ fn eval_rejects_bad_input_clearly() {
     let missing = dir.path().join("missing.jsonl");
     assert_user_error(&ucp(&store, &["eval", missing.to_str().unwrap()]), "missing.jsonl");
 }
+
+#[test]
+fn one_context_over_several_documents_and_a_conversation() {
+    let (dir, store) = indexed();
+    let notes = dir.path().join("notes.md");
+    std::fs::write(&notes, "# Garden\n\nTomatoes need staking once they reach knee height.\n").unwrap();
+    assert!(ucp(&store, &["index", notes.to_str().unwrap(), "--name", "notes"]).status.success());
+    let chat = dir.path().join("chat.md");
+    std::fs::write(&chat, "# Chat\n\n## Session 1 (9 May, 2023)\n\nAna: I staked the tomatoes on Sunday.\n").unwrap();
+    let imported = ucp(&store, &["memory", "import", chat.to_str().unwrap()]);
+    assert!(stderr(&imported).is_empty(), "{}", stderr(&imported));
+    assert_eq!(String::from_utf8_lossy(&imported.stdout), "stored 1 memories, skipped 0 already there\n");
+
+    let question = "When were the tomatoes staked?";
+    let out = json(&ucp(&store, &["--json", "context", question, "--all", "--memory", "--budget", "300"]));
+    assert_eq!(out["document"], serde_json::json!(["node", "notes", "memory"]));
+    let context = &out["context"];
+    let text = context["text"].as_str().unwrap();
+    assert!(text.contains("§ memory > Session 1 (9 May, 2023)\n\nAna: I staked the tomatoes on Sunday.\n"), "{text}");
+    assert!(text.contains("§ notes > Garden\n\nTomatoes need staking"), "{text}");
+    assert!(context["tokens"].as_u64().unwrap() <= 300);
+    let documents: Vec<&str> =
+        context["blocks"].as_array().unwrap().iter().map(|b| b["document"].as_str().unwrap()).collect();
+    assert!(documents.contains(&"memory") && documents.contains(&"notes"), "{documents:?}");
+
+    // Named documents only: the memories stay out.
+    let out =
+        json(&ucp(&store, &["--json", "--doc", "notes", "--doc", "node", "context", question, "--budget", "300"]));
+    assert!(!out["context"]["text"].as_str().unwrap().contains("Ana:"));
+
+    // Only `ucp context` takes several documents; bad names are refused.
+    assert_user_error(&ucp(&store, &["--doc", "notes", "--doc", "node", "search", "tomatoes"]), "only `ucp context`");
+    assert_user_error(&ucp(&store, &["--doc", "nowhere", "--doc", "node", "context", question]), "nowhere");
+    assert_user_error(&ucp(&store, &["context", question, "--memory", "a/b"]), "namespace");
+}

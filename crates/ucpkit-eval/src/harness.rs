@@ -61,6 +61,34 @@ impl ContextSystem for Orchestrated<'_> {
     }
 }
 
+/// The engine over several stored sources at once (documents, code and
+/// memories: [`ucpkit_workspace::Sources`]), one ranking and one budget.
+pub struct Across<'a> {
+    /// The store's library.
+    pub library: &'a ucpkit_workspace::Library,
+    /// What the contexts are built from.
+    pub sources: ucpkit_workspace::Sources,
+    /// The orchestrator's options (question and budget are each run's).
+    pub options: ucpkit_workspace::ContextOptions,
+}
+
+impl ContextSystem for Across<'_> {
+    fn name(&self) -> String {
+        "ucp context (sources)".to_owned()
+    }
+
+    fn build(&self, question: &str, budget: usize) -> Result<Retrieved, EvalError> {
+        let started = Instant::now();
+        let options =
+            ucpkit_workspace::ContextOptions { question: question.to_owned(), budget, ..self.options.clone() };
+        let built = self.library.context_across(&self.sources, &options)?;
+        let mut files: Vec<String> = built.blocks.iter().filter_map(|b| b.file.clone()).collect();
+        files.sort_unstable();
+        files.dedup();
+        Ok(Retrieved { text: built.text, tokens: built.tokens, files, ms: started.elapsed().as_secs_f64() * 1000.0 })
+    }
+}
+
 /// One question run by one system at one budget.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outcome {

@@ -17,7 +17,7 @@ mod metric;
 mod questions;
 
 pub use baseline::{chunk_document, Chunk, ChunkBaseline, FlatChunks, Ranking, CHUNK_TOKENS};
-pub use harness::{evaluate, ContextSystem, KindRecall, Orchestrated, Outcome, Report, Retrieved, Row};
+pub use harness::{evaluate, Across, ContextSystem, KindRecall, Orchestrated, Outcome, Report, Retrieved, Row};
 pub use metric::{answered, collapse_whitespace, Answered};
 pub use questions::{load_questions, parse_questions, Gold, Question};
 

@@ -106,6 +106,8 @@ impl From<ucpkit_workspace::Indexed> for IndexReport {
 pub struct ContextBlock {
     /// The block's id.
     pub id: String,
+    /// The stored document it is a block of.
+    pub document: Option<String>,
     /// Its role (`paragraph`, `code`, `function` ...).
     pub role: Option<String>,
     /// The source file (its path inside the indexed corpus).
@@ -114,6 +116,9 @@ pub struct ContextBlock {
     pub lines: Option<(u32, u32)>,
     /// Titles of the headings (and file) above it, outermost first.
     pub heading_path: Vec<String>,
+    /// When and where it happened (session, time), for a memory that
+    /// records it.
+    pub occasion: Option<String>,
     /// The code symbol it defines (`Class.method`), for code.
     pub symbol: Option<String>,
     /// How relevant the agents judged it (0..1).
@@ -174,10 +179,12 @@ impl Context {
                     py,
                     ContextBlock {
                         id: block.id.to_string(),
+                        document: block.document,
                         role: block.role,
                         file: block.file,
                         lines: block.lines.map(|[first, last]| (first, last)),
                         heading_path: block.heading_path,
+                        occasion: block.occasion,
                         symbol: block.symbol,
                         relevance: block.relevance,
                         representation,

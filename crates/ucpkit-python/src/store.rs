@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 use ucpkit_workspace::{
-    ContextOptions, IndexOptions, Library, LibraryConfig, MapRequest, NewSession, Scope, SearchRequest, Workspace,
-    WorkspaceError, DEFAULT_BUDGET, DEFAULT_MAP_BUDGET,
+    ContextOptions, IndexOptions, Library, LibraryConfig, MapRequest, NewSession, Scope, SearchRequest, Sources,
+    Workspace, WorkspaceError, DEFAULT_BUDGET, DEFAULT_MAP_BUDGET,
 };
 
 use crate::errors::{self, OrRaise};
@@ -85,8 +85,15 @@ impl Store {
 
     /// The best context for `question` within `budget` tokens (exact,
     /// o200k): `format` is `markdown`, `default` or `short_ids`; `code`
-    /// keeps to source code, with the call graph walked.
-    #[pyo3(signature = (question, *, doc = None, budget = DEFAULT_BUDGET, format = "markdown", code = false))]
+    /// keeps to source code, with the call graph walked. `docs` (with
+    /// `doc`), `all` (every document) and `memory` (the memories of
+    /// `namespace`, the project's by default) rank several sources
+    /// together under the one budget.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (
+        question, *, doc = None, budget = DEFAULT_BUDGET, format = "markdown", code = false,
+        docs = None, all = false, memory = false, namespace = None
+    ))]
     fn context(
         &self,
         py: Python<'_>,
@@ -95,16 +102,28 @@ impl Store {
         budget: usize,
         format: &str,
         code: bool,
+        docs: Option<Vec<String>>,
+        all: bool,
+        memory: bool,
+        namespace: Option<String>,
     ) -> PyResult<Context> {
         let format = ucpkit_workspace::vocabulary::RenderFormat::from_name(format).ok_or_else(|| {
             errors::exception(py, "invalid_argument", format!("format {format:?}: use markdown, default or short_ids"))
         })?;
         let scope = if code { Scope::Code } else { Scope::All };
         let options = ContextOptions { budget, format, scope, ..ContextOptions::new(question) };
+        let sources = Sources {
+            documents: doc.into_iter().chain(docs.unwrap_or_default()).collect(),
+            all,
+            memory: (memory || namespace.is_some()).then_some(namespace),
+        };
         let built = py
             .detach(|| {
-                let workspace = self.workspace(doc.as_deref())?;
-                self.library.context(&workspace, &options)
+                if sources.documents.len() <= 1 && !all && sources.memory.is_none() {
+                    let workspace = self.workspace(sources.documents.first().map(String::as_str))?;
+                    return self.library.context(&workspace, &options);
+                }
+                self.library.context_across(&sources, &options)
             })
             .or_raise(py)?;
         Context::new(py, built)

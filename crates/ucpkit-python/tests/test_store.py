@@ -91,6 +91,35 @@ def test_the_binding_adds_nothing_to_what_the_cli_answers(guide, tmp_path):
     assert [b.id for b in context.blocks] == [b["id"] for b in cli["blocks"]]
 
 
+def test_one_context_over_documents_and_memories_is_the_cli_s(tmp_path):
+    if not UCP_BIN:
+        pytest.skip("UCP_BIN is not set (scripts/test points it at the built ucp)")
+    store_dir = tmp_path / ".ucp"
+    store = ucp.Store(store_dir)
+    store.index(GUIDE, name="guide")
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Garden\n\nTomatoes need staking once they reach knee height.\n")
+    store.index(notes, name="notes")
+    chat = tmp_path / "chat.md"
+    chat.write_text("# Chat\n\n## Session 1 (9 May, 2023)\n\nAna: I staked the tomatoes on Sunday.\n")
+    subprocess.run([UCP_BIN, "--store", str(store_dir), "memory", "import", str(chat)], check=True, capture_output=True)
+    question = "When were the tomatoes staked?"
+    out = subprocess.run(
+        [UCP_BIN, "--store", str(store_dir), "--json", "context", question, "--all", "--memory", "--budget", "300"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    cli = json.loads(out.stdout)["context"]
+    context = ucp.Store(store_dir).context(question, all=True, memory=True, budget=300)
+    assert context.text == cli["text"]
+    assert [(b.id, b.document) for b in context.blocks] == [(b["id"], b["document"]) for b in cli["blocks"]]
+    assert {b.document for b in context.blocks} >= {"memory", "notes"}
+    turn = next(b for b in context.blocks if b.document == "memory")
+    assert turn.occasion == "Session 1 (9 May, 2023)"
+    assert "§ memory > Session 1 (9 May, 2023)\n\nAna: I staked the tomatoes on Sunday.\n" in context.text
+
+
 def test_search_ranks_and_filters(guide):
     hits = guide.search("token budget", limit=5)
     assert 1 <= len(hits) <= 5

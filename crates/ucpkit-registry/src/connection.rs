@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use ucpkit_sessions::{AgentError, SessionId};
 use ucpkit_ucl::RenderFormat;
 use ucpkit_workspace::{
-    ContextOptions, IndexOptions, NewSession, SearchRequest, SessionHandle, WorkspaceError, DEFAULT_BUDGET,
+    ContextOptions, IndexOptions, NewSession, SearchRequest, SessionHandle, Sources, WorkspaceError, DEFAULT_BUDGET,
 };
 
 use ucpkit_tools::Tools;
@@ -303,6 +303,7 @@ impl Connection {
         budget: Option<usize>,
         format: Option<&str>,
         code: bool,
+        sources: &Sources,
     ) -> Result<ToolOutput, CallError> {
         let name = format.unwrap_or("markdown");
         let format = RenderFormat::from_name(name)
@@ -314,15 +315,17 @@ impl Connection {
         }
         let budget = asked.min(most);
         let mut state = self.state();
-        let (workspace, _) = self.ensure(&mut state)?;
         let scope = if code { ucpkit_workspace::Scope::Code } else { ucpkit_workspace::Scope::All };
         let options = ContextOptions { budget, format, scope, ..ContextOptions::new(question) };
-        let built = self.library.context(&workspace, &options)?;
+        let (built, name) = if sources.is_empty() {
+            let (workspace, _) = self.ensure(&mut state)?;
+            (self.library.context(&workspace, &options)?, workspace.name().to_owned())
+        } else {
+            let names = self.library.source_names(sources)?;
+            (self.library.context_across(sources, &options)?, names.join(", "))
+        };
         if built.blocks.is_empty() {
-            return Ok(ToolOutput {
-                text: format!("nothing in {} matches {question:?}", workspace.name()),
-                is_error: false,
-            });
+            return Ok(ToolOutput { text: format!("nothing in {name} matches {question:?}"), is_error: false });
         }
         let mut text = built.text;
         text.push_str(&format!(
@@ -331,7 +334,7 @@ impl Connection {
             built.tokens,
             built.budget,
             built.tasks,
-            workspace.name(),
+            name,
             if budget < asked {
                 format!("; budget lowered from {asked} to this server's result cap")
             } else {

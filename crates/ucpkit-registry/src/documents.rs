@@ -31,6 +31,12 @@ struct ContextArgs {
     format: Option<ContextFormat>,
     /// Source code only, with its call graph
     code: Option<bool>,
+    /// Documents ranked together (default: the open one)
+    docs: Option<Strings>,
+    /// Every document
+    all: Option<bool>,
+    /// Memories too
+    memory: Option<bool>,
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -111,11 +117,17 @@ pub(crate) fn tools() -> Vec<Tool> {
              the best blocks under their heading paths.",
             |connection, args: ContextArgs| {
                 let format = args.format.as_ref().map(ContextFormat::name);
+                let sources = ucpkit_workspace::Sources {
+                    documents: Strings::of(args.docs),
+                    all: args.all.unwrap_or(false),
+                    memory: args.memory.unwrap_or(false).then_some(None),
+                };
                 connection.context(
                     &args.question,
                     args.budget.map(NonZeroUsize::get),
                     format,
                     args.code.unwrap_or(false),
+                    &sources,
                 )
             },
         )

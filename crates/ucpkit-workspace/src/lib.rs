@@ -31,6 +31,7 @@
 //! println!("{}", built.text);
 //! ```
 
+mod across;
 mod context;
 mod inspect;
 mod library;
@@ -44,6 +45,7 @@ mod sessions;
 mod state;
 mod transcripts;
 
+pub use across::Sources;
 pub use context::{ContextOptions, SharedPolicy, DEFAULT_BUDGET, MIN_BUDGET};
 pub use inspect::{find_block, stats, BlockView, DocumentStats, SectionView};
 pub use library::{

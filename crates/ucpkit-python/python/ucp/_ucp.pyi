@@ -65,10 +65,12 @@ class ContextBlock:
     """One block of a context."""
 
     id: str
+    document: Optional[str]
     role: Optional[str]
     file: Optional[str]
     lines: Optional[tuple[int, int]]
     heading_path: list[str]
+    occasion: Optional[str]
     symbol: Optional[str]
     relevance: float
     representation: str
@@ -142,6 +144,10 @@ class Store:
         budget: int = 4000,
         format: Format = "markdown",
         code: bool = False,
+        docs: Optional[Sequence[str]] = None,
+        all: bool = False,
+        memory: bool = False,
+        namespace: Optional[str] = None,
     ) -> Context: ...
     def search(
         self, query: str, *, doc: Optional[str] = None, limit: int = 10, roles: Optional[Sequence[str]] = None

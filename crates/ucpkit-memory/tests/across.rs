@@ -1,0 +1,119 @@
+//! One context over documents and memories: one ranking, one budget, each
+//! block naming its document; a conversation imported turn by turn shows
+//! each turn under its session (and so its date), verbatim.
+
+use std::path::{Path, PathBuf};
+
+use ucpkit_memory::{conversation_turns, AgentState, MemoryFilter};
+use ucpkit_workspace::{ContextOptions, IndexOptions, Library, LibraryConfig, Sources};
+
+fn data(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data").join(path)
+}
+
+fn open(dir: &Path) -> Library {
+    let mut config = LibraryConfig::new(dir.join(".ucp"));
+    config.allowed_roots = None;
+    Library::open(config).unwrap()
+}
+
+const CHAT: &str = "# Ana and Bo\n\n## Session 1 (9 May, 2023)\n\nAna: I finally adopted a greyhound called Pixel!\n\n\
+    Bo: Congrats! How is Pixel settling in?\n\n## Session 2 (2 June, 2023)\n\nAna: Pixel and I ran our first \
+    5k race together on Saturday.\n\nBo: That is amazing, well done to you both.\n";
+
+const NOTES: &str = "# Garden notes\n\nTomatoes need staking once they reach knee height.\n\n\
+    Water the beans early in the morning.\n";
+
+/// A store with the Node.js excerpt, a small notes document and a chat
+/// imported as memories.
+fn store(dir: &Path) {
+    let library = open(dir);
+    library.index(&[data("node-excerpt")], Some("node"), &IndexOptions::default(), &()).unwrap();
+    let notes = dir.join("notes.md");
+    std::fs::write(&notes, NOTES).unwrap();
+    library.index(&[notes], Some("notes"), &IndexOptions::default(), &()).unwrap();
+    let (stored, skipped) = AgentState::of(&library).memory_import(None, &conversation_turns(CHAT)).unwrap();
+    assert_eq!((stored, skipped), (4, 0));
+}
+
+fn everything() -> Sources {
+    Sources { all: true, memory: Some(None), ..Sources::default() }
+}
+
+#[test]
+fn one_window_ranks_documents_and_memories_together() {
+    let dir = tempfile::tempdir().unwrap();
+    store(dir.path());
+    let library = open(dir.path());
+    assert_eq!(library.source_names(&everything()).unwrap(), ["node", "notes", "memory"]);
+    let options = ContextOptions { budget: 300, ..ContextOptions::new("When did Ana run a race with Pixel?") };
+    let built = library.context_across(&everything(), &options).unwrap();
+    assert!(built.tokens <= 300 && built.tokens == library.tokenizer().count(&built.text), "{}", built.tokens);
+    let best = built.blocks.iter().max_by(|a, b| a.relevance.total_cmp(&b.relevance)).unwrap();
+    assert_eq!(best.document.as_deref(), Some("memory"), "the turn that answers ranks first: {:?}", built.blocks);
+    assert_eq!(best.occasion.as_deref(), Some("Session 2 (2 June, 2023)"));
+    assert!(built.text.starts_with("§ memory > "), "the best source comes first: {}", built.text);
+    assert!(
+        built.text.contains(
+            "§ memory > Session 2 (2 June, 2023)\n\nAna: Pixel and I ran our first 5k race together on Saturday.\n"
+        ),
+        "the turn, verbatim, under its session: {}",
+        built.text
+    );
+    assert!(built.blocks.iter().all(|b| b.document.is_some()));
+    for name in ["node", "notes"] {
+        assert!(!library.holds(name), "{name} was answered from parts of the store");
+    }
+}
+
+#[test]
+fn a_small_source_that_answers_is_not_drowned_by_a_large_one() {
+    let dir = tempfile::tempdir().unwrap();
+    store(dir.path());
+    let library = open(dir.path());
+    let options = ContextOptions { budget: 120, ..ContextOptions::new("When do tomatoes need staking?") };
+    let built = library.context_across(&everything(), &options).unwrap();
+    let best = built.blocks.iter().max_by(|a, b| a.relevance.total_cmp(&b.relevance)).unwrap();
+    assert_eq!(best.document.as_deref(), Some("notes"), "{}", built.text);
+    assert!(built.text.starts_with("§ notes > Garden notes\n\nTomatoes need staking once they reach knee height.\n"));
+    // And the large source still answers its own questions.
+    let options = ContextOptions { budget: 400, ..ContextOptions::new("How does punycode encode a domain name?") };
+    let built = library.context_across(&everything(), &options).unwrap();
+    assert!(built.blocks.iter().all(|b| b.document.as_deref() == Some("node")), "{:?}", built.blocks);
+}
+
+#[test]
+fn sources_are_named_checked_and_default_to_the_one_document() {
+    let dir = tempfile::tempdir().unwrap();
+    store(dir.path());
+    let library = open(dir.path());
+    let named = Sources { documents: vec!["notes".into(), "notes".into()], ..Sources::default() };
+    assert_eq!(library.source_names(&named).unwrap(), ["notes"]);
+    let missing = Sources::document("nowhere");
+    assert!(library.source_names(&missing).is_err());
+    let other_namespace = Sources { memory: Some(Some("agent-1".into())), ..Sources::default() };
+    assert!(library.source_names(&other_namespace).is_err(), "no memories there, and nothing else named");
+    let bad = Sources { memory: Some(Some("a/b".into())), ..Sources::default() };
+    assert!(library.source_names(&bad).is_err());
+    let short_ids = ucpkit_workspace::vocabulary::RenderFormat::ShortIds;
+    let options = ContextOptions { budget: 200, format: short_ids, ..ContextOptions::new("tomatoes staking") };
+    assert!(library.context_across(&everything(), &options).is_err(), "short ids would repeat across documents");
+    let options = ContextOptions { budget: 200, ..ContextOptions::new("tomatoes staking") };
+    let built = library.context_across(&Sources::document("notes"), &options).unwrap();
+    assert!(built.blocks.iter().all(|b| b.document.as_deref() == Some("notes")));
+    assert!(built.text.starts_with("§ Garden notes"), "one document reads as before: {}", built.text);
+}
+
+#[test]
+fn a_conversation_import_keeps_speaker_session_and_repeated_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = open(dir.path());
+    let chat = format!("{CHAT}\n## Session 3 (4 July, 2023)\n\nBo: That is amazing, well done to you both.\n");
+    let state = AgentState::of(&library);
+    assert_eq!(state.memory_import(None, &conversation_turns(&chat)).unwrap(), (5, 0), "said again another day");
+    assert_eq!(state.memory_import(None, &conversation_turns(&chat)).unwrap(), (0, 5), "imported once");
+    let found = state.memory_search("greyhound adopted", &MemoryFilter::default(), 1).unwrap();
+    assert_eq!(found[0].speaker.as_deref(), Some("Ana"));
+    assert_eq!(found[0].session.as_deref(), Some("Session 1 (9 May, 2023)"));
+    assert_eq!(found[0].kind, "message");
+}
