@@ -64,9 +64,9 @@ pub(crate) struct ContextArgs {
     /// ranking and one budget across them, with --doc's too.
     #[arg(long)]
     all: bool,
-    /// Memories too (the project's, or NAMESPACE's), ranked with the
-    /// documents' blocks.
-    #[arg(long, value_name = "NAMESPACE", num_args = 0..=1, default_missing_value = "")]
+    /// Memories too (the project's, or with --memory=NAMESPACE that
+    /// namespace's), ranked with the documents' blocks.
+    #[arg(long, value_name = "NAMESPACE", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     memory: Option<String>,
     #[command(flatten)]
     policy: PolicyArgs,
@@ -143,12 +143,12 @@ pub(crate) struct EvalArgs {
     /// Only the first N questions.
     #[arg(long, value_name = "N", value_parser = crate::count_in(1, usize::MAX))]
     first: Option<usize>,
-    /// Ask every document of the store at once (as `ucp context --all`),
-    /// with --doc's too; no baselines.
+    /// Ask every document of the store at once (as `ucp context --all`);
+    /// several --doc, --all or --memory run the engine alone, no baselines.
     #[arg(long)]
     all: bool,
-    /// Memories too (the project's, or NAMESPACE's), as `ucp context --memory`.
-    #[arg(long, value_name = "NAMESPACE", num_args = 0..=1, default_missing_value = "")]
+    /// Memories too (the project's, or --memory=NAMESPACE's), as `ucp context --memory`.
+    #[arg(long, value_name = "NAMESPACE", num_args = 0..=1, require_equals = true, default_missing_value = "")]
     memory: Option<String>,
     #[command(flatten)]
     policy: PolicyArgs,
@@ -233,7 +233,7 @@ pub(crate) fn eval(cli: &Cli, args: &EvalArgs) -> anyhow::Result<()> {
         questions.truncate(first);
     }
     let library = cli.library(false)?;
-    if args.all || args.memory.is_some() {
+    if args.all || args.memory.is_some() || cli.docs.len() > 1 {
         return eval_across(cli, args, &library, questions);
     }
     let workspace = cli.workspace(&library)?;

@@ -378,8 +378,8 @@ impl Cli {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<()> {
-    if cli.docs.len() > 1 && !matches!(cli.command, Command::Context(_)) {
-        anyhow::bail!("--doc is given {} times: only `ucp context` works on several documents", cli.docs.len());
+    if cli.docs.len() > 1 && !matches!(cli.command, Command::Context(_) | Command::Eval(_)) {
+        anyhow::bail!("--doc is given {} times: only `ucp context` and `ucp eval` work on several", cli.docs.len());
     }
     match &cli.command {
         Command::Agent(args) => agent::run(cli, args),

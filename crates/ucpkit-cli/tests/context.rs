@@ -172,5 +172,8 @@ fn one_context_over_several_documents_and_a_conversation() {
     // Only `ucp context` takes several documents; bad names are refused.
     assert_user_error(&ucp(&store, &["--doc", "notes", "--doc", "node", "search", "tomatoes"]), "only `ucp context`");
     assert_user_error(&ucp(&store, &["--doc", "nowhere", "--doc", "node", "context", question]), "nowhere");
-    assert_user_error(&ucp(&store, &["context", question, "--memory", "a/b"]), "namespace");
+    assert_user_error(&ucp(&store, &["context", question, "--memory=a/b"]), "namespace");
+    // A bare --memory never takes the question as its namespace.
+    let out = json(&ucp(&store, &["--json", "context", "--memory", question, "--budget", "200"]));
+    assert_eq!(out["document"], "memory");
 }

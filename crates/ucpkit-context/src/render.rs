@@ -87,7 +87,8 @@ impl ContextWindow {
         for item in layout(env.doc, &self.entries) {
             match item {
                 Item::Header(path, occasion) => {
-                    parts.push(RenderedPart { entry: None, text: segment::header(env.doc, path, occasion) })
+                    let text = segment::header(env.doc, path, occasion);
+                    parts.push(RenderedPart { entry: None, group: text.clone(), text })
                 }
                 Item::Entry(entry) => {
                     let Some(shown) = builder.show(entry.id, entry.representation) else { continue };
@@ -96,7 +97,8 @@ impl ContextWindow {
                         RenderFormat::ShortIds => segment::entry_segment(&ids.short(entry.id).to_string(), &shown),
                         RenderFormat::Markdown => segment::markdown_segment(&shown),
                     };
-                    parts.push(RenderedPart { entry: Some(entry.id), text });
+                    let group = segment::header(env.doc, &entry.path, entry.occasion.as_deref());
+                    parts.push(RenderedPart { entry: Some(entry.id), group, text });
                 }
             }
         }
@@ -141,6 +143,9 @@ impl ContextWindow {
 pub struct RenderedPart {
     /// The entry it shows; `None` for a group header (`§ a > b`).
     pub entry: Option<BlockId>,
+    /// The header line of the group it belongs to (the entry's own heading
+    /// path, even where the rendering writes no header before it).
+    pub group: String,
     /// Its text.
     pub text: String,
 }

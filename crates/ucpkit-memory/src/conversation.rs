@@ -29,8 +29,9 @@ pub fn conversation_turns(text: &str) -> Vec<NewMemory> {
     let mut depth = 0usize;
     for (event, range) in Parser::new(text).into_offset_iter() {
         match event {
-            Event::Start(Tag::Heading { .. }) => heading = Some(String::new()),
-            Event::End(TagEnd::Heading(_)) => {
+            // A heading inside a turn (a quote's) is part of the turn.
+            Event::Start(Tag::Heading { .. }) if depth == 0 => heading = Some(String::new()),
+            Event::End(TagEnd::Heading(_)) if heading.is_some() => {
                 session = heading.take().map(|h| h.trim().to_owned()).filter(|h| !h.is_empty());
             }
             Event::Text(t) | Event::Code(t) if heading.is_some() => {
@@ -89,7 +90,7 @@ mod tests {
 
     const CHAT: &str = "# A chat\n\n## Session 1 (9 May, 2023)\n\nAna: Hi! How was the trip?\n\n\
         Bo: Great: we hiked   a lot.\n[shares a photo: a lake]\n\n## Session 2 (2 June, 2023)\n\n\
-        Ana: Bye!\n\n- a list\n- under it\n";
+        Ana: Bye!\n\n- a list\n- under it\n\n> ## quoted\n> in a turn\n";
 
     #[test]
     fn each_paragraph_is_a_turn_with_its_session_and_speaker_verbatim() {
@@ -103,6 +104,7 @@ mod tests {
                 ("Bo: Great: we hiked   a lot.\n[shares a photo: a lake]", Some("Bo"), Some("Session 1 (9 May, 2023)")),
                 ("Ana: Bye!", Some("Ana"), Some("Session 2 (2 June, 2023)")),
                 ("- a list\n- under it", None, Some("Session 2 (2 June, 2023)")),
+                ("> ## quoted\n> in a turn", None, Some("Session 2 (2 June, 2023)")),
             ]
         );
         assert!(turns.iter().all(|t| t.kind.as_deref() == Some(TURN_KIND)));

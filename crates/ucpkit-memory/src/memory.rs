@@ -183,14 +183,18 @@ pub(crate) fn namespaced(base: &str, namespace: Option<&str>) -> Result<String, 
     ucpkit_store::namespaced_document(base, namespace).map_err(|e| WorkspaceError::Invalid(e.to_string()))
 }
 
-/// What makes two memories one: kind, occasion and words.
-type Identity = (String, Option<String>, Option<String>, Vec<String>);
+/// What makes two memories one: kind, speaker, occasion and words.
+type Identity = (String, [Option<String>; 3], Vec<String>);
 
-/// The identity of a memory: the same words said on another occasion (a
-/// conversation's "Bye!" in two sessions) are two memories.
-fn identity(kind: &str, session: &Option<String>, time: &Option<String>, content: &str) -> Identity {
+/// The occasion of a memory: who said it, in which session, when.
+type Occasion<'a> = [&'a Option<String>; 3];
+
+/// The identity of a memory: the same words said by someone else or on
+/// another occasion (a conversation's "Bye!" in two sessions) are two
+/// memories.
+fn identity(kind: &str, [speaker, session, time]: Occasion<'_>, content: &str) -> Identity {
     let label = |v: &Option<String>| v.as_deref().map(str::trim).filter(|v| !v.is_empty()).map(str::to_owned);
-    (kind.to_owned(), label(session), label(time), words(content))
+    (kind.to_owned(), [label(speaker), label(session), label(time)], words(content))
 }
 
 /// A kind as stored: lower case, one word.
@@ -270,14 +274,14 @@ impl AgentState<'_> {
                 .filter_map(|id| doc.get(*id))
                 .map(|block| {
                     let memory = Memory::of(&name, block);
-                    identity(&memory.kind, &memory.session, &memory.time, &memory.content)
+                    identity(&memory.kind, [&memory.speaker, &memory.session, &memory.time], &memory.content)
                 })
                 .collect()
         };
         let mut fresh = Vec::new();
         for (memory, command) in memories.iter().zip(commands) {
             let kind = checked_kind(memory.kind.as_deref())?;
-            if seen.insert(identity(&kind, &memory.session, &memory.time, &memory.content)) {
+            if seen.insert(identity(&kind, [&memory.speaker, &memory.session, &memory.time], &memory.content)) {
                 fresh.push(command);
             }
         }
@@ -381,8 +385,8 @@ impl AgentState<'_> {
         Ok(hits.results.iter().find_map(|hit| {
             let block = doc.get(hit.id.parse::<BlockId>().ok()?)?;
             let found = is_memory(doc, block).then(|| Memory::of(name, block))?;
-            (identity(&found.kind, &found.session, &found.time, &found.content)
-                == identity(kind, &memory.session, &memory.time, content))
+            (identity(&found.kind, [&found.speaker, &found.session, &found.time], &found.content)
+                == identity(kind, [&memory.speaker, &memory.session, &memory.time], content))
             .then_some(found)
         }))
     }

@@ -121,7 +121,9 @@ impl Store {
             .detach(|| {
                 if sources.documents.len() <= 1 && !all && sources.memory.is_none() {
                     let workspace = self.workspace(sources.documents.first().map(String::as_str))?;
-                    return self.library.context(&workspace, &options);
+                    let mut built = self.library.context(&workspace, &options)?;
+                    built.blocks.iter_mut().for_each(|b| b.document = Some(workspace.name().to_owned()));
+                    return Ok(built);
                 }
                 self.library.context_across(&sources, &options)
             })

@@ -321,8 +321,14 @@ impl Connection {
             let (workspace, _) = self.ensure(&mut state)?;
             (self.library.context(&workspace, &options)?, workspace.name().to_owned())
         } else {
-            let names = self.library.source_names(sources)?;
-            (self.library.context_across(sources, &options)?, names.join(", "))
+            let mut sources = sources.clone();
+            if sources.documents.is_empty() && !sources.all {
+                // Memories next to the document the client has open.
+                let (workspace, _) = self.ensure(&mut state)?;
+                sources.documents.push(workspace.name().to_owned());
+            }
+            let names = self.library.source_names(&sources)?;
+            (self.library.context_across(&sources, &options)?, names.join(", "))
         };
         if built.blocks.is_empty() {
             return Ok(ToolOutput { text: format!("nothing in {name} matches {question:?}"), is_error: false });

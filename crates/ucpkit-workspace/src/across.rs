@@ -16,6 +16,7 @@
 use std::collections::{HashMap, HashSet};
 
 use ucpkit_core::BlockId;
+use ucpkit_orchestrator::rank::{bm25, HEADING_WEIGHT};
 use ucpkit_orchestrator::{BuiltContext, ContextBlock, Timings};
 use ucpkit_search::{RagProvider as _, SearchConfig, SearchIndex, TermPostings};
 use ucpkit_ucl::RenderFormat;
@@ -48,13 +49,6 @@ impl Sources {
     }
 }
 
-/// BM25's term-frequency saturation and length normalization.
-const K1: f64 = 1.2;
-const B: f64 = 0.75;
-
-/// Weight of a block's heading path next to its text, as in the ranking.
-const HEADING_WEIGHT: f64 = 0.6;
-
 /// What one source's index says about a question: its size, the postings
 /// of the question's terms, and the lengths (text, heading path) of the
 /// blocks in them with the source's mean lengths.
@@ -78,14 +72,6 @@ impl Evidence {
         let lengths = all.iter().filter(|l| wanted.contains(&l.id)).map(|l| (l.id, (l.text, l.headings))).collect();
         Evidence { blocks: index.len(), postings, mean: (mean(|l| l.text), mean(|l| l.headings)), lengths }
     }
-}
-
-/// BM25's share of a term's weight that `tf` occurrences in a field of
-/// `length` terms (the source's mean `mean`) earn: 1 for one occurrence
-/// at the mean length.
-fn saturation(tf: u32, length: u32, mean: f64) -> f64 {
-    let tf = f64::from(tf);
-    tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * f64::from(length.max(1)) / mean))
 }
 
 /// How well each source's best block matches the question, on one scale
@@ -118,11 +104,12 @@ fn calibrate(sources: &[Evidence]) -> Vec<f64> {
                 let w = weight.get(term.term.as_str()).copied().unwrap_or(0.0);
                 for &(id, tf) in &term.text {
                     let length = source.lengths.get(&id).map_or(1, |l| l.0);
-                    *score.entry(id).or_default() += w * saturation(tf, length, source.mean.0);
+                    *score.entry(id).or_default() += w * bm25(tf, f64::from(length.max(1)), source.mean.0);
                 }
                 for &(id, tf) in &term.headings {
                     let length = source.lengths.get(&id).map_or(1, |l| l.1);
-                    *score.entry(id).or_default() += HEADING_WEIGHT * w * saturation(tf, length, source.mean.1);
+                    *score.entry(id).or_default() +=
+                        HEADING_WEIGHT * w * bm25(tf, f64::from(length.max(1)), source.mean.1);
                 }
             }
             let best = score.values().copied().fold(0.0, f64::max);
@@ -251,12 +238,12 @@ impl Library {
     }
 }
 
-/// The `§` line of `source`'s group whose own line is `header` (`§ /` or
-/// none for blocks under no heading).
-fn named_header(source: &str, header: Option<&str>) -> String {
-    match header.map(|h| h.trim_start_matches('§').trim()) {
-        None | Some("/") | Some("") => format!("§ {source}\n\n"),
-        Some(path) => format!("§ {source} > {path}\n\n"),
+/// The `§` line of `source`'s group whose own line is `header` (`§ /`
+/// for blocks under no heading).
+fn named_header(source: &str, header: &str) -> String {
+    match header.trim_start_matches('§').trim() {
+        "/" | "" => format!("§ {source}\n\n"),
+        path => format!("§ {source} > {path}\n\n"),
     }
 }
 
@@ -268,20 +255,7 @@ fn merge(tokenizer: &dyn ucpkit_core::Tokenizer, sourced: &[Sourced], budget: us
     // Per source and part: the group line an entry goes under.
     let headers: Vec<Vec<String>> = sourced
         .iter()
-        .map(|source| {
-            let mut current: Option<&str> = None;
-            source
-                .built
-                .parts
-                .iter()
-                .map(|part| {
-                    if part.entry.is_none() {
-                        current = Some(part.text.as_str());
-                    }
-                    named_header(&source.name, current)
-                })
-                .collect()
-        })
+        .map(|source| source.built.parts.iter().map(|part| named_header(&source.name, &part.group)).collect())
         .collect();
     let mut header_tokens: HashMap<&str, usize> = HashMap::new();
     let mut candidates = Vec::new();
@@ -298,6 +272,11 @@ fn merge(tokenizer: &dyn ucpkit_core::Tokenizer, sourced: &[Sourced], budget: us
                 tokens: tokenizer.count(&part.text),
             });
         }
+    }
+    // Relevance as one document reports it: the best block at 1.
+    let top = candidates.iter().map(|c| c.score).fold(0.0, f64::max);
+    if top > 0.0 {
+        candidates.iter_mut().for_each(|c| c.score /= top);
     }
     candidates.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.source.cmp(&b.source)).then(a.part.cmp(&b.part)));
     let mut chosen: Vec<&Candidate> = Vec::new();
@@ -420,8 +399,7 @@ mod tests {
 
     #[test]
     fn the_group_line_names_the_document() {
-        assert_eq!(named_header("notes", Some("§ a > b\n\n")), "§ notes > a > b\n\n");
-        assert_eq!(named_header("memory", Some("§ /\n\n")), "§ memory\n\n");
-        assert_eq!(named_header("memory", None), "§ memory\n\n");
+        assert_eq!(named_header("notes", "§ a > b\n\n"), "§ notes > a > b\n\n");
+        assert_eq!(named_header("memory", "§ /\n\n"), "§ memory\n\n");
     }
 }

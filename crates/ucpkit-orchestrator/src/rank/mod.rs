@@ -39,7 +39,7 @@ const K1: f64 = 1.2;
 /// BM25's length normalization.
 const B: f64 = 0.75;
 /// Weight of a block's heading path next to its text.
-const HEADING_WEIGHT: f64 = 0.6;
+pub const HEADING_WEIGHT: f64 = 0.6;
 /// Blocks taken from the best of the block and of the window rankings each.
 const CANDIDATES: usize = 300;
 /// Sections whose blocks are all candidates.
@@ -349,7 +349,7 @@ struct Scores {
 
 /// One term's BM25 weight for a frequency `tf` in a text of `length`
 /// (without its idf).
-fn bm25(tf: u32, length: f64, mean_length: f64) -> f64 {
+pub fn bm25(tf: u32, length: f64, mean_length: f64) -> f64 {
     let tf = f64::from(tf);
     tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * length / mean_length))
 }
