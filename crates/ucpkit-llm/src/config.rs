@@ -233,9 +233,15 @@ impl Config {
     /// The user's file, then `store`'s `config.toml`; files that do not
     /// exist are skipped.
     pub fn load(store: Option<&Path>) -> Result<Config, LlmError> {
+        Config::load_files(&Config::files(store))
+    }
+
+    /// `files` in order, each over the ones before; files that do not
+    /// exist are skipped.
+    pub fn load_files(files: &[PathBuf]) -> Result<Config, LlmError> {
         let mut config = Config::default();
-        for path in Config::files(store) {
-            match std::fs::read_to_string(&path) {
+        for path in files {
+            match std::fs::read_to_string(path) {
                 Ok(text) => {
                     config.merge_toml(&text).map_err(|e| LlmError::Config(format!("{}: {e}", path.display())))?
                 }

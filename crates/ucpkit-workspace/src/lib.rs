@@ -70,7 +70,7 @@ pub mod vocabulary {
     pub use ucpkit_ingest::{default_name, to_markdown, IngestReport, Progress, DEFAULT_MAX_FILE_SIZE};
     pub use ucpkit_orchestrator::{policy::Policy, BuiltContext, ContextRequest, LlmPolicy};
     pub use ucpkit_search::{index_dir, load_embedder, Mode, SyncProgress, MAX_HITS};
-    pub use ucpkit_sessions::{AgentError, GlobalLimits, ScriptReport, SessionId, SessionLimits};
+    pub use ucpkit_sessions::{AgentError, GlobalLimits, Reply, ScriptReport, SessionId, SessionLimits};
     pub use ucpkit_store::{check_document_name, DocumentSummary, StoreError, DEFAULT_STORE_DIR};
     pub use ucpkit_ucl::{parse_script, print_document, LineIndex, RenderFormat, Script};
 }

@@ -181,6 +181,18 @@ impl Library {
         self.write(workspace, Some((&name, &json)))
     }
 
+    /// The named sessions stored for every document: (document, session,
+    /// last saved in ms since the epoch), by document then name.
+    pub fn named_sessions(&self) -> Result<Vec<(String, String, i64)>, WorkspaceError> {
+        let store = lock(&self.store);
+        let mut all = Vec::new();
+        for document in store.documents()? {
+            let sessions = store.sessions(&document.name)?;
+            all.extend(sessions.into_iter().map(|(name, ms)| (document.name.clone(), name, ms)));
+        }
+        Ok(all)
+    }
+
     /// Saves a named session and closes it; closes an unnamed one.
     pub fn close_session(&self, workspace: &Workspace, session: SessionId) -> Result<(), WorkspaceError> {
         let saved = self.save_session(workspace, session);
