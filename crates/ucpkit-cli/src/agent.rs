@@ -46,7 +46,13 @@ impl LlmArgs {
     /// The configuration files (the user's, then the store's) and these
     /// flags over them.
     pub(crate) fn setup(&self, cli: &Cli) -> anyhow::Result<AgentSetup> {
-        let config = Config::load(Some(&cli.store_dir()))?;
+        self.setup_in(&cli.store_dir())
+    }
+
+    /// [`LlmArgs::setup`] with the store's folder given (read again for
+    /// every turn of `ucp tui`).
+    pub(crate) fn setup_in(&self, store: &std::path::Path) -> anyhow::Result<AgentSetup> {
+        let config = Config::load(Some(store))?;
         let overrides = Overrides {
             api: self.api.as_deref().map(str::parse::<Api>).transpose()?,
             base_url: self.base_url.clone(),
@@ -157,6 +163,86 @@ pub(crate) struct AgentArgs {
     rollback: bool,
 }
 
+/// What an agent front end offers its agent besides the model: the
+/// coding tools over --root, the configured guard and MCP servers' tools.
+pub(crate) struct AgentOffer {
+    /// Offer no tool that writes.
+    pub(crate) read_only: bool,
+    /// Journal the changed files for a rollback.
+    pub(crate) rollback: bool,
+    /// The tools it may call (sub-agents get no more).
+    pub(crate) allowed: Option<Vec<String>>,
+    /// The model configuration its sub-agents are built from.
+    pub(crate) agents: Option<Arc<ucpkit_registry::agents::AgentSetup>>,
+}
+
+impl AgentOffer {
+    /// The offer, its guard judging with `judge`, confined to `inside`
+    /// when in the sandbox; refused when it offers nothing usable.
+    pub(crate) fn build(
+        self,
+        cli: &Cli,
+        judge: Option<Arc<dyn ucpkit_registry::ChangeJudge>>,
+        inside: Option<&ucpkit_registry::parts::files::confine::Inside>,
+        command: &str,
+    ) -> anyhow::Result<ToolOffer> {
+        // As `ucp mcp`: in / or the home folder (unless --root names it)
+        // the agent works without the coding tools, rules and skills.
+        let (root, unrooted) = cli.optional_root();
+        let sandbox_rules = if inside.is_some() { crate::sandbox::rules(cli)? } else { Vec::new() };
+        let mut offer = ToolOffer {
+            root,
+            guard: Some(crate::guard::setup(cli, sandbox_rules, judge, self.rollback)?),
+            read_only: self.read_only,
+            protected: cli.protected_paths(),
+            passed_env: cli.pass_env.clone(),
+            only: self.allowed,
+            agents: self.agents,
+            ..ToolOffer::documents(4000)
+        };
+        if let Some(inside) = inside {
+            // Before any MCP server starts (listing one starts it).
+            crate::sandbox::confine(inside, &mut offer)?;
+        }
+        // The tools of the configured MCP servers (from their cached
+        // lists), each server started by the first call to one of its tools.
+        offer.others = crate::mcp_servers::external_tools(&crate::mcp_servers::servers(cli)?);
+        Cli::checked_offer(&offer, unrooted.as_deref(), "allowed tools", false, command)?;
+        Ok(offer)
+    }
+}
+
+/// The stored conversation `name` and the revision it was read at (a new
+/// one, at revision 0, when there is none).
+pub(crate) fn stored_transcript(library: &ucpkit_workspace::Library, name: &str) -> anyhow::Result<(Transcript, u64)> {
+    let (mut transcript, revision) = match library.load_transcript(name)? {
+        Some(stored) => {
+            let transcript: Transcript = serde_json::from_str(&stored.body)
+                .with_context(|| format!("the stored transcript {name:?} cannot be read"))?;
+            (transcript, stored.revision)
+        }
+        None => (Transcript::default(), 0),
+    };
+    if let Ok(cwd) = std::env::current_dir() {
+        transcript.cwd.get_or_insert_with(|| cwd.display().to_string());
+    }
+    Ok((transcript, revision))
+}
+
+/// Saves `transcript` (with the guard's trace) as `name`, checked against
+/// `revision`, which moves on.
+pub(crate) fn save_transcript(
+    library: &ucpkit_workspace::Library,
+    name: &str,
+    host: &ConnectionTools,
+    transcript: &Transcript,
+    revision: &mut u64,
+) -> Result<(), String> {
+    let body = ucpkit_registry::guarded::with_trace(transcript, &host.0).map_err(|e| e.to_string())?;
+    *revision = library.save_transcript(name, &body, *revision).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
 /// Asks on the terminal: the options numbered, a number or (when allowed)
 /// free text typed back.
 struct TerminalAsker;
@@ -237,31 +323,15 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
         library.allowed_roots = Some(vec![cli.tools_root()?]);
     }
     let library = Arc::new(ucpkit_workspace::Library::open(library)?);
-    // As `ucp mcp`: in / or the home folder (unless --root names it) the
-    // agent works without the coding tools, rules and skills.
-    let (root, unrooted) = cli.optional_root();
     let judge: Arc<dyn ucpkit_registry::ChangeJudge> =
         Arc::new(ucpkit_registry::judge::ModelJudge(ucpkit_registry::parts::llm::connect(&choice)?));
-    let sandbox_rules = if inside.is_some() { crate::sandbox::rules(cli)? } else { Vec::new() };
-    let mut offer = ToolOffer {
-        root,
-        guard: Some(crate::guard::setup(cli, sandbox_rules, Some(judge), args.rollback)?),
+    let offer = AgentOffer {
         read_only: args.run.read_only,
-        protected: cli.protected_paths(),
-        passed_env: cli.pass_env.clone(),
+        rollback: args.rollback,
+        allowed: allowed.clone(),
         agents: Some(Arc::new(setup)),
-        // Sub-agents are offered no more than the agent.
-        only: allowed.clone(),
-        ..ToolOffer::documents(4000)
     };
-    if let Some(inside) = &inside {
-        // Before any MCP server starts (listing one starts it).
-        crate::sandbox::confine(inside, &mut offer)?;
-    }
-    // The tools of the configured MCP servers (from their cached lists),
-    // each server started by the first call to one of its tools.
-    offer.others = crate::mcp_servers::external_tools(&crate::mcp_servers::servers(cli)?);
-    Cli::checked_offer(&offer, unrooted.as_deref(), "allowed tools", false, "ucp agent")?;
+    let offer = offer.build(cli, Some(judge), inside.as_ref(), "ucp agent")?;
     let connection = Connection::new(library.clone(), Arc::new(offer));
     connection.set_asker(Arc::new(TerminalAsker));
     let host = ConnectionTools(connection);
@@ -275,23 +345,9 @@ pub(crate) fn run(cli: &Cli, args: &AgentArgs) -> anyhow::Result<()> {
         cancel: cancel_on_interrupt(),
     };
     let name = args.session.clone().unwrap_or_else(|| format!("agent-{}", ucpkit_workspace::vocabulary::now_ms()));
-    let (mut transcript, mut revision) = match library.load_transcript(&name)? {
-        Some(stored) => {
-            let transcript: Transcript = serde_json::from_str(&stored.body)
-                .with_context(|| format!("the stored transcript {name:?} cannot be read"))?;
-            (transcript, stored.revision)
-        }
-        None => (Transcript::default(), 0),
-    };
-    if let Ok(cwd) = std::env::current_dir() {
-        transcript.cwd.get_or_insert_with(|| cwd.display().to_string());
-    }
+    let (mut transcript, mut revision) = stored_transcript(&library, &name)?;
     let first_step = transcript.steps.len();
-    let mut save = |transcript: &Transcript| -> Result<(), String> {
-        let body = ucpkit_registry::guarded::with_trace(transcript, &host.0).map_err(|e| e.to_string())?;
-        revision = library.save_transcript(&name, &body, revision).map_err(|e| e.to_string())?;
-        Ok(())
-    };
+    let mut save = |transcript: &Transcript| save_transcript(&library, &name, &host, transcript, &mut revision);
     let streaming = !cli.json;
     // The model's text reaches a terminal with its control characters
     // escaped (it may hold sequences that clear the screen or write the
