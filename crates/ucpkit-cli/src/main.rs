@@ -17,6 +17,7 @@ mod sandbox;
 mod search;
 mod session;
 mod tools;
+mod tui;
 mod ucl;
 
 use std::io::{IsTerminal as _, Write as _};
@@ -254,6 +255,11 @@ See docs/acp.md for the Zed settings.")]
         #[arg(long, value_name = "TEXT", requires = "session")]
         task: Option<String>,
     },
+    /// A terminal home: the documents' block trees, search, UCL, a context
+    /// built by hand within a budget, the agent, memories and sessions,
+    /// and a command palette (Ctrl-P) with the model pickers.
+    #[command(after_help = "Keys: ? lists them all. Example:\n  ucp tui --doc guide")]
+    Tui(tui::TuiArgs),
     /// An interactive UCL prompt in a named session, with history and line
     /// editing.
     #[command(after_help = "Example:\n  ucp shell --session research --task \"how are timers ordered?\"")]
@@ -426,6 +432,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             script,
             &session::SessionArgs { name: session.as_deref(), budget: *budget, task: task.as_deref() },
         ),
+        Command::Tui(args) => tui::run(cli, args),
         Command::Shell { session, budget, task } => {
             session::shell(cli, &session::SessionArgs { name: Some(session), budget: *budget, task: task.as_deref() })
         }
