@@ -1,7 +1,8 @@
 //! `ucp tui` end to end: the real binary in a tmux pane, driven by
 //! `send-keys` and read by `capture-pane`. It opens the bundled guide,
 //! searches it, builds a context within a budget, quits, and the terminal
-//! is as it was (mode and screen); SIGTERM puts it back too.
+//! is as it was (mode and screen); SIGTERM puts it back too, and a closed
+//! terminal ends it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -148,4 +149,17 @@ fn the_tui_opens_the_guide_searches_builds_a_context_and_restores_the_terminal()
     let screen = tmux.wait_for("term", "restored=");
     assert!(screen.contains("restored=yes"), "{screen}");
     assert_eq!(tmux.run(&["display", "-p", "-t", "term", "#{alternate_on}"]).trim(), "0");
+
+    // The terminal goes away (the window is closed): the program ends
+    // instead of spinning on a terminal that is gone.
+    std::fs::remove_file(dir.path().join("pid")).unwrap();
+    tmux.start("hup", &pane_command(dir.path(), &tui));
+    tmux.wait_for("hup", "Tree: guide");
+    let pid = std::fs::read_to_string(dir.path().join("pid")).unwrap();
+    tmux.run(&["kill-window", "-t", "hup"]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Command::new("kill").args(["-0", pid.trim()]).output().unwrap().status.success() {
+        assert!(Instant::now() < deadline, "ucp tui outlived its terminal");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }

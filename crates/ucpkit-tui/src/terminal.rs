@@ -85,6 +85,31 @@ fn peak_memory_kb() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// How long the loop has, after SIGTERM, SIGHUP or SIGINT, to leave by
+/// itself before the signal's thread puts the terminal back and ends the
+/// process: once the terminal is gone, crossterm's read of it never
+/// returns (crossterm-rs/crossterm#793), so the loop cannot notice.
+const SIGNAL_GRACE: Duration = Duration::from_secs(1);
+
+/// Raises `stop` on SIGTERM, SIGHUP or SIGINT; when the loop has not
+/// `left` within [`SIGNAL_GRACE`], restores the terminal and exits.
+fn watch_signals(stop: Arc<AtomicBool>, left: Arc<AtomicBool>) -> std::io::Result<signal_hook::iterator::Handle> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT])?;
+    let handle = signals.handle();
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            stop.store(true, Ordering::SeqCst);
+            std::thread::sleep(SIGNAL_GRACE);
+            if !left.load(Ordering::SeqCst) {
+                restore();
+                std::process::exit(128 + signal);
+            }
+        }
+    });
+    Ok(handle)
+}
+
 /// Runs `app` on this process's terminal until the person quits.
 pub fn run(app: &mut App, options: &Options) -> std::io::Result<()> {
     let started = options.started.unwrap_or_else(Instant::now);
@@ -96,9 +121,8 @@ pub fn run(app: &mut App, options: &Options) -> std::io::Result<()> {
         None => None,
     });
     let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP, signal_hook::consts::SIGINT] {
-        signal_hook::flag::register(signal, stop.clone())?;
-    }
+    let left = Arc::new(AtomicBool::new(false));
+    let signals = watch_signals(stop.clone(), left.clone())?;
     let _guard = Guard::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     terminal.clear()?;
@@ -142,6 +166,8 @@ pub fn run(app: &mut App, options: &Options) -> std::io::Result<()> {
         dirty |= app.absorb();
         dirty |= !app.busy.is_empty();
     }
+    left.store(true, Ordering::SeqCst);
+    signals.close();
     app.agent_pane.cancel();
     drop(terminal);
     drop(_guard);
