@@ -87,6 +87,7 @@ impl Language {
     }
 
     /// The tree-sitter grammar.
+    #[cfg(feature = "grammars")]
     pub(crate) fn grammar(self) -> tree_sitter::Language {
         match self {
             Language::Python => tree_sitter_python::LANGUAGE.into(),

@@ -10,15 +10,22 @@
 //!
 //! The crate knows languages, not documents: `ucpkit-ingest` turns symbols
 //! into blocks and resolved references into edges.
+//!
+//! The grammars (C code) come with the default `grammars` feature; without
+//! it (the WebAssembly build) there is no [`parse`], and what only parsing
+//! reads of a language is left unused.
+#![cfg_attr(not(feature = "grammars"), allow(dead_code))]
 
 use serde::{Deserialize, Serialize};
 
 mod lang;
 pub mod map;
+#[cfg(feature = "grammars")]
 mod parse;
 pub mod resolve;
 
 pub use lang::Language;
+#[cfg(feature = "grammars")]
 pub use parse::parse;
 
 /// What kind of definition a symbol is.

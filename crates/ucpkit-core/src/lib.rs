@@ -54,7 +54,7 @@ pub use vocabulary::{CompressMethod, CtxDirection, Reason, RenderFormat};
 /// Now, in milliseconds since the Unix epoch: the one clock of every
 /// timestamp (0 before 1970, saturating far in the future).
 pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
+    web_time::SystemTime::now()
+        .duration_since(web_time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

@@ -22,11 +22,24 @@ const CHUNK_LINES: u32 = 40;
 /// generated code: kept as plain chunks, no symbols read.
 const MINIFIED_LINE_BYTES: usize = 400;
 
+/// The symbols of a source file; none when the grammars are not built in
+/// (the `code` feature off: the WebAssembly build), where a source file is
+/// kept as plain chunks, as a minified one is.
+fn symbols(language: Language, text: &str) -> ucpkit_code::ParsedCode {
+    #[cfg(feature = "code")]
+    return ucpkit_code::parse(language, text);
+    #[cfg(not(feature = "code"))]
+    {
+        let _ = (language, text);
+        ucpkit_code::ParsedCode::default()
+    }
+}
+
 /// Parses a source file into symbol blocks.
 pub(crate) fn parse_code(language: Language, text: &str, builder: &mut SectionBuilder) {
     let lines = Lines::new(text);
     let minified = text.len() / lines.count().max(1) as usize > MINIFIED_LINE_BYTES;
-    let parsed = if minified { ucpkit_code::ParsedCode::default() } else { ucpkit_code::parse(language, text) };
+    let parsed = if minified { ucpkit_code::ParsedCode::default() } else { symbols(language, text) };
     let mut out = Emit {
         language,
         lines: &lines,

@@ -133,6 +133,15 @@ pub fn ingest(
     pipeline::ingest(paths, name, options, progress)
 }
 
+/// Ingests files held in memory, `(path, bytes)`, into one document named
+/// `name`, as [`ingest`] reads them from disk: one file's blocks hang under
+/// the root, several files are file blocks under folder blocks named by
+/// their `/`-separated paths. Bytes must be UTF-8 text (a file that is not
+/// is skipped with a warning among several, refused alone).
+pub fn ingest_texts(files: &[(String, Vec<u8>)], name: &str, options: &IngestOptions) -> Result<Ingested, IngestError> {
+    pipeline::ingest_texts(files, name, options)
+}
+
 /// A document from one markdown text held in memory.
 pub fn markdown_document(name: &str, text: &str, options: &IngestOptions) -> Document {
     pipeline::text_document(source::SourceKind::Markdown, name, text, options)

@@ -12,9 +12,9 @@ use ucpkit_core::{Block, BlockId, Content, Document, Metadata, Role, SourceLocat
 use crate::links::{link_files, FileLinks, LinkTargets};
 use crate::markdown::LineIndex;
 use crate::reingest::{link_corpus, FileRecord, Seen, Sources, Stamp};
-use crate::report::{IngestReport, Warning};
+use crate::report::{IngestReport, Warning, WarningKind};
 use crate::section::{ParsedFile, SectionBuilder};
-use crate::source::{read_text, walk_folder, SourceFile, SourceKind};
+use crate::source::{checked_text, read_text, walk_folder, SourceFile, SourceKind};
 use crate::{IngestError, IngestOptions, Ingested, Progress};
 
 /// Where the files of an ingest run sit in the document.
@@ -33,15 +33,103 @@ pub(crate) fn ingest(
     options: &IngestOptions,
     progress: &dyn Progress,
 ) -> Result<Ingested, IngestError> {
-    let mut report = IngestReport::default();
-    let (layout, files) = list_sources(paths, &mut report.warnings)?;
+    let mut warnings = Vec::new();
+    let (layout, files) = list_sources(paths, &mut warnings)?;
+    let corpus = Corpus {
+        name,
+        layout,
+        files,
+        source: source_names(paths),
+        title: paths.first().and_then(|p| display_name(p)),
+        first: paths[0].clone(),
+    };
+    let read = |file: &SourceFile| {
+        let stamp = Stamp::of(&file.path);
+        Ok((read_text(file, options.max_file_size)?, stamp))
+    };
+    assemble(corpus, read, warnings, options, progress)
+}
+
+/// Runs the pipeline over files held in memory, `(path, bytes)`: one file
+/// gives a document as one file on disk does, several a tree of folders
+/// and files as a folder does (in the order a folder walk takes: by path
+/// component), with the same blocks and ids.
+pub(crate) fn ingest_texts(
+    texts: &[(String, Vec<u8>)],
+    name: &str,
+    options: &IngestOptions,
+) -> Result<Ingested, IngestError> {
+    let Some((first, _)) = texts.first() else { return Err(IngestError::NoInput) };
+    let layout = if texts.len() == 1 { Layout::SingleFile } else { Layout::Tree };
+    let mut warnings = Vec::new();
+    let mut files = Vec::with_capacity(texts.len());
+    let mut seen: HashMap<&str, &str> = HashMap::new();
+    for (path, _) in texts {
+        let rel_path = path.trim_start_matches("./").trim_start_matches('/');
+        if let Some(other) = seen.insert(rel_path, path) {
+            return Err(IngestError::NameClash { first: PathBuf::from(other), second: PathBuf::from(path) });
+        }
+        match SourceKind::of(Path::new(rel_path)) {
+            _ if rel_path.is_empty() => {
+                return Err(IngestError::Unusable { path: PathBuf::from(path), reason: "the path is empty".into() })
+            }
+            Some(kind) => files.push(SourceFile { rel_path: rel_path.to_owned(), path: PathBuf::from(path), kind }),
+            None if layout == Layout::SingleFile => {
+                return Err(IngestError::Unusable {
+                    path: PathBuf::from(path),
+                    reason: "unsupported file type (expected markdown, HTML, text or source code)".into(),
+                })
+            }
+            None => warnings.push(Warning::new(WarningKind::Unsupported, rel_path, "unsupported file type; skipped")),
+        }
+    }
+    files.sort_by(|a, b| a.rel_path.split('/').cmp(b.rel_path.split('/')));
+    let corpus = Corpus {
+        name,
+        layout,
+        files,
+        source: texts.iter().map(|(path, _)| path.as_str()).collect::<Vec<_>>().join(", "),
+        title: Some(name.to_owned()),
+        first: PathBuf::from(first),
+    };
+    let bytes: HashMap<&str, &[u8]> = texts.iter().map(|(path, bytes)| (path.as_str(), bytes.as_slice())).collect();
+    let read = |file: &SourceFile| {
+        let bytes = file.path.to_str().and_then(|path| bytes.get(path)).copied().unwrap_or_default();
+        Ok((checked_text(&file.rel_path, bytes.to_vec(), options.max_file_size)?, None))
+    };
+    assemble(corpus, read, warnings, options, &())
+}
+
+/// The files of one ingest run and what the document says of them.
+struct Corpus<'a> {
+    name: &'a str,
+    layout: Layout,
+    files: Vec<SourceFile>,
+    /// The document's `source`: the paths given.
+    source: String,
+    /// The document's title when it is a tree of files.
+    title: Option<String>,
+    /// The input named when a lone file cannot be used.
+    first: PathBuf,
+}
+
+/// Reads (with `read`) and parses every file in parallel, then assembles
+/// one document and resolves its links.
+fn assemble(
+    corpus: Corpus<'_>,
+    read: impl Fn(&SourceFile) -> Result<(String, Option<Stamp>), Warning> + Sync,
+    warnings: Vec<Warning>,
+    options: &IngestOptions,
+    progress: &dyn Progress,
+) -> Result<Ingested, IngestError> {
+    let Corpus { name, layout, files, source, title, first } = corpus;
+    let mut report = IngestReport { warnings, ..IngestReport::default() };
     progress.files_found(files.len());
     let now = ucpkit_core::now_ms();
     let parsed: Vec<Result<(ParsedFile, u64, Seen), Warning>> = files
         .par_iter()
         .map(|file| {
-            let stamp = Stamp::of(&file.path);
-            let text = read_text(file, options.max_file_size)?;
+            let (text, stamp) = read(file)?;
             let parsed = parse_file(file, &text, layout, options, now);
             progress.file_done(&file.rel_path, text.len() as u64);
             Ok((parsed, text.len() as u64, (content_hash(&text), stamp)))
@@ -52,7 +140,7 @@ pub(crate) fn ingest(
     document.metadata.created_ms = now;
     document.metadata.modified_ms = now;
     document.metadata.tokenizer = Some(options.tokenizer.name().to_owned());
-    document.metadata.source = Some(source_names(paths));
+    document.metadata.source = Some(source.clone());
     let mut records: Vec<FileRecord> = Vec::with_capacity(files.len());
     let mut folders = FolderBlocks::default();
     for (file, result) in files.iter().zip(parsed) {
@@ -60,7 +148,7 @@ pub(crate) fn ingest(
             Ok(ok) => ok,
             Err(warning) if matches!(layout, Layout::SingleFile) => {
                 let reason = warning.message.trim_end_matches("; skipped").to_owned();
-                return Err(IngestError::Unusable { path: paths[0].clone(), reason });
+                return Err(IngestError::Unusable { path: first, reason });
             }
             Err(warning) => {
                 report.warnings.push(warning);
@@ -86,13 +174,13 @@ pub(crate) fn ingest(
         records.push(FileRecord::read(&file.rel_path, hash, &parsed, &ids));
     }
     if matches!(layout, Layout::Tree) {
-        document.metadata.title = paths.first().and_then(|p| display_name(p));
+        document.metadata.title = title;
     }
     let fresh = vec![true; files.len()];
     link_corpus(&mut document, &files, &records, layout, &fresh, &mut report);
     report.blocks = document.len();
     report.tokens = document.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
-    let sources = Sources::new(source_names(paths), layout, records);
+    let sources = Sources::new(source, layout, records);
     Ok(Ingested { document, report, sources })
 }
 

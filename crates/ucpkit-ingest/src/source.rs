@@ -235,10 +235,24 @@ pub(crate) fn read_text(file: &SourceFile, max_bytes: u64) -> Result<String, War
     let rel = &file.rel_path;
     let meta = std::fs::metadata(&file.path).map_err(|e| io_warning(rel, &e))?;
     if meta.len() > max_bytes {
-        let message = format!("{} bytes is over the {max_bytes}-byte limit (--max-file-size); skipped", meta.len());
-        return Err(Warning::new(WarningKind::TooLarge, rel, message));
+        return Err(too_large(rel, meta.len(), max_bytes));
     }
     let bytes = std::fs::read(&file.path).map_err(|e| io_warning(rel, &e))?;
+    checked_text(rel, bytes, max_bytes)
+}
+
+fn too_large(rel: &str, bytes: u64, max_bytes: u64) -> Warning {
+    let message = format!("{bytes} bytes is over the {max_bytes}-byte limit (--max-file-size); skipped");
+    Warning::new(WarningKind::TooLarge, rel, message)
+}
+
+/// A file's bytes as UTF-8 text without a byte-order mark, refusing
+/// binary, oversized and invalid ones with a warning that names the
+/// problem.
+pub(crate) fn checked_text(rel: &str, bytes: Vec<u8>, max_bytes: u64) -> Result<String, Warning> {
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_large(rel, bytes.len() as u64, max_bytes));
+    }
     if bytes[..bytes.len().min(8192)].contains(&0) {
         return Err(Warning::new(WarningKind::Binary, rel, "binary file; skipped"));
     }

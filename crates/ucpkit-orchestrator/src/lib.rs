@@ -23,6 +23,7 @@ mod assemble;
 mod code;
 pub mod coordination;
 mod heuristic;
+#[cfg(feature = "llm")]
 mod llm_policy;
 pub mod policy;
 pub mod rank;
@@ -30,8 +31,9 @@ mod subagent;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use ucpkit_core::outline;
+use web_time::Instant;
 
 use serde::Serialize;
 use ucpkit_context::{RenderedPart, Representation};
@@ -40,6 +42,7 @@ use ucpkit_search::SearchOptions;
 use ucpkit_ucl::RenderFormat;
 
 use crate::coordination::AgentCoordinator;
+#[cfg(feature = "llm")]
 pub use crate::llm_policy::{LlmPolicy, PolicyStats, JUDGED_SECTIONS};
 use crate::policy::{ExplorationTask, Policy, QueryTerms, TaskOrigin};
 use ucpkit_sessions::AgentError;
@@ -422,23 +425,30 @@ impl<'a> Exploration<'a> {
         }
         // No more threads than tasks can ever keep busy, whatever was asked.
         let agents = self.orchestrator.config.agents.clamp(1, self.orchestrator.config.max_tasks.max(1));
-        std::thread::scope(|scope| {
-            for _ in 0..agents {
-                scope.spawn(|| {
-                    while let Some(task) = queue.take(job) {
-                        // Done even when the sub-agent panics, so the other
-                        // agents stop waiting for its work (the panic then
-                        // reaches the caller when the scope ends).
-                        let _done = TaskDone { queue, job };
-                        if self.started.fetch_add(1, Ordering::SeqCst) < self.orchestrator.config.max_tasks {
-                            for spawned in subagent::run(self, &task) {
-                                self.offer(job, spawned);
-                            }
-                        }
+        let agent = || {
+            while let Some(task) = queue.take(job) {
+                // Done even when the sub-agent panics, so the other agents
+                // stop waiting for its work (the panic then reaches the
+                // caller when the scope ends).
+                let _done = TaskDone { queue, job };
+                if self.started.fetch_add(1, Ordering::SeqCst) < self.orchestrator.config.max_tasks {
+                    for spawned in subagent::run(self, &task) {
+                        self.offer(job, spawned);
                     }
-                });
+                }
             }
-        });
+        };
+        if agents == 1 {
+            // One agent runs on the caller's thread (hosts without threads
+            // ask for one).
+            agent();
+        } else {
+            std::thread::scope(|scope| {
+                for _ in 0..agents {
+                    scope.spawn(agent);
+                }
+            });
+        }
         queue.remove(job);
         self.started.load(Ordering::SeqCst).min(self.orchestrator.config.max_tasks)
     }

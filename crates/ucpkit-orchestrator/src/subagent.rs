@@ -1,7 +1,8 @@
 //! One sub-agent exploring one section: a session of its own, a claim on
 //! the section, and the policy's commands round by round.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use web_time::Instant;
 
 use crate::policy::{self, ExplorationTask, Observed};
 use crate::Exploration;

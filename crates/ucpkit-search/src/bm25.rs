@@ -13,16 +13,11 @@ use tantivy::{DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocu
 use ucpkit_core::BlockId;
 
 use crate::analyzer::{self, ANALYZER};
-use crate::catalog::Indexable;
 use crate::headline;
+use crate::indexable::Indexable;
+use crate::scoring::{idf, repeats, FIELD_BOOSTS, K1};
 use crate::{BlockLengths, SearchError, SearchHit, SearchOptions, TermPostings};
 use ucpkit_analyzer::distinct_terms;
-
-/// tantivy's BM25 `k1`; a term can add at most `idf * (1 + k1)` to a score.
-const K1: f32 = 1.2;
-
-/// How much each searched field counts.
-const FIELD_BOOSTS: [(&str, f32); 3] = [("text", 1.0), ("headings", 0.6), ("label", 0.6)];
 
 /// Memory the writer may use before it flushes a segment.
 const WRITER_MEMORY: usize = 512 << 20;
@@ -63,32 +58,6 @@ fn schema() -> Schema {
     builder.add_text_field("role", STRING);
     builder.add_text_field("tags", STRING);
     builder.build()
-}
-
-/// How many distinct terms make a query long enough for its repeats to
-/// count: a report of a paragraph or more, not a one- or two-sentence
-/// question. A question names what it asks about once or twice, and what
-/// it repeats is mostly an example's name (`price`, `SomeClass`); a long
-/// report keeps coming back to what it is about.
-pub(crate) const LONG_QUERY_TERMS: usize = 32;
-
-/// How often each analyzed term occurs in `text`, as far as it counts in
-/// a ranking: every term once in a query of fewer than
-/// [`LONG_QUERY_TERMS`] distinct terms.
-fn repeats(text: &str) -> std::collections::HashMap<String, u32> {
-    let mut counts = std::collections::HashMap::new();
-    for term in ucpkit_analyzer::terms(text) {
-        *counts.entry(term).or_default() += 1;
-    }
-    if counts.len() < LONG_QUERY_TERMS {
-        counts.values_mut().for_each(|count| *count = 1);
-    }
-    counts
-}
-
-/// BM25's inverse document frequency of a term `df` of `docs` blocks hold.
-fn idf(docs: f64, df: f64) -> f64 {
-    (1.0 + (docs - df + 0.5) / (df + 0.5)).ln()
 }
 
 fn split_id(id: BlockId) -> (u64, u64) {
@@ -290,14 +259,7 @@ impl Bm25 {
     /// several lines is searched with its headline too (see
     /// [`crate::headline`]).
     pub fn search(&self, query: &str, options: &SearchOptions) -> Result<Vec<SearchHit>, SearchError> {
-        let Some(headline) = headline::headline(query) else {
-            return self.search_query(query, options);
-        };
-        let deep =
-            SearchOptions { limit: options.limit.max(headline::FUSION_DEPTH), min_similarity: 0.0, ..options.clone() };
-        let whole = self.search_query(query, &deep)?;
-        let headline = self.search_query(headline, &deep)?;
-        Ok(headline::fuse(whole, headline, options.limit, options.min_similarity))
+        headline::search_with(query, options, |query, options| self.search_query(query, options))
     }
 
     /// [`Self::search`] for `query` as one query.
@@ -383,18 +345,5 @@ mod tests {
         let id = BlockId::from_bytes([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 255]);
         let (hi, lo) = split_id(id);
         assert_eq!(join_id(hi, lo), id);
-    }
-
-    #[test]
-    fn repeats_count_only_in_long_queries() {
-        let question = "why does price show quotes in f'{price=}' but not f'{price=:.2f}'";
-        assert!(repeats(question).values().all(|&count| count == 1));
-
-        let words: Vec<String> = (0..LONG_QUERY_TERMS).map(|i| format!("word{i}")).collect();
-        let report = format!("{} serializer serializer serializer", words.join(" "));
-        let counts = repeats(&report);
-        let term = |word: &str| ucpkit_analyzer::terms(word).remove(0);
-        assert_eq!(counts[&term("serializer")], 3);
-        assert_eq!(counts[&term("word0")], 1);
     }
 }

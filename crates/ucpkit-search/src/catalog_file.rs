@@ -260,7 +260,7 @@ impl<'a> Cursor<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::indexables;
+    use crate::indexable::indexables;
     use ucpkit_core::{Block, Content, Document, Metadata, Role};
 
     fn doc() -> Document {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 pub enum SearchError {
     /// The full-text engine failed.
     #[error("full-text index: {0}")]
+    #[cfg(feature = "index")]
     Index(#[from] tantivy::TantivyError),
     /// A file of the index could not be read or written.
     #[error("{}: {source}", path.display())]
@@ -51,6 +52,7 @@ impl SearchError {
     /// A stable code for programs (`search_index`, `search_io` ...).
     pub fn code(&self) -> &'static str {
         match self {
+            #[cfg(feature = "index")]
             SearchError::Index(_) => "search_index",
             SearchError::Io { .. } => "search_io",
             SearchError::Damaged { .. } => "search_damaged",
@@ -62,6 +64,7 @@ impl SearchError {
         }
     }
 
+    #[cfg(feature = "index")]
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> SearchError {
         let path = path.into();
         move |source| SearchError::Io { path, source }

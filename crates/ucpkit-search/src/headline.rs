@@ -11,8 +11,8 @@ use std::collections::HashMap;
 
 use ucpkit_core::BlockId;
 
-use crate::bm25::LONG_QUERY_TERMS;
-use crate::SearchHit;
+use crate::scoring::LONG_QUERY_TERMS;
+use crate::{SearchError, SearchHit, SearchOptions};
 
 /// What a hit's match with the headline weighs beside its match with the
 /// whole query.
@@ -57,6 +57,20 @@ pub fn fuse_scores(whole: &[(BlockId, f64)], headline: &[(BlockId, f64)]) -> Vec
         .collect();
     fused.sort_by(|a, b| b.1.total_cmp(&a.1));
     fused
+}
+
+/// `search`'s hits for `query`: as one query, or for a long report of
+/// several lines ([`headline`]) whole and by its headline, fused.
+pub(crate) fn search_with(
+    query: &str,
+    options: &SearchOptions,
+    search: impl Fn(&str, &SearchOptions) -> Result<Vec<SearchHit>, SearchError>,
+) -> Result<Vec<SearchHit>, SearchError> {
+    let Some(headline) = headline(query) else { return search(query, options) };
+    let deep = SearchOptions { limit: options.limit.max(FUSION_DEPTH), min_similarity: 0.0, ..options.clone() };
+    let whole = search(query, &deep)?;
+    let headline = search(headline, &deep)?;
+    Ok(fuse(whole, headline, options.limit, options.min_similarity))
 }
 
 /// [`fuse_scores`] of two searches' hits: the best `limit` scoring at

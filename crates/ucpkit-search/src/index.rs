@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use ucpkit_core::{BlockId, Document, IdSet};
 
 use crate::bm25::Bm25;
-use crate::catalog::{indexables, indexables_within, Catalog, Indexable};
+use crate::catalog::Catalog;
+use crate::indexable::{indexables, indexables_within, Indexable};
 use crate::turns::take_turn;
 use crate::vector::{hnsw_threshold, VectorStore};
 use crate::{

@@ -6,7 +6,7 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard};
-use std::time::Instant;
+use web_time::Instant;
 
 use ucpkit_context::{ExtractiveSummarizer, Summarizer};
 use ucpkit_core::{BpeTokenizer, Document, Tokenizer};

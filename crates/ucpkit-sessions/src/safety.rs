@@ -279,14 +279,14 @@ impl TokenBucket {
 /// A point in time after which a long operation gives up.
 #[derive(Debug, Clone, Copy)]
 pub struct Deadline {
-    start: std::time::Instant,
+    start: web_time::Instant,
     limit: Duration,
 }
 
 impl Deadline {
     /// A deadline `limit` from now.
     pub fn after(limit: Duration) -> Self {
-        Deadline { start: std::time::Instant::now(), limit }
+        Deadline { start: web_time::Instant::now(), limit }
     }
 
     /// Fails once the deadline has passed. Walks call this every few
