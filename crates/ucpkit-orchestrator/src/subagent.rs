@@ -77,6 +77,21 @@ fn rounds(exploration: &Exploration<'_>, session: SessionId, task: &ExplorationT
     spawned
 }
 
+/// Waits `duration`: asleep where there are threads; in WebAssembly, which
+/// cannot sleep (a page has one thread and nothing else to run while a
+/// context is built), by watching the clock.
+fn pause(duration: Duration) {
+    #[cfg(not(target_family = "wasm"))]
+    std::thread::sleep(duration);
+    #[cfg(target_family = "wasm")]
+    {
+        let until = Instant::now() + duration;
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    }
+}
+
 /// Runs one command, waiting out the engine's rate limit.
 fn execute(exploration: &Exploration<'_>, session: SessionId, command: ucpkit_ucl::Command) -> Observed {
     let started = Instant::now();
@@ -84,7 +99,7 @@ fn execute(exploration: &Exploration<'_>, session: SessionId, command: ucpkit_uc
         let result = exploration.traversal.execute(session, &command);
         match result {
             Err(AgentError::RateLimitExceeded(_)) if started.elapsed() < RATE_LIMIT_PATIENCE => {
-                std::thread::sleep(Duration::from_millis(2));
+                pause(Duration::from_millis(2));
             }
             result => return Observed { command, result },
         }

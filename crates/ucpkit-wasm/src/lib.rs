@@ -48,6 +48,20 @@ export interface ParseReport {
 }
 "#;
 
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = console, js_name = error)]
+    fn console_error(message: &str);
+}
+
+/// Runs when the module is instantiated: a panic (a bug: it ends the
+/// module's instance, as WebAssembly cannot unwind) says where it happened
+/// on the console before it traps.
+#[wasm_bindgen(start)]
+pub fn start() {
+    std::panic::set_hook(Box::new(|info| console_error(&format!("ucp-engine: {info}"))));
+}
+
 /// The default budget of a context, in tokens (as `ucp context`).
 const DEFAULT_BUDGET: usize = 4000;
 /// The default number of search hits.

@@ -28,11 +28,11 @@ test('contexts are the native CLI\'s, byte for byte', { skip: !(bin && corpus) &
     const questions = readFileSync(join(root, 'tests/data/eval/node-questions.jsonl'), 'utf8')
       .split('\n').filter(Boolean).map((line) => JSON.parse(line));
     assert.equal(questions.length, 60);
-    for (const { question } of questions) {
-      const native = ucp('context', question, '--doc', 'node', '--budget', '2000');
-      const wasm = store.context(question, { doc: 'node', budget: 2000 });
-      assert.equal(wasm.text, native, question);
-    }
+    const native = questions.map(({ question }) => ucp('context', question, '--doc', 'node', '--budget', '2000'));
+    // Asked back to back, as a page would: the sub-agent meets the engine's
+    // rate limit and waits it out without threads.
+    const wasm = questions.map(({ question }) => store.context(question, { doc: 'node', budget: 2000 }).text);
+    questions.forEach(({ question }, i) => assert.equal(wasm[i], native[i], question));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
