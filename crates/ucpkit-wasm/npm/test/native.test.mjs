@@ -33,6 +33,11 @@ test('contexts are the native CLI\'s, byte for byte', { skip: !(bin && corpus) &
     // rate limit and waits it out without threads.
     const wasm = questions.map(({ question }) => store.context(question, { doc: 'node', budget: 2000 }).text);
     questions.forEach(({ question }, i) => assert.equal(wasm[i], native[i], question));
+    // A document `ucp export` wrote answers the same once imported.
+    const exported = ucp('--doc', 'node', 'export', '--format', 'json');
+    assert.equal(store.importDocument(exported, 'exported'), 'exported');
+    const { question } = questions[0];
+    assert.equal(store.context(question, { doc: 'exported', budget: 2000 }).text, native[0]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
