@@ -13,7 +13,7 @@ use ucpkit_ingest::{IngestError, IngestOptions};
 use ucpkit_orchestrator::policy::HeuristicPolicy;
 use ucpkit_orchestrator::{BuiltContext, ContextRequest, Orchestrator, OrchestratorConfig, Scope};
 use ucpkit_search::{MemoryIndex, SearchOptions};
-use ucpkit_sessions::{AgentError, SessionConfig, SessionHost};
+use ucpkit_sessions::{AgentError, GlobalLimits, SessionConfig, SessionHost};
 use ucpkit_ucl::{parse_script, RenderFormat};
 
 /// The smallest budget a context may have (as `ucp context`).
@@ -331,11 +331,16 @@ impl MemoryStore {
         Ok(self.hold(document))
     }
 
-    /// Holds `document` with its search index; returns its name.
+    /// Holds `document` with its search index; returns its name. The
+    /// engine-wide rate limit, which keeps one client of a server from
+    /// starving the others, is lifted: a page is the only client of its
+    /// store, and a context's sub-agent would only wait out the limit
+    /// (spinning: a page cannot sleep) after a few dozen quick contexts.
     fn hold(&mut self, document: Document) -> String {
         let name = document.name().to_owned();
         let index = Arc::new(MemoryIndex::new(&document));
-        let mut host = SessionHost::new(Engine::new(document));
+        let limits = GlobalLimits { max_ops_per_second: u32::MAX, ..GlobalLimits::default() };
+        let mut host = SessionHost::with_limits(Engine::new(document), limits);
         host.set_search(index);
         self.documents.insert(name.clone(), Arc::new(host));
         name

@@ -29,8 +29,7 @@ test('contexts are the native CLI\'s, byte for byte', { skip: !(bin && corpus) &
       .split('\n').filter(Boolean).map((line) => JSON.parse(line));
     assert.equal(questions.length, 60);
     const native = questions.map(({ question }) => ucp('context', question, '--doc', 'node', '--budget', '2000'));
-    // Asked back to back, as a page would: the sub-agent meets the engine's
-    // rate limit and waits it out without threads.
+    // Asked back to back, as a page would.
     const wasm = questions.map(({ question }) => store.context(question, { doc: 'node', budget: 2000 }).text);
     questions.forEach(({ question }, i) => assert.equal(wasm[i], native[i], question));
     // A document `ucp export` wrote answers the same once imported.
