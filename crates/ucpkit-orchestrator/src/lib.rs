@@ -238,6 +238,7 @@ impl Orchestrator {
     /// search provider; fails only when searching fails.
     pub fn context(&self, traversal: &SessionHost, request: &ContextRequest) -> Result<BuiltContext, AgentError> {
         request.check()?;
+        traversal.admit()?;
         let started = Instant::now();
         let provider = traversal.search_provider().ok_or(AgentError::SearchNotConfigured)?;
         let (tasks, hits, terms) = {

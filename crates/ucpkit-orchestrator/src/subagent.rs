@@ -1,20 +1,13 @@
 //! One sub-agent exploring one section: a session of its own, a claim on
 //! the section, and the policy's commands round by round.
 
-use std::time::Duration;
-use web_time::Instant;
-
 use crate::policy::{self, ExplorationTask, Observed};
 use crate::Exploration;
-use ucpkit_sessions::AgentError;
 use ucpkit_sessions::SessionLimits;
 use ucpkit_sessions::{Capabilities, SessionConfig, SessionId};
 
 /// Rounds of commands one task may take.
 const MAX_ROUNDS: usize = 8;
-
-/// How long a command refused by the engine's rate limit is retried.
-const RATE_LIMIT_PATIENCE: Duration = Duration::from_secs(5);
 
 /// Explores `task`; returns the tasks the policy wants queued.
 pub(super) fn run(exploration: &Exploration<'_>, task: &ExplorationTask) -> Vec<ExplorationTask> {
@@ -77,31 +70,10 @@ fn rounds(exploration: &Exploration<'_>, session: SessionId, task: &ExplorationT
     spawned
 }
 
-/// Waits `duration`: asleep where there are threads; in WebAssembly, which
-/// cannot sleep (a page has one thread and nothing else to run while a
-/// context is built), by watching the clock.
-fn pause(duration: Duration) {
-    #[cfg(not(target_family = "wasm"))]
-    std::thread::sleep(duration);
-    #[cfg(target_family = "wasm")]
-    {
-        let until = Instant::now() + duration;
-        while Instant::now() < until {
-            std::hint::spin_loop();
-        }
-    }
-}
-
-/// Runs one command, waiting out the engine's rate limit.
+/// Runs one command. The sub-agent's session is the engine's own, so the
+/// engine-wide rate limit (charged once for the whole context) never
+/// refuses it.
 fn execute(exploration: &Exploration<'_>, session: SessionId, command: ucpkit_ucl::Command) -> Observed {
-    let started = Instant::now();
-    loop {
-        let result = exploration.traversal.execute(session, &command);
-        match result {
-            Err(AgentError::RateLimitExceeded(_)) if started.elapsed() < RATE_LIMIT_PATIENCE => {
-                pause(Duration::from_millis(2));
-            }
-            result => return Observed { command, result },
-        }
-    }
+    let result = exploration.traversal.execute(session, &command);
+    Observed { command, result }
 }

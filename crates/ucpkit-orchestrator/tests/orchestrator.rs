@@ -106,6 +106,23 @@ fn sub_agents_take_no_client_session_slot() {
 }
 
 #[test]
+fn a_context_is_one_request_to_the_rate_limit() {
+    let mut traversal =
+        common::traversal_with(ucpkit_sessions::GlobalLimits { max_ops_per_second: 3, ..Default::default() });
+    traversal.set_search(Arc::new(common::TempIndex::new(&common::node_excerpt())));
+    // A clock that stands still: the bucket never refills.
+    traversal.set_clock(|| 1_000_000);
+    let ask =
+        || heuristic().context(&traversal, &request("step out of the current function", 2000, RenderFormat::Markdown));
+    // Each context runs dozens of sub-agent commands, none of them charged.
+    for _ in 0..3 {
+        let built = ask().unwrap();
+        assert!(!built.blocks.is_empty());
+    }
+    assert!(matches!(ask(), Err(AgentError::RateLimitExceeded(3))), "the fourth request is over the limit");
+}
+
+#[test]
 fn without_a_search_provider_it_says_so() {
     let traversal = common::traversal();
     let failed = heuristic().context(&traversal, &request("anything", 500, RenderFormat::Markdown));

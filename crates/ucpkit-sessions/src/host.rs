@@ -379,10 +379,22 @@ impl SessionHost {
         Ok(())
     }
 
-    /// A session for one operation at `now`, after the rate limit.
+    /// Charges the engine-wide rate limit for one request a client makes
+    /// outside its sessions (a context build, whose sub-agents' sessions
+    /// are the engine's own and are not charged command by command).
+    pub fn admit(&self) -> Result<(), AgentError> {
+        self.rate.take((self.clock)())
+    }
+
+    /// A session for one operation at `now`, after the rate limit, which
+    /// only clients' sessions are charged: the engine's own work is paid
+    /// for by the request that started it ([`SessionHost::admit`]).
     fn open_session(&self, id: SessionId, now: i64) -> Result<Arc<Mutex<Session>>, AgentError> {
-        self.rate.take(now)?;
-        self.session(id)
+        let session = self.session(id)?;
+        if !lock(&session).internal {
+            self.rate.take(now)?;
+        }
+        Ok(session)
     }
 
     /// Runs one command in a session. A failed command changes nothing.

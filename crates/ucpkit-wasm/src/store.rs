@@ -334,8 +334,7 @@ impl MemoryStore {
     /// Holds `document` with its search index; returns its name. The
     /// engine-wide rate limit, which keeps one client of a server from
     /// starving the others, is lifted: a page is the only client of its
-    /// store, and a context's sub-agent would only wait out the limit
-    /// (spinning: a page cannot sleep) after a few dozen quick contexts.
+    /// store, and the limit would only refuse its own long scripts.
     fn hold(&mut self, document: Document) -> String {
         let name = document.name().to_owned();
         let index = Arc::new(MemoryIndex::new(&document));
