@@ -60,6 +60,12 @@ impl ValidationReport {
     pub fn is_valid(&self) -> bool {
         self.issues.is_empty()
     }
+
+    /// The first problem that keeps the blocks from forming a tree
+    /// (anything but an orphan, which is only left out of the walk).
+    pub fn tree_issue(&self) -> Option<&Issue> {
+        self.issues.iter().find(|issue| !matches!(issue, Issue::Orphan(_)))
+    }
 }
 
 impl Document {

@@ -184,8 +184,7 @@ pub fn import_ucl(form: &UclDocument, name: &str) -> Result<(Engine, Vec<Outcome
     }
 
     let document = Document::from_parts(doc_name, doc_metadata, version, blocks, edges);
-    let report = document.validate();
-    if let Some(issue) = report.issues.iter().find(|i| !matches!(i, ucpkit_core::Issue::Orphan(_))) {
+    if let Some(issue) = document.validate().tree_issue() {
         return Err(invalid(format!("the structure is not a tree: {issue}")));
     }
     let mut engine = Engine::new(document);

@@ -14,7 +14,7 @@ use crate::markdown::LineIndex;
 use crate::reingest::{link_corpus, FileRecord, Seen, Sources, Stamp};
 use crate::report::{IngestReport, Warning, WarningKind};
 use crate::section::{ParsedFile, SectionBuilder};
-use crate::source::{checked_text, read_text, walk_folder, SourceFile, SourceKind};
+use crate::source::{checked_text, read_text, text_path, walk_folder, SourceFile, SourceKind};
 use crate::{IngestError, IngestOptions, Ingested, Progress};
 
 /// Where the files of an ingest run sit in the document.
@@ -63,17 +63,14 @@ pub(crate) fn ingest_texts(
     let layout = if texts.len() == 1 { Layout::SingleFile } else { Layout::Tree };
     let mut warnings = Vec::new();
     let mut files = Vec::with_capacity(texts.len());
-    let mut seen: HashMap<&str, &str> = HashMap::new();
+    let mut seen: HashMap<String, &str> = HashMap::new();
     for (path, _) in texts {
-        let rel_path = path.trim_start_matches("./").trim_start_matches('/');
-        if let Some(other) = seen.insert(rel_path, path) {
+        let rel_path = text_path(path).map_err(|reason| IngestError::Unusable { path: PathBuf::from(path), reason })?;
+        if let Some(other) = seen.insert(rel_path.clone(), path) {
             return Err(IngestError::NameClash { first: PathBuf::from(other), second: PathBuf::from(path) });
         }
-        match SourceKind::of(Path::new(rel_path)) {
-            _ if rel_path.is_empty() => {
-                return Err(IngestError::Unusable { path: PathBuf::from(path), reason: "the path is empty".into() })
-            }
-            Some(kind) => files.push(SourceFile { rel_path: rel_path.to_owned(), path: PathBuf::from(path), kind }),
+        match SourceKind::of(Path::new(&rel_path)) {
+            Some(kind) => files.push(SourceFile { rel_path, path: PathBuf::from(path), kind }),
             None if layout == Layout::SingleFile => {
                 return Err(IngestError::Unusable {
                     path: PathBuf::from(path),

@@ -246,6 +246,35 @@ fn too_large(rel: &str, bytes: u64, max_bytes: u64) -> Warning {
     Warning::new(WarningKind::TooLarge, rel, message)
 }
 
+/// Most `/`-separated components in a path given with its text.
+pub(crate) const MAX_PATH_COMPONENTS: usize = 64;
+/// Most bytes in a path given with its text.
+pub(crate) const MAX_PATH_BYTES: usize = 4096;
+
+/// A path given with its text (not read from disk) as the document's
+/// relative path: empty and `.` components dropped, so `./a//b.md` is
+/// `a/b.md`; refused when it is empty, climbs out with `..`, holds a
+/// control character, or is longer or deeper than a folder walk meets.
+pub(crate) fn text_path(path: &str) -> Result<String, String> {
+    if path.len() > MAX_PATH_BYTES {
+        return Err(format!("the path has {} bytes; at most {MAX_PATH_BYTES} are allowed", path.len()));
+    }
+    if path.chars().any(char::is_control) {
+        return Err("the path holds a control character".into());
+    }
+    let components: Vec<&str> = path.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
+    if components.contains(&"..") {
+        return Err("the path climbs out with `..`".into());
+    }
+    if components.len() > MAX_PATH_COMPONENTS {
+        return Err(format!("the path has {} components; at most {MAX_PATH_COMPONENTS} are allowed", components.len()));
+    }
+    if components.is_empty() {
+        return Err("the path names no file".into());
+    }
+    Ok(components.join("/"))
+}
+
 /// A file's bytes as UTF-8 text without a byte-order mark, refusing
 /// binary, oversized and invalid ones with a warning that names the
 /// problem.
@@ -290,6 +319,22 @@ mod tests {
         assert_eq!(SourceKind::of(Path::new("src/lib.rs")), Some(SourceKind::Code("rust")));
         assert_eq!(SourceKind::of(Path::new("LICENSE")), Some(SourceKind::Text));
         assert_eq!(SourceKind::of(Path::new("photo.png")), None);
+    }
+
+    #[test]
+    fn text_paths_are_normalized_or_refused() {
+        assert_eq!(text_path("./docs//api/./fs.md").unwrap(), "docs/api/fs.md");
+        assert_eq!(text_path("/guide.md").unwrap(), "guide.md");
+        for (bad, reason) in
+            [("", "names no file"), ("./", "names no file"), ("a/../../etc/passwd", "`..`"), ("a\nb.md", "control")]
+        {
+            assert!(text_path(bad).unwrap_err().contains(reason), "{bad:?}");
+        }
+        let deep = "d/".repeat(MAX_PATH_COMPONENTS) + "x.md";
+        assert!(text_path(&deep).unwrap_err().contains("components"));
+        assert!(text_path(&"a".repeat(MAX_PATH_BYTES + 1)).unwrap_err().contains("bytes"));
+        let deepest = "d/".repeat(MAX_PATH_COMPONENTS - 1) + "x.md";
+        assert_eq!(text_path(&deepest).unwrap(), deepest);
     }
 
     #[test]

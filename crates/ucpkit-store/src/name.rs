@@ -1,16 +1,11 @@
-//! The rules a document name must follow, checked once here before
-//! anything is written under it, by every front end (`ucp index --name`,
-//! `ucp context --doc`, MCP `open`) and again by the store's writes.
-//!
-//! A name becomes a database key, a `ucp://<document>` URI and part of
-//! the search index's folder name (`search/<name>-<digest>/`), so it must
-//! be short enough for every file system's 255-byte file names and hold
-//! nothing that changes a path or a URI.
+//! Document names as the store checks them: [`ucpkit_core::document_name_rule`]
+//! once before anything is written under a name, by every front end (`ucp
+//! index --name`, `ucp context --doc`, MCP `open`) and again by the store's
+//! writes; and the names of agent-state documents.
+
+pub use ucpkit_core::MAX_DOCUMENT_NAME_CHARS;
 
 use crate::StoreError;
-
-/// Most characters in a document name.
-pub const MAX_DOCUMENT_NAME_CHARS: usize = 128;
 
 /// The documents UCP keeps for agents rather than for a corpus: their
 /// memories and their plans (`memory`, `relations`, each also per
@@ -62,26 +57,10 @@ pub fn namespaced_document(base: &str, namespace: Option<&str>) -> Result<String
 /// assert!(ucpkit_store::check_document_name("a/b").is_err());
 /// ```
 pub fn check_document_name(name: &str) -> Result<(), StoreError> {
-    let invalid = |rule: String| Err(StoreError::InvalidName { name: shown(name), rule });
-    let chars = name.chars().count();
-    if name.trim().is_empty() {
-        return invalid("a document name cannot be empty".into());
+    match ucpkit_core::document_name_rule(name) {
+        Some(rule) => Err(StoreError::InvalidName { name: shown(name), rule }),
+        None => Ok(()),
     }
-    if chars > MAX_DOCUMENT_NAME_CHARS {
-        return invalid(format!(
-            "a document name has at most {MAX_DOCUMENT_NAME_CHARS} characters; this one has {chars}"
-        ));
-    }
-    if name.chars().any(char::is_control) {
-        return invalid("a document name cannot hold control characters (newlines, tabs, ...)".into());
-    }
-    if name.contains(['/', '\\']) {
-        return invalid("a document name cannot hold `/` or `\\` (it is part of ucp:// URIs and folder names)".into());
-    }
-    if name.trim() != name {
-        return invalid("a document name cannot start or end with whitespace".into());
-    }
-    Ok(())
 }
 
 /// The name as an error shows it: a long one is cut, control characters
