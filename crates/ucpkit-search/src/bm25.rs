@@ -15,7 +15,7 @@ use ucpkit_core::BlockId;
 use crate::analyzer::{self, ANALYZER};
 use crate::headline;
 use crate::indexable::Indexable;
-use crate::scoring::{idf, repeats, FIELD_BOOSTS, K1};
+use crate::scoring::{idf, idf_f32, repeats, FIELD_BOOSTS, K1};
 use crate::{BlockLengths, SearchError, SearchHit, SearchOptions, TermPostings};
 use ucpkit_analyzer::distinct_terms;
 
@@ -286,8 +286,7 @@ impl Bm25 {
                 if df == 0.0 {
                     continue;
                 }
-                let idf = (1.0 + (docs - df + 0.5) / (df + 0.5)).ln();
-                best = best.max(boost * idf * (1.0 + K1));
+                best = best.max(boost * idf_f32(docs, df) * (1.0 + K1));
                 let query = TermQuery::new(term, IndexRecordOption::WithFreqs);
                 clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(query), boost))));
             }

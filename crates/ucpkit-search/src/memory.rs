@@ -11,7 +11,7 @@ use ucpkit_analyzer::distinct_terms;
 use ucpkit_core::{BlockId, Document};
 
 use crate::indexable::indexables;
-use crate::scoring::{idf, repeats, stored_length, B, FIELD_BOOSTS, K1};
+use crate::scoring::{idf, idf_f32, repeats, stored_length, B, FIELD_BOOSTS, K1};
 use crate::{
     headline, BlockLengths, RagCapabilities, RagProvider, SearchError, SearchHit, SearchOptions, TermPostings,
 };
@@ -25,7 +25,8 @@ const FIELDS: usize = FIELD_BOOSTS.len();
 #[derive(Debug)]
 struct Entry {
     id: BlockId,
-    /// Analyzed terms per field (before they are stored coded).
+    /// Analyzed terms per field, as the one-byte code tantivy stores keeps
+    /// them ([`stored_length`]).
     lengths: [u32; FIELDS],
     prior: f32,
     role: String,
@@ -53,7 +54,7 @@ impl Built {
             let mut lengths = [0u32; FIELDS];
             for (field, text) in [item.text.as_ref(), item.headings.as_str(), item.label].into_iter().enumerate() {
                 let mut terms = ucpkit_analyzer::terms(text);
-                lengths[field] = u32::try_from(terms.len()).unwrap_or(u32::MAX);
+                lengths[field] = stored_length(u32::try_from(terms.len()).unwrap_or(u32::MAX));
                 built.total_terms[field] += terms.len() as u64;
                 terms.sort_unstable();
                 for run in terms.chunk_by(|a, b| a == b) {
@@ -108,11 +109,11 @@ impl Built {
                     continue;
                 }
                 let df = postings.len() as f32;
-                let term_weight = boost * weight * (1.0 + (docs - df + 0.5) / (df + 0.5)).ln() * (1.0 + K1);
+                let term_weight = boost * weight * idf_f32(docs, df) * (1.0 + K1);
                 best = best.max(term_weight);
                 let mean = self.total_terms[field] as f32 / docs;
                 for &(slot, tf) in postings {
-                    let length = stored_length(self.blocks[slot as usize].lengths[field]) as f32;
+                    let length = self.blocks[slot as usize].lengths[field] as f32;
                     let tf = tf as f32;
                     let norm = K1 * (1.0 - B + B * length / mean);
                     *scores.entry(slot).or_default() += term_weight * (tf / (tf + norm));
@@ -217,8 +218,8 @@ impl RagProvider for MemoryIndex {
                 .iter()
                 .map(|entry| BlockLengths {
                     id: entry.id,
-                    text: stored_length(entry.lengths[TEXT]),
-                    headings: stored_length(entry.lengths[HEADINGS]),
+                    text: entry.lengths[TEXT],
+                    headings: entry.lengths[HEADINGS],
                 })
                 .collect(),
         )

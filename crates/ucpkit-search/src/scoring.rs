@@ -38,6 +38,12 @@ pub(crate) fn idf(docs: f64, df: f64) -> f64 {
     (1.0 + (docs - df + 0.5) / (df + 0.5)).ln()
 }
 
+/// [`idf`] in single precision, as tantivy's scorer computes it, so the
+/// scores built with it equal tantivy's to the bit.
+pub(crate) fn idf_f32(docs: f32, df: f32) -> f32 {
+    (1.0 + (docs - df + 0.5) / (df + 0.5)).ln()
+}
+
 /// Lengths below this are kept exactly.
 const EXACT_LENGTHS: u32 = 24;
 
