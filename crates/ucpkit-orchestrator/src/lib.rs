@@ -122,6 +122,32 @@ impl ContextRequest {
     /// The largest budget a request may ask for (tokens).
     pub const MAX_BUDGET: usize = 10_000_000;
 
+    /// The smallest budget a front end lets a user ask for: room for a
+    /// heading line and a short block; anything less could hold nothing
+    /// useful.
+    pub const MIN_BUDGET: usize = 32;
+
+    /// The budget of a context when none is asked for, in tokens.
+    pub const DEFAULT_BUDGET: usize = 4000;
+
+    /// A request for `question` within `budget` tokens, markdown, over
+    /// every block; or, worded for a person, why a user's question and
+    /// budget make none: an empty question, a budget outside
+    /// [`Self::MIN_BUDGET`]..=[`Self::MAX_BUDGET`].
+    pub fn asked(question: &str, budget: usize) -> Result<ContextRequest, String> {
+        if question.trim().is_empty() {
+            return Err("the question is empty".into());
+        }
+        if !(Self::MIN_BUDGET..=Self::MAX_BUDGET).contains(&budget) {
+            return Err(format!(
+                "the budget must be {} to {} tokens, not {budget}",
+                Self::MIN_BUDGET,
+                Self::MAX_BUDGET
+            ));
+        }
+        Ok(ContextRequest { question: question.to_owned(), budget, format: RenderFormat::Markdown, scope: Scope::All })
+    }
+
     /// Refuses a budget no context can meet (zero) or beyond
     /// [`Self::MAX_BUDGET`].
     pub fn check(&self) -> Result<(), AgentError> {

@@ -10,11 +10,10 @@ use crate::library::{Library, Workspace};
 use crate::{SearchRequest, WorkspaceError};
 
 /// The budget of a context when none is asked for, in tokens.
-pub const DEFAULT_BUDGET: usize = 4000;
+pub const DEFAULT_BUDGET: usize = ContextRequest::DEFAULT_BUDGET;
 
-/// The smallest budget a context may have: room for a heading line and a
-/// short block; anything less could hold nothing useful.
-pub const MIN_BUDGET: usize = 32;
+/// The smallest budget a context may have ([`ContextRequest::MIN_BUDGET`]).
+pub const MIN_BUDGET: usize = ContextRequest::MIN_BUDGET;
 
 /// A question and how its context is built.
 #[derive(Debug, Clone)]
@@ -60,22 +59,8 @@ impl ContextOptions {
     /// The orchestrator's request, or why these options cannot make one
     /// (an empty question, a budget out of range).
     pub fn request(&self) -> Result<ContextRequest, WorkspaceError> {
-        if self.question.trim().is_empty() {
-            return Err(WorkspaceError::Invalid("the question is empty".into()));
-        }
-        if self.budget < MIN_BUDGET || self.budget > ContextRequest::MAX_BUDGET {
-            return Err(WorkspaceError::Invalid(format!(
-                "the budget must be {MIN_BUDGET} to {} tokens, not {}",
-                ContextRequest::MAX_BUDGET,
-                self.budget
-            )));
-        }
-        Ok(ContextRequest {
-            question: self.question.clone(),
-            budget: self.budget,
-            format: self.format,
-            scope: self.scope,
-        })
+        let request = ContextRequest::asked(&self.question, self.budget).map_err(WorkspaceError::Invalid)?;
+        Ok(ContextRequest { format: self.format, scope: self.scope, ..request })
     }
 
     /// The orchestrator these options ask for.
