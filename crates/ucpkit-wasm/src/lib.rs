@@ -10,7 +10,7 @@
 //! const { text, tokens, blocks } = store.context("How do I ...?", { doc: "docs", budget: 2000 });
 //! ```
 
-use js_sys::{Array, Object, Reflect, Uint8Array, JSON};
+use js_sys::{Array, JsString, Object, Reflect, Uint8Array, JSON};
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -62,8 +62,6 @@ pub fn start() {
     std::panic::set_hook(Box::new(|info| console_error(&format!("ucp-engine: {info}"))));
 }
 
-/// The default budget of a context, in tokens (as `ucp context`).
-const DEFAULT_BUDGET: usize = 4000;
 /// The default number of search hits.
 const DEFAULT_LIMIT: usize = 10;
 
@@ -104,7 +102,7 @@ impl Store {
         #[wasm_bindgen(unchecked_param_type = "ContextOptions | undefined")] options: &JsValue,
     ) -> Result<JsValue, JsError> {
         let doc = string_option(options, "doc")?;
-        let budget = number_option(options, "budget")?.unwrap_or(DEFAULT_BUDGET);
+        let budget = number_option(options, "budget")?.unwrap_or(ucpkit_orchestrator::ContextRequest::DEFAULT_BUDGET);
         to_js(&self.inner.context(doc.as_deref(), question, budget).map_err(error)?)
     }
 
@@ -131,6 +129,18 @@ impl Store {
         let doc = string_option(options, "doc")?;
         let session = string_option(options, "session")?;
         to_js(&self.inner.run(doc.as_deref(), ucl, session.as_deref()).map_err(error)?)
+    }
+
+    /// Closes the session named `name` of `options.doc`, freeing its slot
+    /// (a store keeps at most 50 named sessions open); whether there was one.
+    #[wasm_bindgen(js_name = closeSession)]
+    pub fn close_session(
+        &self,
+        name: &str,
+        #[wasm_bindgen(unchecked_param_type = "{ doc?: string } | undefined")] options: &JsValue,
+    ) -> Result<bool, JsError> {
+        let doc = string_option(options, "doc")?;
+        self.inner.close_session(doc.as_deref(), name).map_err(error)
     }
 
     /// The names, blocks and tokens of the documents held.
@@ -184,24 +194,50 @@ fn to_js(value: &impl Serialize) -> Result<JsValue, JsError> {
     JSON::parse(&json).map_err(|_| JsError::new("a result could not be read back as JSON"))
 }
 
-/// The `(path, bytes)` of an object of path → string or Uint8Array.
+/// The `(path, bytes)` of an object of path → string or Uint8Array. The
+/// sizes are added up before anything is copied into the module's memory
+/// (a string's UTF-8 form has at least as many bytes as UTF-16 units), so
+/// an input over [`store::MAX_INPUT_BYTES`] is refused without first
+/// filling that memory.
 fn file_entries(files: &JsValue) -> Result<Vec<(String, Vec<u8>)>, JsError> {
     if !files.is_object() {
         return Err(JsError::new("invalid_argument: files must be an object of path -> text"));
     }
-    let mut out = Vec::new();
-    for entry in Object::entries(files.unchecked_ref::<Object>()).iter() {
-        let pair = Array::from(&entry);
-        let path = pair.get(0).as_string().unwrap_or_default();
-        let value = pair.get(1);
-        let bytes = match value.as_string() {
-            Some(text) => text.into_bytes(),
-            None if value.is_instance_of::<Uint8Array>() => Uint8Array::new(&value).to_vec(),
-            None => return Err(JsError::new(&format!("invalid_argument: {path}: give its text or its bytes"))),
+    let pairs: Vec<(JsValue, JsValue)> = Object::entries(files.unchecked_ref::<Object>())
+        .iter()
+        .map(|entry| {
+            let pair = Array::from(&entry);
+            (pair.get(0), pair.get(1))
+        })
+        .collect();
+    let mut total = 0usize;
+    for (path, value) in &pairs {
+        let size = if let Some(text) = value.dyn_ref::<JsString>() {
+            text.length() as usize
+        } else if let Some(bytes) = value.dyn_ref::<Uint8Array>() {
+            bytes.length() as usize
+        } else {
+            let path = path.as_string().unwrap_or_default();
+            return Err(JsError::new(&format!("invalid_argument: {path}: give its text or its bytes")));
         };
-        out.push((path, bytes));
+        total = total.saturating_add(size);
+        if total > store::MAX_INPUT_BYTES {
+            return Err(JsError::new(&format!(
+                "invalid_argument: the files hold over {} bytes, the limit of one index call; index fewer files at once",
+                store::MAX_INPUT_BYTES
+            )));
+        }
     }
-    Ok(out)
+    Ok(pairs
+        .into_iter()
+        .map(|(path, value)| {
+            let bytes = match value.as_string() {
+                Some(text) => text.into_bytes(),
+                None => Uint8Array::new(&value).to_vec(),
+            };
+            (path.as_string().unwrap_or_default(), bytes)
+        })
+        .collect())
 }
 
 /// `options[key]` as a string, when it is given.

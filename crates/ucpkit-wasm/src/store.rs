@@ -11,13 +11,11 @@ use ucpkit_core::{outline, BlockId, Document};
 use ucpkit_engine::Engine;
 use ucpkit_ingest::{IngestError, IngestOptions};
 use ucpkit_orchestrator::policy::HeuristicPolicy;
-use ucpkit_orchestrator::{BuiltContext, ContextRequest, Orchestrator, OrchestratorConfig, Scope};
+use ucpkit_orchestrator::{BuiltContext, ContextRequest, Orchestrator, OrchestratorConfig};
 use ucpkit_search::{MemoryIndex, SearchOptions};
 use ucpkit_sessions::{AgentError, GlobalLimits, SessionConfig, SessionHost};
-use ucpkit_ucl::{parse_script, RenderFormat};
+use ucpkit_ucl::parse_script;
 
-/// The smallest budget a context may have (as `ucp context`).
-pub const MIN_BUDGET: usize = 32;
 /// The most hits one search returns.
 pub const MAX_SEARCH_HITS: usize = 1_000;
 /// The most bytes one `index` call reads, all files together: a page
@@ -218,19 +216,9 @@ impl MemoryStore {
     /// The best context for `question` from document `doc` (the only one
     /// when `None`) within `budget` tokens, as `ucp context` builds it.
     pub fn context(&self, doc: Option<&str>, question: &str, budget: usize) -> Result<BuiltContext, StoreError> {
-        if question.trim().is_empty() {
-            return Err(StoreError::Invalid("the question is empty".into()));
-        }
         check_size("the question", question)?;
-        if !(MIN_BUDGET..=ContextRequest::MAX_BUDGET).contains(&budget) {
-            return Err(StoreError::Invalid(format!(
-                "the budget must be {MIN_BUDGET} to {} tokens, not {budget}",
-                ContextRequest::MAX_BUDGET
-            )));
-        }
+        let request = ContextRequest::asked(question, budget).map_err(StoreError::Invalid)?;
         let host = self.host(doc)?;
-        let request =
-            ContextRequest { question: question.to_owned(), budget, format: RenderFormat::Markdown, scope: Scope::All };
         // One sub-agent, on the caller's thread: a page has no threads.
         let config = OrchestratorConfig { agents: 1, ..OrchestratorConfig::default() };
         let orchestrator = Orchestrator::new(Arc::new(HeuristicPolicy::default()), config);
@@ -244,12 +232,13 @@ impl MemoryStore {
         }
         check_size("the query", query)?;
         let host = self.host(doc)?;
-        let provider = host.search_provider().ok_or_else(|| StoreError::Invalid("no search index".into()))?;
+        let provider = host.search_provider().ok_or(AgentError::SearchNotConfigured)?;
         let engine = host.engine();
         let document = engine.document();
-        provider.sync(document).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let failed = |e: ucpkit_search::SearchError| AgentError::SearchFailed(e.to_string());
+        provider.sync(document).map_err(failed)?;
         let options = SearchOptions { limit, ..SearchOptions::default() };
-        let hits = provider.search(query, &options).map_err(|e| StoreError::Invalid(e.to_string()))?;
+        let hits = provider.search(query, &options).map_err(failed)?;
         Ok(hits
             .into_iter()
             .filter_map(|hit| {
@@ -310,6 +299,13 @@ impl MemoryStore {
         Ok(RunReport { ok: report.ok(), steps, text: report.to_string() })
     }
 
+    /// Closes the session named `session` of document `doc` (the only one
+    /// when `None`), freeing its slot; whether there was one.
+    pub fn close_session(&self, doc: Option<&str>, session: &str) -> Result<bool, StoreError> {
+        let host = self.host(doc)?;
+        Ok(host.find_session(session).is_some_and(|id| host.close_session(id).is_ok()))
+    }
+
     /// The document `name` in UCP's JSON form (as `ucp export --format
     /// json`), for a page to keep it (IndexedDB) and import it again.
     pub fn export(&self, name: &str) -> Result<String, StoreError> {
@@ -322,7 +318,16 @@ impl MemoryStore {
     /// or `ucp export --format json`), under its own name or `name`;
     /// returns the name it is held under.
     pub fn import(&mut self, json: &str, name: Option<&str>) -> Result<String, StoreError> {
+        if json.len() > MAX_INPUT_BYTES {
+            return Err(StoreError::Invalid(format!(
+                "the document is {} bytes, over the {MAX_INPUT_BYTES}-byte limit",
+                json.len()
+            )));
+        }
         let mut document = Document::from_json(json).map_err(|e| StoreError::Json(e.to_string()))?;
+        if let Some(issue) = document.validate().tree_issue() {
+            return Err(StoreError::Json(format!("the blocks do not form a tree: {issue}")));
+        }
         if let Some(name) = name {
             check_name(name)?;
             document.set_name(name);
@@ -385,12 +390,10 @@ pub fn parse(source: &str) -> Result<ParseReport, StoreError> {
 }
 
 fn check_name(name: &str) -> Result<(), StoreError> {
-    if name.trim().is_empty() || name.len() > 200 || name.chars().any(char::is_control) {
-        return Err(StoreError::Invalid(format!(
-            "document name {name:?}: use 1 to 200 bytes without control characters"
-        )));
+    match ucpkit_core::document_name_rule(name) {
+        Some(rule) => Err(StoreError::Invalid(format!("document name {name:?}: {rule}"))),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 fn check_size(what: &str, text: &str) -> Result<(), StoreError> {
@@ -463,6 +466,26 @@ mod tests {
     }
 
     #[test]
+    fn closed_sessions_free_their_slots() {
+        let store = guide();
+        let limit = GlobalLimits::default().max_sessions;
+        for round in 0..2 {
+            for n in 0..limit {
+                assert!(
+                    store.run(None, "GOTO blk_000000000000000000000000", Some(&format!("s{n}"))).is_ok(),
+                    "{round}"
+                );
+            }
+            let refused = store.run(None, "GOTO blk_000000000000000000000000", Some("one-more"));
+            assert!(matches!(refused, Err(StoreError::Agent(AgentError::MaxSessionsReached(_)))), "{refused:?}");
+            for n in 0..limit {
+                assert!(store.close_session(None, &format!("s{n}")).unwrap());
+            }
+        }
+        assert!(!store.close_session(None, "s0").unwrap(), "a closed session is gone");
+    }
+
+    #[test]
     fn export_and_import_round_trip() {
         let mut store = guide();
         let json = store.export("guide").unwrap();
@@ -476,6 +499,44 @@ mod tests {
         assert!(matches!(store.context(None, "q", 100), Err(StoreError::WhichDocument(_))));
     }
 
+    /// An exported document edited so its blocks no longer form a tree:
+    /// each block's child list is rewritten by `edit`.
+    fn import_edited(edit: impl Fn(&str, &mut Vec<serde_json::Value>)) -> Result<String, StoreError> {
+        let mut store = guide();
+        let mut json: serde_json::Value = serde_json::from_str(&store.export("guide").unwrap()).unwrap();
+        let blocks = json["blocks"].as_array_mut().unwrap();
+        let root = blocks[0]["id"].as_str().unwrap().to_owned();
+        // Leaves list no children.
+        for children in blocks.iter_mut().filter_map(|block| block.get_mut("children")?.as_array_mut()) {
+            edit(&root, children);
+        }
+        let result = store.import(&json.to_string(), Some("edited"));
+        assert_eq!(
+            result.is_ok(),
+            store.documents().iter().any(|d| d.name == "edited"),
+            "a refused import holds nothing"
+        );
+        result
+    }
+
+    #[test]
+    fn an_import_whose_blocks_are_not_a_tree_is_refused() {
+        // A block listing the root as its child: a walk would never end.
+        let cycle = import_edited(|root, children| {
+            if !children.is_empty() && children[0] != root {
+                children.push(serde_json::Value::from(root));
+            }
+        });
+        assert!(matches!(&cycle, Err(StoreError::Json(m)) if m.contains("tree")), "{cycle:?}");
+        // Every child listed twice: a walk would double at each level.
+        let doubled = import_edited(|_, children| {
+            let copy = children.clone();
+            children.extend(copy);
+        });
+        assert!(matches!(&doubled, Err(StoreError::Json(m)) if m.contains("tree")), "{doubled:?}");
+        assert_eq!(import_edited(|_, _| {}).unwrap(), "edited");
+    }
+
     #[test]
     fn bad_input_is_refused_with_a_reason() {
         let mut store = MemoryStore::new();
@@ -483,6 +544,13 @@ mod tests {
         assert!(matches!(store.index("d", &bad), Err(StoreError::Ingest(IngestError::Unusable { .. }))));
         assert!(matches!(store.index("", &files(&[("a.md", "x")])), Err(StoreError::Invalid(_))));
         assert!(matches!(store.index("d", &[]), Err(StoreError::Ingest(IngestError::NoInput))));
+        let deep_path = "d/".repeat(10_000) + "x.md";
+        for path in ["../up.md", "a/./../b.md", deep_path.as_str(), "./"] {
+            let refused = store.index("d", &files(&[(path, "x"), ("ok.md", "y")]));
+            assert!(matches!(refused, Err(StoreError::Ingest(IngestError::Unusable { .. }))), "{path}: {refused:?}");
+        }
+        let clash = store.index("d", &files(&[("./a//b.md", "x"), ("a/b.md", "y")]));
+        assert!(matches!(clash, Err(StoreError::Ingest(IngestError::NameClash { .. }))), "{clash:?}");
         assert!(store.documents().is_empty(), "nothing was held");
         let deep = "> ".repeat(100_000) + "x";
         store.index("deep", &files(&[("deep.md", &deep)])).unwrap();

@@ -13,7 +13,7 @@ const rounds = Number(roundsArg);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 let t = performance.now();
-const { Store, countTokens } = await import('../node/ucpkit_wasm.js');
+const { Store, countTokens } = await import('../node.js');
 const loaded = performance.now() - t;
 t = performance.now();
 countTokens('warm the tokenizer');

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { Store, parseUcl } from '../node/ucpkit_wasm.js';
+import { Store, parseUcl } from '../node.js';
 
 const root = new URL('../../../../', import.meta.url).pathname;
 const bin = process.env.UCP_BIN;

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Store, parseUcl, countTokens } from '../node/ucpkit_wasm.js';
+import { Store, parseUcl, countTokens } from '../node.js';
 
 const root = new URL('../../../../', import.meta.url).pathname;
 const excerpt = join(root, 'tests/data/node-excerpt');
@@ -44,6 +44,8 @@ test('search, UCL runs in named sessions, export and import', () => {
   assert.ok(first.ok, first.text);
   const added = store.run('CTX ADD RESULTS', { session: 's' });
   assert.equal(added.steps.length, 1);
+  assert.equal(store.closeSession('s', { doc: 'node' }), true);
+  assert.equal(store.closeSession('s'), false, 'a closed session is gone');
   assert.throws(() => store.run(`EDIT ${hits[0].id} SET text = "changed"\nNOPE`, {}), /unknown command 'NOPE'/);
   assert.equal(store.search('querystring escape', { limit: 1 })[0].text, hits[0].text, 'a script that does not parse runs nothing');
   const failed = store.run(`EDIT ${hits[0].id} SET text = "changed"\nEDIT blk_000000000000000000000000 SET text = "x"`, {});
@@ -72,6 +74,7 @@ test('bad input gets an Error with a message and changes nothing', () => {
   const store = new Store();
   assert.throws(() => store.index('bad', { 'a.md': new Uint8Array([0x66, 0xff, 0xfe, 0x0a]) }), /not valid UTF-8/);
   assert.throws(() => store.index('bad', { 'a.md': 'x'.repeat(100_000_000) }), /limit/);
+  assert.throws(() => store.index('bad', { 'a.md': new Uint8Array(40 << 20), 'b.md': new Uint8Array(40 << 20) }), /limit/);
   assert.throws(() => store.index('bad', { 'a.png': 'x' }), /unsupported file type/);
   assert.throws(() => store.index('bad', 42), /files must be an object/);
   assert.throws(() => store.index('', { 'a.md': 'x' }), /document name/);
