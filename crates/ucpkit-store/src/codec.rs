@@ -6,11 +6,12 @@
 //! (`load` reads the rows back).
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
-use rusqlite::{params, OptionalExtension, Statement, Transaction};
 use serde_json::Value;
 use ucpkit_core::{BlockId, Content, Document, Edge, Metadata, Role, TextFormat};
 
+use crate::sql::{args, Arg, Tx};
 use crate::{db, StoreError};
 
 /// Upserts one block row.
@@ -28,6 +29,70 @@ const UPSERT_BLOCK: &str = "
 const INSERT_EDGE: &str =
     "INSERT INTO edges (doc, source, seq, type, target, metadata) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 
+/// A block row's columns, in the order [`BlockRow::push_args`] gives them.
+const BLOCK_COLUMNS: [&str; 17] = [
+    "doc",
+    "id",
+    "parent",
+    "children",
+    "kind",
+    "body",
+    "fmt",
+    "content",
+    "role",
+    "label",
+    "tokens",
+    "src_file",
+    "src_start",
+    "src_end",
+    "created_ms",
+    "modified_ms",
+    "extra",
+];
+
+/// An edge row's columns, in the order [`EdgeRow::push_args`] gives them.
+const EDGE_COLUMNS: [&str; 6] = ["doc", "source", "seq", "type", "target", "metadata"];
+
+/// Rows one statement inserts when a document is written whole: one round
+/// trip to a database server per this many rows, not per row.
+const ROWS_PER_INSERT: usize = 64;
+
+/// `INSERT INTO table (columns) VALUES (?1, …), (…)` for `rows` rows.
+fn insert_rows(table: &str, columns: &[&str], rows: usize) -> String {
+    let values: Vec<String> = (0..rows)
+        .map(|row| {
+            let places: Vec<String> = (1..=columns.len()).map(|c| format!("?{}", row * columns.len() + c)).collect();
+            format!("({})", places.join(", "))
+        })
+        .collect();
+    format!("INSERT INTO {table} ({}) VALUES {}", columns.join(", "), values.join(", "))
+}
+
+/// Inserts `rows` in statements of [`ROWS_PER_INSERT`] rows, each row's
+/// values given by `push`.
+fn insert_all<'r, R>(
+    tx: &Tx<'_>,
+    context: &'static str,
+    table: &str,
+    columns: &[&str],
+    full: &str,
+    rows: &'r [R],
+    push: impl Fn(&'r R, &mut Vec<Arg<'r>>),
+) -> Result<(), StoreError> {
+    for batch in rows.chunks(ROWS_PER_INSERT) {
+        let mut args = Vec::with_capacity(batch.len() * columns.len());
+        for row in batch {
+            push(row, &mut args);
+        }
+        if batch.len() == ROWS_PER_INSERT {
+            tx.run(context, full, &args)?;
+        } else {
+            tx.run(context, &insert_rows(table, columns, batch.len()), &args)?;
+        }
+    }
+    Ok(())
+}
+
 /// Refuses a partial document: written in place of the stored one, it
 /// would lose every block it does not hold.
 fn refuse_partial(document: &Document) -> Result<(), StoreError> {
@@ -38,18 +103,20 @@ fn refuse_partial(document: &Document) -> Result<(), StoreError> {
 }
 
 /// Replaces the stored document of the same name with `document`, whole.
-pub(crate) fn write_document(tx: &Transaction<'_>, document: &Document) -> Result<(), StoreError> {
+pub(crate) fn write_document(tx: &Tx<'_>, document: &Document) -> Result<(), StoreError> {
     refuse_partial(document)?;
-    tx.execute("DELETE FROM documents WHERE name = ?1", params![document.name()])
-        .map_err(db("replacing the document"))?;
+    tx.run("replacing the document", "DELETE FROM documents WHERE name = ?1", args![document.name()])?;
     bump_revision(tx, document.name())?;
-    tx.execute(
-        "INSERT INTO documents (name, version, metadata, block_count, token_count, edge_count, saved_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        params![document.name(), document.version() as i64, "{}", 0, 0, 0, 0],
-    )
-    .map_err(db("writing the document"))?;
-    let doc = tx.last_insert_rowid();
+    const WRITING: &str = "writing the document";
+    let doc = tx
+        .first(
+            WRITING,
+            "INSERT INTO documents (name, version, metadata, block_count, token_count, edge_count, saved_ms)
+             VALUES (?1, ?2, '{}', 0, 0, 0, 0) RETURNING doc",
+            args![document.name(), document.version() as i64],
+            |r| r.int_of(0).map_err(db(WRITING)),
+        )?
+        .expect("an insert returns its row");
     let totals = Totals {
         blocks: document.len() as i64,
         tokens: document.blocks().map(|b| i64::from(b.metadata.tokens.unwrap_or(0))).sum(),
@@ -60,10 +127,11 @@ pub(crate) fn write_document(tx: &Transaction<'_>, document: &Document) -> Resul
     // cheaper than inserting all over them.
     let mut ids = document.ordered_ids();
     ids.sort_unstable();
-    let mut upsert = tx.prepare(UPSERT_BLOCK).map_err(db("preparing block writes"))?;
-    for id in ids {
-        write_block(&mut upsert, doc, document, id)?;
-    }
+    static INSERT_BLOCKS: LazyLock<String> = LazyLock::new(|| insert_rows("blocks", &BLOCK_COLUMNS, ROWS_PER_INSERT));
+    let rows: Vec<BlockRow> = ids.into_iter().map(|id| BlockRow::of(document, id)).collect();
+    insert_all(tx, "writing blocks", "blocks", &BLOCK_COLUMNS, &INSERT_BLOCKS, &rows, |row, args| {
+        row.push_args(doc, document, args)
+    })?;
     // Each source's edges in their order (dangling ones too).
     let mut seq: HashMap<BlockId, u32> = HashMap::new();
     let mut edges: Vec<(&Edge, u32)> = document
@@ -76,11 +144,12 @@ pub(crate) fn write_document(tx: &Transaction<'_>, document: &Document) -> Resul
         })
         .collect();
     edges.sort_by_key(|(edge, n)| (edge.source, *n));
-    let mut insert = tx.prepare(INSERT_EDGE).map_err(db("preparing edge writes"))?;
-    for (edge, n) in edges {
-        write_edge(&mut insert, doc, edge, n)?;
-    }
-    Ok(())
+    static INSERT_EDGES: LazyLock<String> = LazyLock::new(|| insert_rows("edges", &EDGE_COLUMNS, ROWS_PER_INSERT));
+    let rows: Vec<EdgeRow> = edges.into_iter().map(|(edge, seq)| EdgeRow::of(edge, seq)).collect();
+    insert_all(tx, "writing edges", "edges", &EDGE_COLUMNS, &INSERT_EDGES, &rows, |row, args| {
+        row.push_args(doc, args)
+    })?;
+    tx.analyze()
 }
 
 /// Writes only the blocks in `changed` (rewritten when present, deleted
@@ -92,37 +161,43 @@ pub(crate) fn write_document(tx: &Transaction<'_>, document: &Document) -> Resul
 /// now hold, so `document` may be a part of the stored one when it holds
 /// every block in `changed` that it did not delete (the caller checks).
 pub(crate) fn write_changes(
-    tx: &Transaction<'_>,
+    tx: &Tx<'_>,
     document: &Document,
     base_version: u64,
     changed: &[BlockId],
 ) -> Result<bool, StoreError> {
-    let stored: Option<(i64, i64)> = tx
-        .query_row("SELECT doc, version FROM documents WHERE name = ?1", params![document.name()], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .optional()
-        .map_err(db("finding the document"))?;
+    const FINDING: &str = "finding the document";
+    let stored =
+        tx.first(FINDING, "SELECT doc, version FROM documents WHERE name = ?1", args![document.name()], |r| {
+            Ok((r.int_of(0).map_err(db(FINDING))?, r.int_of(1).map_err(db(FINDING))?))
+        })?;
     let Some((doc, version)) = stored else { return Ok(false) };
     if version as u64 != base_version {
         return Ok(false);
     }
     bump_revision(tx, document.name())?;
     // The totals move by what the changed rows held and now hold.
-    let mut totals: Totals = tx
-        .query_row("SELECT block_count, token_count, edge_count FROM documents WHERE doc = ?1", params![doc], |r| {
-            Ok(Totals { blocks: r.get(0)?, tokens: r.get(1)?, edges: r.get(2)? })
-        })
-        .map_err(db("reading the document"))?;
-    let mut old_row =
-        tx.prepare("SELECT tokens FROM blocks WHERE doc = ?1 AND id = ?2").map_err(db("preparing token reads"))?;
-    let mut old_edges =
-        tx.prepare("SELECT COUNT(*) FROM edges WHERE doc = ?1 AND source = ?2").map_err(db("preparing edge counts"))?;
+    const READING: &str = "reading the document";
+    let mut totals = tx
+        .first(READING, "SELECT block_count, token_count, edge_count FROM documents WHERE doc = ?1", args![doc], |r| {
+            let total = |i| r.int_of(i).map_err(db(READING));
+            Ok(Totals { blocks: total(0)?, tokens: total(1)?, edges: total(2)? })
+        })?
+        .expect("the document's row was found above");
     for &id in changed {
+        let key = &id.as_bytes()[..];
         let old: Option<Option<i64>> =
-            old_row.query_row(params![doc, &id.as_bytes()[..]], |r| r.get(0)).optional().map_err(db("reading rows"))?;
-        let edges: i64 =
-            old_edges.query_row(params![doc, &id.as_bytes()[..]], |r| r.get(0)).map_err(db("counting edges"))?;
+            tx.first("reading rows", "SELECT tokens FROM blocks WHERE doc = ?1 AND id = ?2", args![doc, key], |r| {
+                r.int(0).map_err(db("reading rows"))
+            })?;
+        let edges = tx
+            .first(
+                "counting edges",
+                "SELECT COUNT(*) FROM edges WHERE doc = ?1 AND source = ?2",
+                args![doc, key],
+                |r| r.int_of(0).map_err(db("counting edges")),
+            )?
+            .unwrap_or(0);
         totals.blocks -= i64::from(old.is_some());
         totals.tokens -= old.flatten().unwrap_or(0);
         totals.edges -= edges;
@@ -133,20 +208,16 @@ pub(crate) fn write_changes(
         }
     }
     write_summary(tx, doc, document, totals)?;
-    let mut upsert = tx.prepare(UPSERT_BLOCK).map_err(db("preparing block writes"))?;
-    let mut delete = tx.prepare("DELETE FROM blocks WHERE doc = ?1 AND id = ?2").map_err(db("preparing deletes"))?;
-    let mut delete_edges =
-        tx.prepare("DELETE FROM edges WHERE doc = ?1 AND source = ?2").map_err(db("preparing edge deletes"))?;
-    let mut insert_edge = tx.prepare(INSERT_EDGE).map_err(db("preparing edge writes"))?;
     for &id in changed {
-        delete_edges.execute(params![doc, &id.as_bytes()[..]]).map_err(db("deleting edges"))?;
+        let key = &id.as_bytes()[..];
+        tx.run("deleting edges", "DELETE FROM edges WHERE doc = ?1 AND source = ?2", args![doc, key])?;
         if document.holding(id).is_none() {
-            delete.execute(params![doc, &id.as_bytes()[..]]).map_err(db("deleting a block"))?;
+            tx.run("deleting a block", "DELETE FROM blocks WHERE doc = ?1 AND id = ?2", args![doc, key])?;
             continue;
         }
-        write_block(&mut upsert, doc, document, id)?;
+        write_block(tx, doc, document, id)?;
         for (seq, edge) in document.edges().outgoing(id).iter().enumerate() {
-            write_edge(&mut insert_edge, doc, edge, seq as u32)?;
+            write_edge(tx, doc, edge, seq as u32)?;
         }
     }
     Ok(true)
@@ -155,7 +226,7 @@ pub(crate) fn write_changes(
 /// Writes `document` over the stored version it was read or last saved as:
 /// only the rows its journal says changed, or whole when that is unknown
 /// (or the stored document is not that version).
-pub(crate) fn write_since_saved(tx: &Transaction<'_>, document: &Document) -> Result<(), StoreError> {
+pub(crate) fn write_since_saved(tx: &Tx<'_>, document: &Document) -> Result<(), StoreError> {
     refuse_partial(document)?;
     let written = match document.unsaved_changes() {
         Some(changes) => write_changes(tx, document, changes.since_version, &changes.blocks)?,
@@ -168,14 +239,14 @@ pub(crate) fn write_since_saved(tx: &Transaction<'_>, document: &Document) -> Re
 }
 
 /// Counts one more write of document `name`.
-fn bump_revision(tx: &Transaction<'_>, name: &str) -> Result<(), StoreError> {
-    tx.execute(
+pub(crate) fn bump_revision(tx: &Tx<'_>, name: &str) -> Result<(), StoreError> {
+    tx.run(
+        "counting the document's revision",
         "INSERT INTO revisions (document, revision) VALUES (?1, 1)
-         ON CONFLICT (document) DO UPDATE SET revision = revision + 1",
-        params![name],
-    )
-    .map_err(db("counting the document's revision"))?;
-    Ok(())
+         ON CONFLICT (document) DO UPDATE SET revision = revisions.revision + 1",
+        args![name],
+    )?;
+    tx.notify(name)
 }
 
 /// A stored document's totals: blocks, tokens over all blocks, edges.
@@ -186,67 +257,118 @@ struct Totals {
 }
 
 /// Sets the document row's version, metadata and totals.
-fn write_summary(tx: &Transaction<'_>, doc: i64, document: &Document, totals: Totals) -> Result<(), StoreError> {
+fn write_summary(tx: &Tx<'_>, doc: i64, document: &Document, totals: Totals) -> Result<(), StoreError> {
     let metadata = serde_json::to_string(&document.metadata).expect("metadata serializes");
-    tx.execute(
+    tx.run(
+        "writing the document",
         "UPDATE documents SET version = ?2, metadata = ?3, block_count = ?4, token_count = ?5, edge_count = ?6,
                               saved_ms = ?7
          WHERE doc = ?1",
-        params![
+        args![
             doc,
             document.version() as i64,
-            metadata,
+            &metadata,
             totals.blocks.max(0),
             totals.tokens.max(0),
             totals.edges.max(0),
             ucpkit_core::now_ms()
         ],
-    )
-    .map_err(db("writing the document"))?;
+    )?;
     Ok(())
 }
 
 /// Writes block `id` of `document`, with its parent and children, as
 /// document number `doc`'s row.
-fn write_block(upsert: &mut Statement<'_>, doc: i64, document: &Document, id: BlockId) -> Result<(), StoreError> {
-    let block = document.get(id).expect("only present blocks are written");
-    let parent = document.parent(id);
-    let children = document.children(id);
-    let children: Option<Vec<u8>> =
-        (!children.is_empty()).then(|| children.iter().flat_map(|c| c.as_bytes().iter().copied()).collect());
-    let (body, fmt, content) = split_content(&block.content);
-    let meta = &block.metadata;
-    let source = meta.source.as_ref();
-    upsert
-        .execute(params![
+fn write_block(tx: &Tx<'_>, doc: i64, document: &Document, id: BlockId) -> Result<(), StoreError> {
+    let row = BlockRow::of(document, id);
+    let mut args = Vec::with_capacity(BLOCK_COLUMNS.len());
+    row.push_args(doc, document, &mut args);
+    tx.run("writing blocks", UPSERT_BLOCK, &args)?;
+    Ok(())
+}
+
+/// Writes `edge` as outgoing edge number `seq` of its source.
+fn write_edge(tx: &Tx<'_>, doc: i64, edge: &Edge, seq: u32) -> Result<(), StoreError> {
+    let row = EdgeRow::of(edge, seq);
+    let mut args = Vec::with_capacity(EDGE_COLUMNS.len());
+    row.push_args(doc, &mut args);
+    tx.run("writing edges", INSERT_EDGE, &args)?;
+    Ok(())
+}
+
+/// A block's row: what of it is not borrowed from its document.
+struct BlockRow {
+    id: BlockId,
+    parent: Option<BlockId>,
+    children: Option<Vec<u8>>,
+    content: Option<String>,
+    extra: Option<String>,
+}
+
+impl BlockRow {
+    /// Block `id` of `document`, which holds it.
+    fn of(document: &Document, id: BlockId) -> BlockRow {
+        let block = document.get(id).expect("only present blocks are written");
+        let children = document.children(id);
+        BlockRow {
+            id,
+            parent: document.parent(id),
+            children: (!children.is_empty())
+                .then(|| children.iter().flat_map(|c| c.as_bytes().iter().copied()).collect()),
+            content: split_content(&block.content).2,
+            extra: extra_json(&block.metadata),
+        }
+    }
+
+    /// The row's values, in [`BLOCK_COLUMNS`]' order, as document number `doc`'s.
+    fn push_args<'a>(&'a self, doc: i64, document: &'a Document, args: &mut Vec<Arg<'a>>) {
+        let block = document.get(self.id).expect("only present blocks are written");
+        let (body, fmt, _) = split_content(&block.content);
+        let meta = &block.metadata;
+        let source = meta.source.as_ref();
+        args.extend_from_slice(args![
             doc,
-            &id.as_bytes()[..],
-            parent.as_ref().map(|p| &p.as_bytes()[..]),
-            children,
+            &self.id.as_bytes()[..],
+            self.parent.as_ref().map(|p| &p.as_bytes()[..]),
+            self.children.as_ref(),
             block.content.kind(),
             body,
             fmt,
-            content,
+            self.content.as_deref(),
             meta.role.as_ref().map(Role::as_str),
-            meta.label,
+            meta.label.as_deref(),
             meta.tokens,
             source.map(|s| s.file.as_ref()),
             source.map(|s| s.start_line),
             source.map(|s| s.end_line),
             meta.timestamps.created_ms,
             meta.timestamps.modified_ms,
-            extra_json(meta),
-        ])
-        .map_err(db("writing blocks"))?;
-    Ok(())
+            self.extra.as_deref(),
+        ]);
+    }
 }
 
-/// Writes `edge` as outgoing edge number `seq` of its source.
-fn write_edge(insert: &mut Statement<'_>, doc: i64, edge: &Edge, seq: u32) -> Result<(), StoreError> {
-    let metadata = (!edge.metadata.is_empty()).then(|| serde_json::to_string(&edge.metadata).expect("serializes"));
-    let (source, target) = (&edge.source.as_bytes()[..], &edge.target.as_bytes()[..]);
-    insert.execute(params![doc, source, seq, edge.edge_type.name(), target, metadata]).map_err(db("writing edges"))?;
-    Ok(())
+/// An edge's row: the edge, its place among its source's edges, and what
+/// of it is not borrowed from it.
+struct EdgeRow<'e> {
+    edge: &'e Edge,
+    seq: u32,
+    edge_type: String,
+    metadata: Option<String>,
+}
+
+impl<'e> EdgeRow<'e> {
+    /// `edge` as outgoing edge number `seq` of its source.
+    fn of(edge: &'e Edge, seq: u32) -> EdgeRow<'e> {
+        let metadata = (!edge.metadata.is_empty()).then(|| serde_json::to_string(&edge.metadata).expect("serializes"));
+        EdgeRow { edge, seq, edge_type: edge.edge_type.name().into_owned(), metadata }
+    }
+
+    /// The row's values, in [`EDGE_COLUMNS`]' order, as document number `doc`'s.
+    fn push_args<'a>(&'a self, doc: i64, args: &mut Vec<Arg<'a>>) {
+        let (source, target) = (&self.edge.source.as_bytes()[..], &self.edge.target.as_bytes()[..]);
+        args.extend_from_slice(args![doc, source, self.seq, self.edge_type.as_str(), target, self.metadata.as_deref()]);
+    }
 }
 
 /// The stored columns of a content: `(body, fmt, content JSON)`.
@@ -338,43 +460,45 @@ mod tests {
 
     #[test]
     fn documents_round_trip_exactly() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(dir.path()).unwrap();
-        let doc = sample();
-        store.save_document(&doc).unwrap();
-        let back = store.load_document("sample").unwrap();
-        assert_eq!(back.to_json(true), doc.to_json(true));
-        let summary = &store.documents().unwrap()[0];
-        assert_eq!((summary.blocks, summary.tokens, summary.edges), (11, 55, 2));
-        assert_eq!(summary.title.as_deref(), Some("Sample"));
+        for place in crate::testing::places() {
+            let mut store = place.open();
+            let doc = sample();
+            store.save_document(&doc).unwrap();
+            let back = store.load_document("sample").unwrap();
+            assert_eq!(back.to_json(true), doc.to_json(true));
+            let summary = &store.documents().unwrap()[0];
+            assert_eq!((summary.blocks, summary.tokens, summary.edges), (11, 55, 2));
+            assert_eq!(summary.title.as_deref(), Some("Sample"));
+        }
     }
 
     #[test]
     fn saving_again_replaces_and_names_are_resolved() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(dir.path()).unwrap();
-        store.save_document(&sample()).unwrap();
-        assert_eq!(store.resolve_name(None).unwrap(), "sample");
-        store.save_document(&sample()).unwrap();
-        store.save_document(&Document::new("other")).unwrap();
-        assert_eq!(store.documents().unwrap().len(), 2);
-        assert!(matches!(store.resolve_name(None), Err(StoreError::DocumentNotChosen(_))));
-        assert!(matches!(store.load_document("nope"), Err(StoreError::NoSuchDocument { .. })));
-        assert!(store.delete_document("other").unwrap());
-        assert_eq!(store.resolve_name(None).unwrap(), "sample");
-        // Agents' memories and plans beside one corpus leave it the default,
-        // and alone are no default.
-        store.save_document(&Document::new("memory")).unwrap();
-        store.save_document(&Document::new("relations@agent-7")).unwrap();
-        assert_eq!(store.resolve_name(None).unwrap(), "sample");
-        assert!(store.delete_document("sample").unwrap());
-        let alone = store.resolve_name(None).unwrap_err().to_string();
-        assert!(alone.contains("only agents' memories and plans"), "{alone}");
-        store.save_document(&sample()).unwrap();
-        assert_eq!(store.resolve_name(Some("memory")).unwrap(), "memory");
-        store.save_document(&Document::new("other")).unwrap();
-        assert!(matches!(store.resolve_name(None), Err(StoreError::DocumentNotChosen(_))));
-        store.integrity_check().unwrap();
+        for place in crate::testing::places() {
+            let mut store = place.open();
+            store.save_document(&sample()).unwrap();
+            assert_eq!(store.resolve_name(None).unwrap(), "sample");
+            store.save_document(&sample()).unwrap();
+            store.save_document(&Document::new("other")).unwrap();
+            assert_eq!(store.documents().unwrap().len(), 2);
+            assert!(matches!(store.resolve_name(None), Err(StoreError::DocumentNotChosen(_))));
+            assert!(matches!(store.load_document("nope"), Err(StoreError::NoSuchDocument { .. })));
+            assert!(store.delete_document("other").unwrap());
+            assert_eq!(store.resolve_name(None).unwrap(), "sample");
+            // Agents' memories and plans beside one corpus leave it the default,
+            // and alone are no default.
+            store.save_document(&Document::new("memory")).unwrap();
+            store.save_document(&Document::new("relations@agent-7")).unwrap();
+            assert_eq!(store.resolve_name(None).unwrap(), "sample");
+            assert!(store.delete_document("sample").unwrap());
+            let alone = store.resolve_name(None).unwrap_err().to_string();
+            assert!(alone.contains("only agents' memories and plans"), "{alone}");
+            store.save_document(&sample()).unwrap();
+            assert_eq!(store.resolve_name(Some("memory")).unwrap(), "memory");
+            store.save_document(&Document::new("other")).unwrap();
+            assert!(matches!(store.resolve_name(None), Err(StoreError::DocumentNotChosen(_))));
+            store.integrity_check().unwrap();
+        }
     }
 
     #[test]

@@ -13,28 +13,41 @@
 //! ```
 
 mod admin;
+mod changes;
 mod codec;
 mod excerpt;
 mod indexed;
 mod load;
+mod location;
+mod migrate;
 mod name;
 mod part;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod schema;
+mod sql;
+#[cfg(test)]
+mod testing;
 mod transcripts;
 
+pub use changes::Changes;
 pub use indexed::IndexedFrom;
+pub use location::{is_store_url, node_cache_dir, redact};
+pub use migrate::Copied;
 pub use name::{
     check_document_name, is_agent_state, namespaced_document, AGENT_STATE_DOCUMENTS, MAX_DOCUMENT_NAME_CHARS,
 };
 pub use part::Part;
+pub use sql::DatabaseError;
 pub use transcripts::StoredTranscript;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use ucpkit_core::Document;
 use ucpkit_core::Snapshot;
+
+use sql::{args, Database, Tx};
 
 /// File name of the database inside the store directory.
 pub const DATABASE_FILE: &str = "ucp.db";
@@ -56,14 +69,17 @@ pub enum StoreError {
         /// The cause.
         source: std::io::Error,
     },
-    /// SQLite refused an operation.
+    /// The database refused an operation (or cannot be reached).
     #[error("store database error while {context}: {source}")]
     Database {
         /// What the store was doing.
         context: &'static str,
         /// The cause.
-        source: rusqlite::Error,
+        source: DatabaseError,
     },
+    /// A store URL that does not parse, or names an engine this build lacks.
+    #[error("invalid store URL {0}")]
+    Url(String),
     /// No document of that name.
     #[error("no document named {name:?} (documents: {available})")]
     NoSuchDocument {
@@ -167,6 +183,7 @@ impl StoreError {
             StoreError::Missing(_) => "no_store",
             StoreError::Io { .. } => "store_io",
             StoreError::Database { .. } => "store_database",
+            StoreError::Url(_) => "store_url",
             StoreError::NoSuchDocument { .. } => "no_document",
             StoreError::NameMismatch { .. } => "name_mismatch",
             StoreError::NameTaken(_) => "name_taken",
@@ -182,8 +199,8 @@ impl StoreError {
     }
 }
 
-pub(crate) fn db(context: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
-    move |source| StoreError::Database { context, source }
+pub(crate) fn db<E: Into<DatabaseError>>(context: &'static str) -> impl FnOnce(E) -> StoreError {
+    move |source| StoreError::Database { context, source: source.into() }
 }
 
 /// One row of `ucp docs`.
@@ -238,7 +255,7 @@ pub struct Written {
 /// An open store.
 pub struct Store {
     dir: PathBuf,
-    conn: Connection,
+    db: Database,
 }
 
 impl Store {
@@ -260,41 +277,49 @@ impl Store {
     }
 
     fn connect(dir: PathBuf) -> Result<Store, StoreError> {
-        let conn = Connection::open(dir.join(DATABASE_FILE)).map_err(db("opening the database"))?;
+        let conn = rusqlite::Connection::open(dir.join(DATABASE_FILE)).map_err(db("opening the database"))?;
         conn.busy_timeout(BUSY_WAIT).map_err(db("setting the busy timeout"))?;
+        conn.set_prepared_statement_cache_capacity(64);
         configure(&conn)?;
         schema::migrate(&conn)?;
-        Ok(Store { dir, conn })
+        Ok(Store { dir, db: Database::Sqlite(conn) })
     }
 
-    /// The store directory.
+    /// Opens the store in the PostgreSQL database at `url`
+    /// (`postgres://user@host:port/database`), creating its tables when
+    /// missing; `cache_dir` is this node's folder for what it derives from
+    /// the store (search indexes), [`Store::dir`]. Needs the `postgres`
+    /// feature.
+    pub fn open_url(url: &str, cache_dir: impl AsRef<Path>) -> Result<Store, StoreError> {
+        if !is_store_url(url) {
+            return Err(StoreError::Url(format!(
+                "{}: a store URL starts with postgres:// or postgresql://",
+                location::redact(url)
+            )));
+        }
+        let dir = cache_dir.as_ref().to_path_buf();
+        std::fs::create_dir_all(&dir).map_err(|source| StoreError::Io { path: dir.clone(), source })?;
+        #[cfg(feature = "postgres")]
+        {
+            let client = postgres::Client::connect(url)?;
+            Ok(Store { dir, db: Database::Postgres(Box::new(client)) })
+        }
+        #[cfg(not(feature = "postgres"))]
+        Err(StoreError::Url(format!(
+            "{}: this ucp was built without PostgreSQL (the `postgres` feature)",
+            location::redact(url)
+        )))
+    }
+
+    /// The store directory: the SQLite store's own, or for a store in
+    /// PostgreSQL this node's cache folder.
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
     /// Every document, by name.
     pub fn documents(&self) -> Result<Vec<DocumentSummary>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT name, json_extract(metadata, '$.title'), block_count, token_count, edge_count, version, saved_ms
-                 FROM documents ORDER BY name",
-            )
-            .map_err(db("listing documents"))?;
-        let rows = stmt
-            .query_map([], |row| {
-                Ok(DocumentSummary {
-                    name: row.get(0)?,
-                    title: row.get(1)?,
-                    blocks: row.get::<_, i64>(2)? as u64,
-                    tokens: row.get::<_, i64>(3)? as u64,
-                    edges: row.get::<_, i64>(4)? as u64,
-                    version: row.get::<_, i64>(5)? as u64,
-                    saved_ms: row.get(6)?,
-                })
-            })
-            .map_err(db("listing documents"))?;
-        rows.collect::<Result<_, _>>().map_err(db("listing documents"))
+        self.db.read(documents_in)
     }
 
     /// The document to use when the user named `requested` (or nothing:
@@ -329,11 +354,10 @@ impl Store {
     /// in one transaction; returns the revision it now has.
     pub fn save_document(&mut self, document: &Document) -> Result<u64, StoreError> {
         check_document_name(document.name())?;
-        let tx = self.conn.transaction().map_err(db("starting a transaction"))?;
-        codec::write_document(&tx, document)?;
-        let revision = revision_in(&tx, document.name())?;
-        tx.commit().map_err(db("committing the document"))?;
-        Ok(revision)
+        self.db.write(|tx| {
+            codec::write_document(tx, document)?;
+            revision_in(tx, document.name())
+        })
     }
 
     /// Loads a document by name.
@@ -344,29 +368,29 @@ impl Store {
     /// A document's revision: how many times it was written (0: never).
     /// Every write bumps it.
     pub fn revision(&self, name: &str) -> Result<u64, StoreError> {
-        revision_in(&self.conn, name)
+        self.db.read(|tx| revision_in(tx, name))
     }
 
     /// Loads a document with the revision it has, read together (one read
     /// transaction), so a later [`Store::save_checked`] can tell whether
     /// another writer came in between.
     pub fn load_with_revision(&self, name: &str) -> Result<(Document, u64), StoreError> {
-        let path = self.dir.join(DATABASE_FILE);
+        // Only a SQLite file can be read by several connections of this
+        // process at one revision.
+        let path = matches!(self.db, Database::Sqlite(_)).then(|| self.dir.join(DATABASE_FILE));
         let mut attempt = 0;
         loop {
-            // Nothing else runs on this connection meanwhile (`&self` is
-            // not shared between threads), so the read stands alone.
-            let tx = self.conn.unchecked_transaction().map_err(db("starting a read"))?;
-            let revision = revision_in(&tx, name)?;
-            let doc = self.document_number(&tx, name)?;
-            let document = if attempt < load::TRIES {
-                load::read_in_parts(&tx, &path, doc, name, revision)?
-            } else {
-                Some(load::read_document(&tx, doc, name)?)
-            };
-            tx.commit().map_err(db("ending a read"))?;
-            if let Some(document) = document {
-                return Ok((document, revision));
+            let read = self.db.read(|tx| {
+                let revision = revision_in(tx, name)?;
+                let doc = document_number(tx, name)?;
+                let document = match &path {
+                    Some(path) if attempt < load::TRIES => load::read_in_parts(tx, path, doc, name, revision)?,
+                    _ => Some(load::read_document(tx, doc, name)?),
+                };
+                Ok(document.map(|document| (document, revision)))
+            })?;
+            if let Some(read) = read {
+                return Ok(read);
             }
             attempt += 1;
         }
@@ -385,27 +409,25 @@ impl Store {
         document: Option<(&Document, &[Snapshot])>,
         session: Option<SessionWrite<'_>>,
     ) -> Result<Written, StoreError> {
-        // IMMEDIATE: the write lock is taken before the check, so no other
-        // writer can come in between them.
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(db("starting a transaction"))?;
-        check_revision(&tx, name, expected)?;
-        if let Some((doc, snapshots)) = document {
+        if let Some((doc, _)) = document {
             if doc.name() != name {
                 return Err(StoreError::NameMismatch { expected: name.to_owned(), found: doc.name().to_owned() });
             }
             check_document_name(name)?;
-            // The revision matched, so the stored document is the one this
-            // copy was read or last saved as: what changed since is enough.
-            codec::write_since_saved(&tx, doc)?;
-            write_snapshots(&tx, doc.name(), snapshots)?;
         }
-        let session = session.map(|session| write_session(&tx, name, session)).transpose()?;
-        let revision = revision_in(&tx, name)?;
-        tx.commit().map_err(db("committing the document"))?;
-        Ok(Written { document: revision, session })
+        // The write lock is taken before the check, so no other writer can
+        // come in between them.
+        self.db.write(|tx| {
+            check_revision(tx, name, expected)?;
+            if let Some((doc, snapshots)) = document {
+                // The revision matched, so the stored document is the one this
+                // copy was read or last saved as: what changed since is enough.
+                codec::write_since_saved(tx, doc)?;
+                write_snapshots(tx, doc.name(), snapshots)?;
+            }
+            let session = session.map(|session| write_session(tx, name, session)).transpose()?;
+            Ok(Written { document: revision_in(tx, name)?, session })
+        })
     }
 
     /// Saves `document` and sets its snapshots to exactly `snapshots`, in
@@ -414,58 +436,108 @@ impl Store {
     ///
     /// Returns the revision the document now has.
     pub fn save_with_snapshots(&mut self, document: &Document, snapshots: &[Snapshot]) -> Result<u64, StoreError> {
-        let tx = self.conn.transaction().map_err(db("starting a transaction"))?;
-        write_with_snapshots(&tx, document, snapshots)?;
-        let revision = revision_in(&tx, document.name())?;
-        tx.commit().map_err(db("committing the document"))?;
-        Ok(revision)
+        check_document_name(document.name())?;
+        self.db.write(|tx| {
+            codec::write_document(tx, document)?;
+            write_snapshots(tx, document.name(), snapshots)?;
+            revision_in(tx, document.name())
+        })
     }
 
     /// The record of a named session of a document, if stored.
     pub fn load_session(&self, document: &str, name: &str) -> Result<Option<StoredSession>, StoreError> {
-        self.conn
-            .query_row(
+        const CONTEXT: &str = "reading a session";
+        self.db.read(|tx| {
+            tx.first(
+                CONTEXT,
                 "SELECT body, revision FROM sessions WHERE document = ?1 AND name = ?2",
-                params![document, name],
-                |r| Ok(StoredSession { record: r.get(0)?, revision: r.get::<_, i64>(1)? as u64 }),
+                args![document, name],
+                |r| Ok(StoredSession { record: r.string(0).map_err(db(CONTEXT))?, revision: revision_of(r, 1)? }),
             )
-            .optional()
-            .map_err(db("reading a session"))
+        })
     }
 
     /// Names of a document's stored sessions with their last save time.
     pub fn sessions(&self, document: &str) -> Result<Vec<(String, i64)>, StoreError> {
-        let mut query = self
-            .conn
-            .prepare("SELECT name, updated_ms FROM sessions WHERE document = ?1 ORDER BY name")
-            .map_err(db("listing sessions"))?;
-        let rows =
-            query.query_map(params![document], |r| Ok((r.get(0)?, r.get(1)?))).map_err(db("listing sessions"))?;
-        rows.collect::<Result<_, _>>().map_err(db("listing sessions"))
+        const CONTEXT: &str = "listing sessions";
+        self.db.read(|tx| {
+            tx.all(
+                CONTEXT,
+                "SELECT name, updated_ms FROM sessions WHERE document = ?1 ORDER BY name",
+                args![document],
+                |r| Ok((r.string(0).map_err(db(CONTEXT))?, r.int_of(1).map_err(db(CONTEXT))?)),
+            )
+        })
     }
 
     /// Deletes a stored session; false when there was none.
     pub fn delete_session(&mut self, document: &str, name: &str) -> Result<bool, StoreError> {
-        let n = self
-            .conn
-            .execute("DELETE FROM sessions WHERE document = ?1 AND name = ?2", params![document, name])
-            .map_err(db("deleting a session"))?;
-        Ok(n > 0)
+        self.db.write(|tx| {
+            let n = tx.run(
+                "deleting a session",
+                "DELETE FROM sessions WHERE document = ?1 AND name = ?2",
+                args![document, name],
+            )?;
+            Ok(n > 0)
+        })
     }
+}
+
+/// Every document as `tx` sees it, by name.
+fn documents_in(tx: &Tx<'_>) -> Result<Vec<DocumentSummary>, StoreError> {
+    const CONTEXT: &str = "listing documents";
+    tx.all(
+        CONTEXT,
+        "SELECT name, json_extract(metadata, '$.title'), block_count, token_count, edge_count, version, saved_ms
+         FROM documents ORDER BY name",
+        args![],
+        |row| {
+            let count = |i| row.int_of(i).map(|n| n.max(0) as u64).map_err(db(CONTEXT));
+            Ok(DocumentSummary {
+                name: row.string(0).map_err(db(CONTEXT))?,
+                title: row.opt_string(1).map_err(db(CONTEXT))?,
+                blocks: count(2)?,
+                tokens: count(3)?,
+                edges: count(4)?,
+                version: count(5)?,
+                saved_ms: row.int_of(6).map_err(db(CONTEXT))?,
+            })
+        },
+    )
+}
+
+/// The row number of document `name` (an error naming the stored ones
+/// when there is none).
+pub(crate) fn document_number(tx: &Tx<'_>, name: &str) -> Result<i64, StoreError> {
+    const CONTEXT: &str = "finding the document";
+    let doc = tx.first(CONTEXT, "SELECT doc FROM documents WHERE name = ?1", args![name], |r| {
+        r.int_of(0).map_err(db(CONTEXT))
+    })?;
+    match doc {
+        Some(doc) => Ok(doc),
+        None => {
+            let names: Vec<String> = documents_in(tx)?.into_iter().map(|d| d.name).collect();
+            Err(StoreError::NoSuchDocument { name: name.to_owned(), available: list(&names) })
+        }
+    }
+}
+
+/// Column `i` of `row` as a revision (a count of writes).
+pub(crate) fn revision_of(row: &sql::Cells<'_>, i: usize) -> Result<u64, StoreError> {
+    Ok(row.int_of(i).map_err(db("reading a revision"))?.max(0) as u64)
 }
 
 /// Writes a named session's record inside `tx` if the stored one is still
 /// at the revision it was opened at; returns its new revision.
-fn write_session(tx: &rusqlite::Transaction, document: &str, session: SessionWrite<'_>) -> Result<u64, StoreError> {
-    let found: Option<i64> = tx
-        .query_row(
+fn write_session(tx: &Tx<'_>, document: &str, session: SessionWrite<'_>) -> Result<u64, StoreError> {
+    let found = tx
+        .first(
+            "reading a session's revision",
             "SELECT revision FROM sessions WHERE document = ?1 AND name = ?2",
-            params![document, session.name],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(db("reading a session's revision"))?;
-    let found = found.unwrap_or(0) as u64;
+            args![document, session.name],
+            |r| revision_of(r, 0),
+        )?
+        .unwrap_or(0);
     if found != session.opened_at {
         return Err(StoreError::SessionConflict {
             document: document.to_owned(),
@@ -474,13 +546,13 @@ fn write_session(tx: &rusqlite::Transaction, document: &str, session: SessionWri
             found,
         });
     }
-    tx.execute(
+    tx.run(
+        "writing a session",
         "INSERT INTO sessions (document, name, body, updated_ms, revision) VALUES (?1, ?2, ?3, ?4, 1)
          ON CONFLICT (document, name) DO UPDATE SET body = excluded.body, updated_ms = excluded.updated_ms,
-                                                    revision = revision + 1",
-        params![document, session.name, session.record, ucpkit_core::now_ms()],
-    )
-    .map_err(db("writing a session"))?;
+                                                    revision = sessions.revision + 1",
+        args![document, session.name, session.record, ucpkit_core::now_ms()],
+    )?;
     Ok(found + 1)
 }
 
@@ -491,7 +563,7 @@ pub(crate) const BUSY_WAIT: Duration = Duration::from_secs(10);
 /// database to itself, and while another process is creating the same
 /// store SQLite refuses at once rather than calling the busy handler; so a
 /// busy refusal is tried again, within the busy wait.
-fn configure(conn: &Connection) -> Result<(), StoreError> {
+fn configure(conn: &rusqlite::Connection) -> Result<(), StoreError> {
     let started = std::time::Instant::now();
     loop {
         let configured =
@@ -509,7 +581,7 @@ fn configure(conn: &Connection) -> Result<(), StoreError> {
 
 /// Refuses a write based on revision `expected` of document `name` when
 /// the store holds another: another writer came in between.
-fn check_revision(tx: &Transaction<'_>, name: &str, expected: u64) -> Result<(), StoreError> {
+fn check_revision(tx: &Tx<'_>, name: &str, expected: u64) -> Result<(), StoreError> {
     let found = revision_in(tx, name)?;
     if found != expected {
         return Err(StoreError::Conflict { document: name.to_owned(), expected, found });
@@ -517,59 +589,49 @@ fn check_revision(tx: &Transaction<'_>, name: &str, expected: u64) -> Result<(),
     Ok(())
 }
 
-/// A document's revision as `conn` sees it (0: never written).
-fn revision_in(conn: &Connection, name: &str) -> Result<u64, StoreError> {
-    let revision: Option<i64> = conn
-        .query_row("SELECT revision FROM revisions WHERE document = ?1", params![name], |r| r.get(0))
-        .optional()
-        .map_err(db("reading the document's revision"))?;
-    Ok(revision.unwrap_or(0) as u64)
-}
-
-/// Writes a document whole and sets its snapshots to exactly `snapshots`
-/// inside `tx`.
-fn write_with_snapshots(
-    tx: &rusqlite::Transaction,
-    document: &Document,
-    snapshots: &[Snapshot],
-) -> Result<(), StoreError> {
-    check_document_name(document.name())?;
-    codec::write_document(tx, document)?;
-    write_snapshots(tx, document.name(), snapshots)
+/// A document's revision as `tx` sees it (0: never written).
+fn revision_in(tx: &Tx<'_>, name: &str) -> Result<u64, StoreError> {
+    let revision = tx.first(
+        "reading the document's revision",
+        "SELECT revision FROM revisions WHERE document = ?1",
+        args![name],
+        |r| revision_of(r, 0),
+    )?;
+    Ok(revision.unwrap_or(0))
 }
 
 /// Sets the snapshots of document `name` to exactly `snapshots` inside
 /// `tx`; snapshots already stored unchanged are not rewritten.
-fn write_snapshots(tx: &rusqlite::Transaction, document: &str, snapshots: &[Snapshot]) -> Result<(), StoreError> {
-    let stored: Vec<(String, i64)> = {
-        let mut query = tx
-            .prepare("SELECT name, created_ms FROM snapshots WHERE document = ?1")
-            .map_err(db("listing snapshots"))?;
-        let rows =
-            query.query_map(params![document], |r| Ok((r.get(0)?, r.get(1)?))).map_err(db("listing snapshots"))?;
-        rows.collect::<Result<_, _>>().map_err(db("listing snapshots"))?
-    };
+fn write_snapshots(tx: &Tx<'_>, document: &str, snapshots: &[Snapshot]) -> Result<(), StoreError> {
+    const LISTING: &str = "listing snapshots";
+    let stored =
+        tx.all(LISTING, "SELECT name, created_ms FROM snapshots WHERE document = ?1", args![document], |r| {
+            Ok((r.string(0).map_err(db(LISTING))?, r.int_of(1).map_err(db(LISTING))?))
+        })?;
     for (name, created_ms) in &stored {
         if !snapshots.iter().any(|s| s.name == *name && s.created_ms == *created_ms) {
-            tx.execute("DELETE FROM snapshots WHERE document = ?1 AND name = ?2", params![document, name])
-                .map_err(db("deleting a snapshot"))?;
+            tx.run(
+                "deleting a snapshot",
+                "DELETE FROM snapshots WHERE document = ?1 AND name = ?2",
+                args![document, name],
+            )?;
         }
     }
     for snapshot in snapshots {
         if !stored.iter().any(|(name, created)| *name == snapshot.name && *created == snapshot.created_ms) {
-            tx.execute(
+            tx.run(
+                "writing a snapshot",
                 "INSERT INTO snapshots (document, name, description, created_ms, block_count, body)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![
+                args![
                     document,
-                    snapshot.name,
-                    snapshot.description,
+                    &snapshot.name,
+                    snapshot.description.as_deref(),
                     snapshot.created_ms,
                     snapshot.blocks as i64,
                     &*snapshot.json
                 ],
-            )
-            .map_err(db("writing a snapshot"))?;
+            )?;
         }
     }
     Ok(())
@@ -578,31 +640,37 @@ fn write_snapshots(tx: &rusqlite::Transaction, document: &str, snapshots: &[Snap
 impl Store {
     /// The snapshots of a document, by name.
     pub fn load_snapshots(&self, document: &str) -> Result<Vec<Snapshot>, StoreError> {
-        let mut query = self
-            .conn
-            .prepare(
+        const CONTEXT: &str = "reading snapshots";
+        self.db.read(|tx| {
+            tx.all(
+                CONTEXT,
                 "SELECT name, description, created_ms, block_count, body FROM snapshots
                  WHERE document = ?1 ORDER BY name",
+                args![document],
+                |r| {
+                    Ok(Snapshot {
+                        name: r.string(0).map_err(db(CONTEXT))?,
+                        description: r.opt_string(1).map_err(db(CONTEXT))?,
+                        created_ms: r.int_of(2).map_err(db(CONTEXT))?,
+                        blocks: r.int_of(3).map_err(db(CONTEXT))?.max(0) as usize,
+                        json: r.string(4).map_err(db(CONTEXT))?.into(),
+                    })
+                },
             )
-            .map_err(db("reading snapshots"))?;
-        let rows = query
-            .query_map(params![document], |r| {
-                Ok(Snapshot {
-                    name: r.get(0)?,
-                    description: r.get(1)?,
-                    created_ms: r.get(2)?,
-                    blocks: r.get::<_, i64>(3)? as usize,
-                    json: r.get::<_, String>(4)?.into(),
-                })
-            })
-            .map_err(db("reading snapshots"))?;
-        rows.collect::<Result<_, _>>().map_err(db("reading snapshots"))
+        })
     }
 
-    /// Runs SQLite's own consistency check; `Ok(())` when the file is sound.
+    /// Runs SQLite's own consistency check; `Ok(())` when the file is
+    /// sound. A store in PostgreSQL is checked by the server itself: there
+    /// this only checks that the tables answer.
     pub fn integrity_check(&self) -> Result<(), StoreError> {
-        let verdict: String =
-            self.conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).map_err(db("checking integrity"))?;
+        let verdict = match &self.db {
+            Database::Sqlite(conn) => {
+                conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).map_err(db("checking integrity"))?
+            }
+            #[cfg(feature = "postgres")]
+            Database::Postgres(_) => self.db.read(|tx| documents_in(tx).map(|_| "ok".to_owned()))?,
+        };
         if verdict == "ok" {
             Ok(())
         } else {

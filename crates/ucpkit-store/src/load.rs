@@ -7,13 +7,14 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use rusqlite::{params, Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags};
 use serde_json::Value;
 use ucpkit_core::{
     Block, BlockId, Content, Document, DocumentLoader, DocumentMetadata, Edge, EdgeMetadata, Metadata, Role,
     SourceLocation, TextFormat, Timestamps,
 };
 
+use crate::sql::{args, Cells, Tx};
 use crate::{db, revision_in, StoreError};
 
 /// Documents of fewer blocks are read by one thread.
@@ -36,39 +37,39 @@ pub(crate) struct Header {
     blocks: usize,
 }
 
-/// Reads document number `doc` (named `name`) back into the model, on
-/// `conn` alone.
-pub(crate) fn read_document(conn: &Connection, doc: i64, name: &str) -> Result<Document, StoreError> {
-    let header = read_header(conn, doc, name)?;
-    let rows = read_blocks(conn, doc, name, &IdRange::ALL)?;
-    let edges = read_edges(conn, doc, name)?;
+/// Reads document number `doc` (named `name`) back into the model, in
+/// `tx` alone.
+pub(crate) fn read_document(tx: &Tx<'_>, doc: i64, name: &str) -> Result<Document, StoreError> {
+    let header = read_header(tx, doc, name)?;
+    let rows = read_blocks(tx, doc, name, &IdRange::ALL)?;
+    let edges = read_edges(tx, doc, name)?;
     Ok(assemble(name, header, vec![rows], edges))
 }
 
 /// Reads document number `doc` (named `name`) as the store holds it at
-/// `revision`, which `conn`'s open read transaction sees, splitting a big
-/// document's rows between threads reading the database at `path`.
+/// `revision`, which read transaction `tx` sees, splitting a big
+/// document's rows between threads reading the SQLite database at `path`.
 /// `Ok(None)`: a part was read at another revision (a writer came in);
 /// read again.
 pub(crate) fn read_in_parts(
-    conn: &Connection,
+    tx: &Tx<'_>,
     path: &Path,
     doc: i64,
     name: &str,
     revision: u64,
 ) -> Result<Option<Document>, StoreError> {
-    let header = read_header(conn, doc, name)?;
+    let header = read_header(tx, doc, name)?;
     let readers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_READERS);
     if header.blocks < PARALLEL_FROM || readers < 2 {
-        return read_document(conn, doc, name).map(Some);
+        return read_document(tx, doc, name).map(Some);
     }
     let ranges = IdRange::split(readers);
     let (mine, others) = ranges.split_first().expect("at least two ranges");
     let (rows, edges, parts) = std::thread::scope(|scope| {
         let readers: Vec<_> =
             others.iter().map(|range| scope.spawn(move || read_part(path, doc, name, range))).collect();
-        let rows = read_blocks(conn, doc, name, mine);
-        let edges = read_edges(conn, doc, name);
+        let rows = read_blocks(tx, doc, name, mine);
+        let edges = read_edges(tx, doc, name);
         let parts: Vec<_> = readers.into_iter().map(|r| r.join().expect("a reader thread does not panic")).collect();
         (rows, edges, parts)
     });
@@ -91,8 +92,8 @@ fn read_part(path: &Path, doc: i64, name: &str, range: &IdRange) -> Result<(u64,
             .map_err(db("opening the database"))?;
     conn.busy_timeout(crate::BUSY_WAIT).map_err(db("setting the busy timeout"))?;
     let tx = conn.transaction().map_err(db("starting a read"))?;
-    let revision = revision_in(&tx, name)?;
-    let rows = read_blocks(&tx, doc, name, range)?;
+    let revision = revision_in(&Tx::Sqlite(&tx), name)?;
+    let rows = read_blocks(&Tx::Sqlite(&tx), doc, name, range)?;
     tx.commit().map_err(db("ending a read"))?;
     Ok((revision, rows))
 }
@@ -120,12 +121,14 @@ impl IdRange {
     }
 }
 
-pub(crate) fn read_header(conn: &Connection, doc: i64, name: &str) -> Result<Header, StoreError> {
-    let (version, metadata, blocks): (i64, String, i64) = conn
-        .query_row("SELECT version, metadata, block_count FROM documents WHERE doc = ?1", params![doc], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
-        .map_err(db("reading the document"))?;
+pub(crate) fn read_header(tx: &Tx<'_>, doc: i64, name: &str) -> Result<Header, StoreError> {
+    const CONTEXT: &str = "reading the document";
+    let (version, metadata, blocks) = tx
+        .first(CONTEXT, "SELECT version, metadata, block_count FROM documents WHERE doc = ?1", args![doc], |r| {
+            let int = |i| r.int_of(i).map_err(db(CONTEXT));
+            Ok((int(0)?, r.string(1).map_err(db(CONTEXT))?, int(2)?))
+        })?
+        .ok_or_else(|| corrupt(name, "the document's row is missing".into()))?;
     let metadata = serde_json::from_str(&metadata).map_err(|e| corrupt(name, format!("document metadata: {e}")))?;
     Ok(Header { version: version as u64, metadata, blocks: blocks.max(0) as usize })
 }
@@ -147,99 +150,96 @@ fn assemble(name: &str, header: Header, parts: Vec<Vec<Row>>, edges: Vec<Edge>) 
 }
 
 /// The blocks of document `doc` whose ids lie in `range`.
-fn read_blocks(conn: &Connection, doc: i64, name: &str, range: &IdRange) -> Result<Vec<Row>, StoreError> {
-    let mut stmt = conn
-        .prepare_cached(&format!("SELECT {BLOCK_COLUMNS} FROM blocks WHERE doc = ?1 AND id >= ?2 AND id < ?3"))
-        .map_err(db("reading blocks"))?;
+fn read_blocks(tx: &Tx<'_>, doc: i64, name: &str, range: &IdRange) -> Result<Vec<Row>, StoreError> {
     let (from, to) = range.bounds();
-    let mut rows = stmt.query(params![doc, from, to]).map_err(db("reading blocks"))?;
     let mut files: HashMap<String, Arc<str>> = HashMap::new();
-    let mut out = Vec::new();
-    while let Some(row) = rows.next().map_err(db("reading blocks"))? {
-        out.push(decode_block(row, name, &mut files)?);
-    }
-    Ok(out)
+    tx.all("reading blocks", READ_RANGE, args![doc, &from, &to], |row| decode_block(row, name, &mut files))
 }
 
 /// The columns [`decode_block`] reads, in its order.
-pub(crate) const BLOCK_COLUMNS: &str = "id, children, kind, body, fmt, content, role, label, tokens, src_file, \
-     src_start, src_end, created_ms, modified_ms, extra";
+macro_rules! block_columns {
+    () => {
+        "id, children, kind, body, fmt, content, role, label, tokens, src_file, src_start, src_end, created_ms, \
+         modified_ms, extra"
+    };
+}
+pub(crate) use block_columns;
 
-/// A block row (its first columns [`BLOCK_COLUMNS`]) back into a block
+/// The blocks of a document with ids in a range.
+const READ_RANGE: &str = concat!("SELECT ", block_columns!(), " FROM blocks WHERE doc = ?1 AND id >= ?2 AND id < ?3");
+
+/// One block of a document, with its parent after the columns of `block_columns!`.
+pub(crate) const READ_ONE: &str =
+    concat!("SELECT ", block_columns!(), ", parent FROM blocks WHERE doc = ?1 AND id = ?2");
+
+/// A block row (its first columns those of `block_columns!`) back into a block
 /// with its ordered children; file names are shared through `files`.
 pub(crate) fn decode_block(
-    row: &rusqlite::Row<'_>,
+    row: &Cells<'_>,
     name: &str,
     files: &mut HashMap<String, Arc<str>>,
 ) -> Result<Row, StoreError> {
     let corrupt = |detail: String| corrupt(name, detail);
-    let id = block_id(row.get_ref(0).map_err(db("reading blocks"))?.as_blob().ok())
-        .ok_or_else(|| corrupt("bad block id".into()))?;
-    let children = match row.get_ref(1).map_err(db("reading blocks"))?.as_blob_or_null().ok().flatten() {
+    let id = block_id(row.bytes(0).ok().flatten()).ok_or_else(|| corrupt("bad block id".into()))?;
+    let children = match row.bytes(1).ok().flatten() {
         Some(bytes) if bytes.len() % 12 == 0 => {
             bytes.chunks_exact(12).map(|c| block_id(Some(c)).expect("12 bytes")).collect()
         }
         Some(_) => return Err(corrupt(format!("bad children of {id}"))),
         None => Vec::new(),
     };
-    let kind: String = row.get(2).map_err(db("reading blocks"))?;
-    let body: Option<String> = row.get(3).map_err(db("reading blocks"))?;
-    let fmt: Option<String> = row.get(4).map_err(db("reading blocks"))?;
-    let content_json: Option<String> = row.get(5).map_err(db("reading blocks"))?;
-    let content = join_content(&kind, body, fmt, content_json).map_err(|e| corrupt(format!("content of {id}: {e}")))?;
-
+    const READING: &str = "reading blocks";
+    let text = |i| row.opt_string(i).map_err(db(READING));
+    let kind = row.string(2).map_err(db(READING))?;
+    let content =
+        join_content(&kind, text(3)?, text(4)?, text(5)?).map_err(|e| corrupt(format!("content of {id}: {e}")))?;
+    let small = |i: usize| -> Result<Option<u32>, StoreError> {
+        let value = row.int(i).map_err(db(READING))?;
+        value.map(|v| u32::try_from(v).map_err(|_| corrupt(format!("column {i} of {id} out of range")))).transpose()
+    };
     let mut meta = Metadata {
-        role: row
-            .get::<_, Option<String>>(6)
-            .map_err(db("reading blocks"))?
-            .map(|r| r.parse::<Role>().unwrap_or_else(|n| match n {})),
-        label: row.get(7).map_err(db("reading blocks"))?,
-        tokens: row.get(8).map_err(db("reading blocks"))?,
+        role: row.text(6).map_err(db(READING))?.map(|r| r.parse::<Role>().unwrap_or_else(|n| match n {})),
+        label: text(7)?,
+        tokens: small(8)?,
         timestamps: Timestamps {
-            created_ms: row.get(12).map_err(db("reading blocks"))?,
-            modified_ms: row.get(13).map_err(db("reading blocks"))?,
+            created_ms: row.int_of(12).map_err(db(READING))?,
+            modified_ms: row.int_of(13).map_err(db(READING))?,
         },
         ..Metadata::default()
     };
-    if let Some(file) = row.get::<_, Option<String>>(9).map_err(db("reading blocks"))? {
-        let file = files.entry(file).or_insert_with_key(|f| Arc::from(f.as_str())).clone();
-        meta.source = Some(SourceLocation {
-            file,
-            start_line: row.get::<_, Option<u32>>(10).map_err(db("reading blocks"))?.unwrap_or(0),
-            end_line: row.get::<_, Option<u32>>(11).map_err(db("reading blocks"))?.unwrap_or(0),
-        });
+    if let Some(file) = row.text(9).map_err(db(READING))? {
+        let file = match files.get(file) {
+            Some(shared) => shared.clone(),
+            None => files.entry(file.to_owned()).or_insert_with_key(|f| Arc::from(f.as_str())).clone(),
+        };
+        meta.source =
+            Some(SourceLocation { file, start_line: small(10)?.unwrap_or(0), end_line: small(11)?.unwrap_or(0) });
     }
-    if let Some(extra) = row.get::<_, Option<String>>(14).map_err(db("reading blocks"))? {
-        apply_extra(&mut meta, &extra).map_err(|e| corrupt(format!("metadata of {id}: {e}")))?;
+    if let Some(extra) = row.text(14).map_err(db(READING))? {
+        apply_extra(&mut meta, extra).map_err(|e| corrupt(format!("metadata of {id}: {e}")))?;
     }
     Ok((Block::new(id, content, meta), children))
 }
 
 /// The edges of document `doc`, each source's in order.
-fn read_edges(conn: &Connection, doc: i64, name: &str) -> Result<Vec<Edge>, StoreError> {
-    let mut stmt = conn
-        .prepare_cached("SELECT source, type, target, metadata FROM edges WHERE doc = ?1 ORDER BY source, seq")
-        .map_err(db("reading edges"))?;
-    let mut rows = stmt.query(params![doc]).map_err(db("reading edges"))?;
-    let mut out = Vec::new();
-    while let Some(row) = rows.next().map_err(db("reading edges"))? {
-        out.push(decode_edge(row, name)?);
-    }
-    Ok(out)
+fn read_edges(tx: &Tx<'_>, doc: i64, name: &str) -> Result<Vec<Edge>, StoreError> {
+    tx.all(
+        "reading edges",
+        "SELECT source, type, target, metadata FROM edges WHERE doc = ?1 ORDER BY source, seq",
+        args![doc],
+        |row| decode_edge(row, name),
+    )
 }
 
 /// An edge row (`source, type, target, metadata` first) back into an edge.
-pub(crate) fn decode_edge(row: &rusqlite::Row<'_>, name: &str) -> Result<Edge, StoreError> {
+pub(crate) fn decode_edge(row: &Cells<'_>, name: &str) -> Result<Edge, StoreError> {
     let corrupt = |detail: String| corrupt(name, detail);
-    let source = block_id(row.get_ref(0).map_err(db("reading edges"))?.as_blob().ok())
-        .ok_or_else(|| corrupt("bad edge source".into()))?;
-    let target = block_id(row.get_ref(2).map_err(db("reading edges"))?.as_blob().ok())
-        .ok_or_else(|| corrupt("bad edge target".into()))?;
-    let edge_type: String = row.get(1).map_err(db("reading edges"))?;
+    let source = block_id(row.bytes(0).ok().flatten()).ok_or_else(|| corrupt("bad edge source".into()))?;
+    let target = block_id(row.bytes(2).ok().flatten()).ok_or_else(|| corrupt("bad edge target".into()))?;
+    let edge_type = row.string(1).map_err(db("reading edges"))?;
     let edge_type = edge_type.parse().map_err(|e| corrupt(format!("{e}")))?;
-    let metadata: Option<String> = row.get(3).map_err(db("reading edges"))?;
-    let metadata: EdgeMetadata = match metadata {
-        Some(json) => serde_json::from_str(&json).map_err(|e| corrupt(format!("edge metadata: {e}")))?,
+    let metadata: EdgeMetadata = match row.text(3).map_err(db("reading edges"))? {
+        Some(json) => serde_json::from_str(json).map_err(|e| corrupt(format!("edge metadata: {e}")))?,
         None => EdgeMetadata::default(),
     };
     Ok(Edge { source, edge_type, target, metadata })
@@ -295,7 +295,6 @@ fn apply_extra(meta: &mut Metadata, extra: &str) -> Result<(), serde_json::Error
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Store;
     use ucpkit_core::EdgeType;
 
     #[test]
@@ -331,11 +330,12 @@ mod tests {
                 doc.add_edge(Edge::new(id, EdgeType::References, parent)).unwrap();
             }
         }
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(dir.path()).unwrap();
-        let revision = store.save_document(&doc).unwrap();
-        let (back, seen) = store.load_with_revision("big").unwrap();
-        assert_eq!(seen, revision);
-        assert_eq!(back.to_json(false), doc.to_json(false));
+        for place in crate::testing::places() {
+            let mut store = place.open();
+            let revision = store.save_document(&doc).unwrap();
+            let (back, seen) = store.load_with_revision("big").unwrap();
+            assert_eq!(seen, revision, "{}", place.backend);
+            assert_eq!(back.to_json(false), doc.to_json(false), "{}", place.backend);
+        }
     }
 }

@@ -3,9 +3,8 @@
 //! names the revision it read, so two runs of one session never overwrite
 //! each other.
 
-use rusqlite::{params, OptionalExtension};
-
-use crate::{db, Store, StoreError};
+use crate::sql::args;
+use crate::{db, revision_of, Store, StoreError};
 
 /// A stored transcript.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,25 +18,23 @@ pub struct StoredTranscript {
 impl Store {
     /// The transcript saved as `name`, if any.
     pub fn load_transcript(&self, name: &str) -> Result<Option<StoredTranscript>, StoreError> {
-        self.conn
-            .query_row("SELECT body, revision FROM transcripts WHERE name = ?1", params![name], |r| {
-                Ok(StoredTranscript { body: r.get(0)?, revision: r.get::<_, i64>(1)? as u64 })
+        const CONTEXT: &str = "reading a transcript";
+        self.db.read(|tx| {
+            tx.first(CONTEXT, "SELECT body, revision FROM transcripts WHERE name = ?1", args![name], |r| {
+                Ok(StoredTranscript { body: r.string(0).map_err(db(CONTEXT))?, revision: revision_of(r, 1)? })
             })
-            .optional()
-            .map_err(db("reading a transcript"))
+        })
     }
 
     /// Every transcript's name and when it was last saved (ms since the
     /// epoch), the latest first.
     pub fn transcripts(&self) -> Result<Vec<(String, u64)>, StoreError> {
-        let mut statement = self
-            .conn
-            .prepare("SELECT name, updated_ms FROM transcripts ORDER BY updated_ms DESC, name")
-            .map_err(db("listing transcripts"))?;
-        let rows = statement
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as u64)))
-            .map_err(db("listing transcripts"))?;
-        rows.collect::<Result<_, _>>().map_err(db("listing transcripts"))
+        const CONTEXT: &str = "listing transcripts";
+        self.db.read(|tx| {
+            tx.all(CONTEXT, "SELECT name, updated_ms FROM transcripts ORDER BY updated_ms DESC, name", args![], |r| {
+                Ok((r.string(0).map_err(db(CONTEXT))?, r.int_of(1).map_err(db(CONTEXT))?.max(0) as u64))
+            })
+        })
     }
 
     /// Saves `body` as transcript `name` if the stored one is still at
@@ -50,27 +47,27 @@ impl Store {
                 rule: "a session name cannot be empty".into(),
             });
         }
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(db("starting a transaction"))?;
-        let found: Option<i64> = tx
-            .query_row("SELECT revision FROM transcripts WHERE name = ?1", params![name], |r| r.get(0))
-            .optional()
-            .map_err(db("reading a transcript's revision"))?;
-        let found = found.unwrap_or(0) as u64;
-        if found != read_at {
-            return Err(StoreError::TranscriptConflict { name: name.to_owned(), expected: read_at, found });
-        }
-        tx.execute(
-            "INSERT INTO transcripts (name, body, updated_ms, revision) VALUES (?1, ?2, ?3, 1)
-             ON CONFLICT (name) DO UPDATE SET body = excluded.body, updated_ms = excluded.updated_ms,
-                                              revision = revision + 1",
-            params![name, body, ucpkit_core::now_ms()],
-        )
-        .map_err(db("writing a transcript"))?;
-        tx.commit().map_err(db("committing a transcript"))?;
-        Ok(found + 1)
+        self.db.write(|tx| {
+            let found = tx
+                .first(
+                    "reading a transcript's revision",
+                    "SELECT revision FROM transcripts WHERE name = ?1",
+                    args![name],
+                    |r| revision_of(r, 0),
+                )?
+                .unwrap_or(0);
+            if found != read_at {
+                return Err(StoreError::TranscriptConflict { name: name.to_owned(), expected: read_at, found });
+            }
+            tx.run(
+                "writing a transcript",
+                "INSERT INTO transcripts (name, body, updated_ms, revision) VALUES (?1, ?2, ?3, 1)
+                 ON CONFLICT (name) DO UPDATE SET body = excluded.body, updated_ms = excluded.updated_ms,
+                                                  revision = transcripts.revision + 1",
+                args![name, body, ucpkit_core::now_ms()],
+            )?;
+            Ok(found + 1)
+        })
     }
 }
 
@@ -80,18 +77,19 @@ mod tests {
 
     #[test]
     fn saves_name_the_revision_they_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(dir.path().join("ucp.db")).unwrap();
-        assert_eq!(store.load_transcript("s").unwrap(), None);
-        assert_eq!(store.save_transcript("s", "one", 0).unwrap(), 1);
-        assert_eq!(store.save_transcript("s", "two", 1).unwrap(), 2);
-        let stale = store.save_transcript("s", "lost", 1).unwrap_err();
-        assert!(matches!(stale, StoreError::TranscriptConflict { expected: 1, found: 2, .. }), "{stale}");
-        assert!(store.save_transcript("t", "new", 3).is_err(), "a transcript that is not there was not read");
-        assert_eq!(store.load_transcript("s").unwrap(), Some(StoredTranscript { body: "two".into(), revision: 2 }));
-        assert!(store.save_transcript(" ", "x", 0).is_err());
-        let names: Vec<String> = store.transcripts().unwrap().into_iter().map(|(name, _)| name).collect();
-        assert_eq!(names.len(), 1, "{names:?}");
-        assert_eq!(names[0], "s");
+        for place in crate::testing::places() {
+            let mut store = place.open();
+            assert_eq!(store.load_transcript("s").unwrap(), None);
+            assert_eq!(store.save_transcript("s", "one", 0).unwrap(), 1);
+            assert_eq!(store.save_transcript("s", "two", 1).unwrap(), 2);
+            let stale = store.save_transcript("s", "lost", 1).unwrap_err();
+            assert!(matches!(stale, StoreError::TranscriptConflict { expected: 1, found: 2, .. }), "{stale}");
+            assert!(store.save_transcript("t", "new", 3).is_err(), "a transcript that is not there was not read");
+            assert_eq!(store.load_transcript("s").unwrap(), Some(StoredTranscript { body: "two".into(), revision: 2 }));
+            assert!(store.save_transcript(" ", "x", 0).is_err());
+            let names: Vec<String> = store.transcripts().unwrap().into_iter().map(|(name, _)| name).collect();
+            assert_eq!(names.len(), 1, "{names:?}");
+            assert_eq!(names[0], "s");
+        }
     }
 }

@@ -7,6 +7,9 @@ use proptest::prelude::*;
 use ucpkit_core::{Block, BlockId, Content, Document, Edge, EdgeType, Metadata, RemoveMode, Role};
 use ucpkit_store::Store;
 
+#[path = "../src/testing.rs"]
+mod testing;
+
 /// One change to the document, its block choices as indexes into the
 /// blocks present when it runs.
 #[derive(Debug, Clone)]
@@ -117,39 +120,51 @@ fn apply(doc: &mut Document, step: &Step, counter: &mut u32, earlier: &Document)
     }
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
-
-    #[test]
-    fn saving_what_changed_reads_back_as_the_copy_in_memory(steps in prop::collection::vec(step(), 1..40)) {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(dir.path()).unwrap();
-        let mut doc = Document::new("d");
-        let mut counter = 0;
-        for n in 0..4 {
-            apply(&mut doc, &Step::Insert { parent: 0, index: n, text: format!("seed {n}") }, &mut counter, &Document::new("d"));
-        }
-        let mut revision = store.save_document(&doc).unwrap();
-        let (mut doc, loaded) = store.load_with_revision("d").unwrap();
-        prop_assert_eq!(loaded, revision);
-        let earlier = doc.clone();
-        for step in &steps {
-            apply(&mut doc, step, &mut counter, &earlier);
-            if matches!(step, Step::Save) {
-                revision = store.save_checked("d", revision, Some((&doc, &[])), None).unwrap().document;
-                doc.mark_saved();
-                prop_assert_eq!(store.load_document("d").unwrap().to_json(true), doc.to_json(true));
-            }
-        }
-        store.save_checked("d", revision, Some((&doc, &[])), None).unwrap();
-        let back = store.load_document("d").unwrap();
-        prop_assert_eq!(back.to_json(true), doc.to_json(true));
-        let summary = &store.documents().unwrap()[0];
-        prop_assert_eq!((summary.blocks, summary.edges), (doc.len() as u64, doc.edges().len() as u64));
-        let tokens: u64 = doc.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
-        prop_assert_eq!(summary.tokens, tokens, "the token total follows the changed rows");
-        store.integrity_check().unwrap();
+#[test]
+fn saving_what_changed_reads_back_as_the_copy_in_memory() {
+    for place in testing::places() {
+        let store = std::cell::RefCell::new(place.open());
+        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(64));
+        let outcome = runner
+            .run(&prop::collection::vec(step(), 1..40), |steps| save_change_by_change(&mut store.borrow_mut(), &steps));
+        outcome.unwrap_or_else(|e| panic!("{}: {e}", place.backend));
     }
+}
+
+/// Saves a document after each of `steps` that says so, and at the end,
+/// checking what the store reads back each time.
+fn save_change_by_change(store: &mut Store, steps: &[Step]) -> Result<(), TestCaseError> {
+    let mut doc = Document::new("d");
+    let mut counter = 0;
+    for n in 0..4 {
+        apply(
+            &mut doc,
+            &Step::Insert { parent: 0, index: n, text: format!("seed {n}") },
+            &mut counter,
+            &Document::new("d"),
+        );
+    }
+    let mut revision = store.save_document(&doc).unwrap();
+    let (mut doc, loaded) = store.load_with_revision("d").unwrap();
+    prop_assert_eq!(loaded, revision);
+    let earlier = doc.clone();
+    for step in steps {
+        apply(&mut doc, step, &mut counter, &earlier);
+        if matches!(step, Step::Save) {
+            revision = store.save_checked("d", revision, Some((&doc, &[])), None).unwrap().document;
+            doc.mark_saved();
+            prop_assert_eq!(store.load_document("d").unwrap().to_json(true), doc.to_json(true));
+        }
+    }
+    store.save_checked("d", revision, Some((&doc, &[])), None).unwrap();
+    let back = store.load_document("d").unwrap();
+    prop_assert_eq!(back.to_json(true), doc.to_json(true));
+    let summary = &store.documents().unwrap()[0];
+    prop_assert_eq!((summary.blocks, summary.edges), (doc.len() as u64, doc.edges().len() as u64));
+    let tokens: u64 = doc.blocks().map(|b| u64::from(b.metadata.tokens.unwrap_or(0))).sum();
+    prop_assert_eq!(summary.tokens, tokens, "the token total follows the changed rows");
+    store.integrity_check().unwrap();
+    Ok(())
 }
 
 #[test]

@@ -8,6 +8,10 @@ use ucpkit_core::{
 };
 use ucpkit_store::{SessionWrite, Store, Written};
 
+#[path = "../src/testing.rs"]
+mod testing;
+use testing::places;
+
 fn content() -> impl Strategy<Value = Content> {
     let text = "\\PC{0,40}";
     prop_oneof![
@@ -84,117 +88,132 @@ fn document() -> impl Strategy<Value = Document> {
     })
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
-    #[test]
-    fn documents_come_back_identical(doc in document()) {
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(dir.path()).unwrap();
-        store.save_document(&doc).unwrap();
-        let back = store.load_document("prop").unwrap();
-        prop_assert_eq!(back.to_json(false), doc.to_json(false));
-        prop_assert!(back.validate().is_valid());
+#[test]
+fn documents_come_back_identical() {
+    for place in places() {
+        let store = std::cell::RefCell::new(place.open());
+        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(64));
+        let outcome = runner.run(&document(), |doc| {
+            let mut store = store.borrow_mut();
+            store.save_document(&doc).unwrap();
+            let back = store.load_document("prop").unwrap();
+            prop_assert_eq!(back.to_json(false), doc.to_json(false));
+            prop_assert!(back.validate().is_valid());
+            Ok(())
+        });
+        outcome.unwrap_or_else(|e| panic!("{}: {e}", place.backend));
     }
 }
 
 #[test]
 fn concurrent_first_opens_create_the_schema_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join(".ucp");
-    let openers: Vec<_> = (0..8)
-        .map(|i| {
-            let path = path.clone();
-            std::thread::spawn(move || {
-                let mut store = Store::open(&path).unwrap();
-                store.save_document(&Document::new(format!("doc{i}"))).unwrap();
-            })
-        })
-        .collect();
-    for opener in openers {
-        opener.join().unwrap();
+    for place in places() {
+        std::thread::scope(|scope| {
+            for i in 0..8 {
+                let place = &place;
+                scope.spawn(move || place.open().save_document(&Document::new(format!("doc{i}"))).unwrap());
+            }
+        });
+        let store = place.open();
+        assert_eq!(store.documents().unwrap().len(), 8, "{}", place.backend);
+        store.integrity_check().unwrap();
     }
-    let store = Store::open_existing(&path).unwrap();
-    assert_eq!(store.documents().unwrap().len(), 8);
-    store.integrity_check().unwrap();
 }
 
 #[test]
 fn a_newer_schema_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    drop(Store::open(dir.path()).unwrap());
-    let db = rusqlite::Connection::open(dir.path().join(ucpkit_store::DATABASE_FILE)).unwrap();
-    db.execute_batch("PRAGMA user_version = 99;").unwrap();
-    drop(db);
-    let err = Store::open(dir.path()).err().expect("refused");
-    assert!(err.to_string().contains("newer than this ucp supports"), "{err}");
+    for place in places() {
+        drop(place.open());
+        if let Some(dir) = place.sqlite_dir() {
+            let db = rusqlite::Connection::open(dir.join(ucpkit_store::DATABASE_FILE)).unwrap();
+            db.execute_batch("PRAGMA user_version = 99;").unwrap();
+            drop(db);
+            let err = Store::open(&dir).err().expect("refused");
+            assert!(err.to_string().contains("newer than this ucp supports"), "{err}");
+        }
+        #[cfg(feature = "postgres")]
+        if let Some(url) = place.url() {
+            let mut db = postgres::Client::connect(url, postgres::NoTls).unwrap();
+            db.batch_execute("INSERT INTO ucp_schema (version) VALUES (99)").unwrap();
+            let err = Store::open_url(url, std::env::temp_dir()).err().expect("refused");
+            assert!(err.to_string().contains("newer than this ucp supports"), "{err}");
+        }
+    }
 }
 
 #[test]
 fn sessions_are_saved_listed_and_deleted_with_their_document() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = ucpkit_store::Store::open(dir.path().join(".ucp")).unwrap();
-    let doc = ucpkit_core::Document::new("d");
-    let session = |name, record, opened_at| Some(SessionWrite { name, record, opened_at });
-    let written = store.save_checked("d", 0, Some((&doc, &[])), session("a", "{\"v\":1}", 0)).unwrap();
-    assert_eq!(written, Written { document: 1, session: Some(1) });
-    store.save_checked("d", 1, None, session("a", "{\"v\":2}", 1)).unwrap();
-    store.save_checked("d", 1, None, session("b", "{}", 0)).unwrap();
-    let stored = store.load_session("d", "a").unwrap().unwrap();
-    assert_eq!((stored.record.as_str(), stored.revision), ("{\"v\":2}", 2));
-    assert_eq!(store.load_session("d", "zz").unwrap(), None);
-    let names: Vec<String> = store.sessions("d").unwrap().into_iter().map(|(n, _)| n).collect();
-    assert_eq!(names, ["a", "b"]);
-    assert!(store.delete_session("d", "b").unwrap());
-    assert!(!store.delete_session("d", "b").unwrap());
-    assert_eq!(store.load_document("d").unwrap().len(), 1, "the document was saved with the session");
-    store.delete_document("d").unwrap();
-    assert!(store.sessions("d").unwrap().is_empty());
+    for place in places() {
+        let mut store = place.open();
+        let doc = ucpkit_core::Document::new("d");
+        let session = |name, record, opened_at| Some(SessionWrite { name, record, opened_at });
+        let written = store.save_checked("d", 0, Some((&doc, &[])), session("a", "{\"v\":1}", 0)).unwrap();
+        assert_eq!(written, Written { document: 1, session: Some(1) });
+        store.save_checked("d", 1, None, session("a", "{\"v\":2}", 1)).unwrap();
+        store.save_checked("d", 1, None, session("b", "{}", 0)).unwrap();
+        let stored = store.load_session("d", "a").unwrap().unwrap();
+        assert_eq!((stored.record.as_str(), stored.revision), ("{\"v\":2}", 2));
+        assert_eq!(store.load_session("d", "zz").unwrap(), None);
+        let names: Vec<String> = store.sessions("d").unwrap().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["a", "b"]);
+        assert!(store.delete_session("d", "b").unwrap());
+        assert!(!store.delete_session("d", "b").unwrap());
+        assert_eq!(store.load_document("d").unwrap().len(), 1, "the document was saved with the session");
+        store.delete_document("d").unwrap();
+        assert!(store.sessions("d").unwrap().is_empty());
+    }
 }
 
 /// Two holders of one named session: the second save, based on the record
 /// as it was before the first, writes nothing.
 #[test]
 fn a_session_saved_by_another_holder_is_not_overwritten() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(dir.path()).unwrap();
-    store.save_document(&Document::new("d")).unwrap();
-    let session = |record, opened_at| Some(SessionWrite { name: "s", record, opened_at });
-    store.save_checked("d", 1, None, session("{\"by\":\"first\"}", 0)).unwrap();
-    let refused = store.save_checked("d", 1, None, session("{\"by\":\"second\"}", 0));
-    match refused {
-        Err(ucpkit_store::StoreError::SessionConflict { expected: 0, found: 1, .. }) => {}
-        other => panic!("expected a session conflict, got {other:?}"),
+    for place in places() {
+        let mut store = place.open();
+        store.save_document(&Document::new("d")).unwrap();
+        let session = |record, opened_at| Some(SessionWrite { name: "s", record, opened_at });
+        store.save_checked("d", 1, None, session("{\"by\":\"first\"}", 0)).unwrap();
+        let refused = store.save_checked("d", 1, None, session("{\"by\":\"second\"}", 0));
+        match refused {
+            Err(ucpkit_store::StoreError::SessionConflict { expected: 0, found: 1, .. }) => {}
+            other => panic!("expected a session conflict, got {other:?}"),
+        }
+        assert_eq!(store.load_session("d", "s").unwrap().unwrap().record, "{\"by\":\"first\"}");
     }
-    assert_eq!(store.load_session("d", "s").unwrap().unwrap().record, "{\"by\":\"first\"}");
 }
 
 /// Every write bumps a document's revision, and a checked write based on
 /// a stale revision (another writer came in between) writes nothing.
 #[test]
 fn a_write_based_on_a_stale_revision_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut first = Store::open(dir.path()).unwrap();
-    let mut second = Store::open(dir.path()).unwrap();
-    assert_eq!(first.revision("d").unwrap(), 0);
-    first.save_document(&Document::new("d")).unwrap();
-    let (loaded, revision) = second.load_with_revision("d").unwrap();
-    assert_eq!(revision, 1);
+    for place in places() {
+        let mut first = place.open();
+        let mut second = place.open();
+        assert_eq!(first.revision("d").unwrap(), 0);
+        first.save_document(&Document::new("d")).unwrap();
+        let (loaded, revision) = second.load_with_revision("d").unwrap();
+        assert_eq!(revision, 1);
 
-    let mut edited = Document::new("d");
-    edited.metadata.title = Some("first".into());
-    assert_eq!(first.save_checked("d", 1, Some((&edited, &[])), None).unwrap().document, 2);
-    let session = Some(SessionWrite { name: "s", record: "{}", opened_at: 0 });
-    let stale = second.save_checked("d", revision, Some((&loaded, &[])), session);
-    match stale {
-        Err(ucpkit_store::StoreError::Conflict { expected: 1, found: 2, .. }) => {}
-        other => panic!("expected a conflict, got {other:?}"),
+        let mut edited = Document::new("d");
+        edited.metadata.title = Some("first".into());
+        assert_eq!(first.save_checked("d", 1, Some((&edited, &[])), None).unwrap().document, 2);
+        let session = Some(SessionWrite { name: "s", record: "{}", opened_at: 0 });
+        let stale = second.save_checked("d", revision, Some((&loaded, &[])), session);
+        match stale {
+            Err(ucpkit_store::StoreError::Conflict { expected: 1, found: 2, .. }) => {}
+            other => panic!("expected a conflict, got {other:?}"),
+        }
+        assert_eq!(
+            second.load_document("d").unwrap().metadata.title.as_deref(),
+            Some("first"),
+            "the first write stands"
+        );
+        assert_eq!(second.load_session("d", "s").unwrap(), None, "nothing of the refused write was stored");
+        // A session alone, on the current revision, leaves the revision as it is.
+        assert_eq!(second.save_checked("d", 2, None, session).unwrap(), Written { document: 2, session: Some(1) });
+        assert!(first.delete_document("d").unwrap());
+        assert_eq!(first.revision("d").unwrap(), 3, "a deletion is a write too");
     }
-    assert_eq!(second.load_document("d").unwrap().metadata.title.as_deref(), Some("first"), "the first write stands");
-    assert_eq!(second.load_session("d", "s").unwrap(), None, "nothing of the refused write was stored");
-    // A session alone, on the current revision, leaves the revision as it is.
-    assert_eq!(second.save_checked("d", 2, None, session).unwrap(), Written { document: 2, session: Some(1) });
-    assert!(first.delete_document("d").unwrap());
-    assert_eq!(first.revision("d").unwrap(), 3, "a deletion is a write too");
 }
 
 /// Processes that open a store nobody has created yet, all at once, each
@@ -202,21 +221,19 @@ fn a_write_based_on_a_stale_revision_is_refused() {
 /// with "database is locked".
 #[test]
 fn a_new_store_opened_by_many_at_once_opens_for_all() {
-    for _ in 0..5 {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(".ucp");
+    for place in (0..5).flat_map(|_| places()) {
         let barrier = std::sync::Barrier::new(8);
         std::thread::scope(|scope| {
             let openers: Vec<_> = (0..8)
                 .map(|_| {
                     scope.spawn(|| {
                         barrier.wait();
-                        Store::open(&path).map(|_| ())
+                        drop(place.open());
                     })
                 })
                 .collect();
             for opener in openers {
-                opener.join().unwrap().unwrap();
+                opener.join().unwrap();
             }
         });
     }

@@ -8,6 +8,8 @@
 
 mod table;
 
+pub use table::cache_dir;
+
 /// Counts tokens of text.
 pub trait Tokenizer: Send + Sync {
     /// The encoding's name (stored with cached counts).

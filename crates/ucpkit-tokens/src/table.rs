@@ -63,9 +63,10 @@ fn tokenizer(bpe: BytePairEncoding) -> Tokenizer {
         .expect("o200k_base's patterns compile")
 }
 
-/// The folder the tables are cached in: `$UCP_CACHE_DIR`, else
-/// `$XDG_CACHE_HOME/ucp`, else `~/.cache/ucp`.
-fn cache_dir() -> Option<PathBuf> {
+/// UCP's folder for caches (these tables, a node's caches of a store on
+/// a database server): `$UCP_CACHE_DIR`, else `$XDG_CACHE_HOME/ucp`, else
+/// `~/.cache/ucp`; `None` without a home.
+pub fn cache_dir() -> Option<PathBuf> {
     let env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
     env("UCP_CACHE_DIR")
         .or_else(|| env("XDG_CACHE_HOME").map(|dir| dir.join("ucp")))

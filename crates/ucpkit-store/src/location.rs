@@ -1,0 +1,78 @@
+//! Where a store lives: a directory (SQLite) or a database server's URL
+//! (`postgres://…`), and where a node keeps its caches of a server's store.
+
+use std::path::{Path, PathBuf};
+
+/// Whether `location` names a store in a database server
+/// (`postgres://…`) rather than a store directory.
+pub fn is_store_url(location: &str) -> bool {
+    location.starts_with("postgres://") || location.starts_with("postgresql://")
+}
+
+/// Where a node keeps what it derives from the store at `url` (search
+/// indexes): a folder of UCP's cache ([`ucpkit_tokens::cache_dir`],
+/// `$UCP_CACHE_DIR` first) named after the server and database (the
+/// password left out).
+pub fn node_cache_dir(url: &str) -> PathBuf {
+    under(&ucpkit_tokens::cache_dir().unwrap_or_else(|| std::env::temp_dir().join("ucp")), url)
+}
+
+/// The cache folder of the store at `url` under UCP's cache folder `base`.
+fn under(base: &Path, url: &str) -> PathBuf {
+    let shown = redact(url);
+    // FNV-1a: a name that stays the same from one build to the next.
+    let hash = shown.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
+    let server = shown.split("://").last().unwrap_or_default();
+    let readable: String = server
+        .rsplit('@')
+        .next()
+        .unwrap_or(server)
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .take(60)
+        .collect();
+    base.join("stores").join(format!("{readable}-{hash:016x}"))
+}
+
+/// `url` without its password, for messages.
+pub fn redact(url: &str) -> String {
+    if let Some(at) = url.find("password=") {
+        let end = url[at..].find([' ', '&']).map_or(url.len(), |e| at + e);
+        return format!("{}password=***{}", &url[..at], &url[end..]);
+    }
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let user = &url[scheme + 3..at];
+            match user.split_once(':') {
+                Some((name, _)) => format!("{}{name}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_left_out_of_messages() {
+        assert_eq!(redact("postgres://ucp:secret@db:5432/x"), "postgres://ucp:***@db:5432/x");
+        assert_eq!(redact("postgres://ucp@db/x"), "postgres://ucp@db/x");
+        assert_eq!(redact("host=db"), "host=db");
+        assert_eq!(redact("host=db password=x user=u"), "host=db password=*** user=u");
+        assert_eq!(redact("postgres://db/x?password=x&a=b"), "postgres://db/x?password=***&a=b");
+    }
+
+    #[test]
+    fn each_server_and_database_has_a_cache_folder_of_its_own() {
+        let base = Path::new("/cache");
+        let a = under(base, "postgres://ucp:secret@db:5432/team");
+        assert_eq!(a, under(base, "postgres://ucp:other@db:5432/team"), "the password is not part of it");
+        assert_ne!(a, under(base, "postgres://ucp@db:5432/other"));
+        assert!(a.starts_with("/cache/stores"));
+        assert!(a.display().to_string().contains("db_5432_team"), "{}", a.display());
+        assert!(is_store_url("postgresql://h/d") && !is_store_url(".ucp"));
+    }
+}

@@ -1,0 +1,137 @@
+//! Moving a store from one backend to another (`ucp store migrate`): every
+//! document with its snapshots, named sessions and the record of what it
+//! was indexed from, and every agent transcript, copied into another
+//! store, SQLite or PostgreSQL either way.
+
+use serde::Serialize;
+
+use crate::{IndexedFrom, SessionWrite, Store, StoreError};
+
+/// What [`Store::copy_into`] copied.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Copied {
+    /// Documents (agents' memories and plans among them).
+    pub documents: usize,
+    /// Blocks over all documents, roots included.
+    pub blocks: usize,
+    /// Snapshots.
+    pub snapshots: usize,
+    /// Named sessions.
+    pub sessions: usize,
+    /// Agent transcripts.
+    pub transcripts: usize,
+}
+
+impl Store {
+    /// Copies everything this store holds into `target`, replacing what it
+    /// holds under the same names (what else it holds stays). Each
+    /// document is read at one revision and written with its snapshots in
+    /// one transaction, so a copy killed midway leaves whole documents
+    /// only, and running it again finishes it. Meant for a store no one
+    /// writes meanwhile: a write that comes in during the copy may be
+    /// missed.
+    pub fn copy_into(&self, target: &mut Store) -> Result<Copied, StoreError> {
+        let mut copied = Copied::default();
+        for summary in self.documents()? {
+            let name = summary.name.as_str();
+            let (document, revision) = self.load_with_revision(name)?;
+            let snapshots = self.load_snapshots(name)?;
+            let written = target.save_with_snapshots(&document, &snapshots)?;
+            // What it was indexed from, when that describes this revision:
+            // the next index of the same files then reads only changes.
+            if let Some((files, at)) = self.index_sources(name)?.filter(|(_, at)| *at == revision) {
+                if let Some(links) = self.index_links(name, at)? {
+                    target.record_sources(name, written, IndexedFrom { files: &files, links: &links })?;
+                }
+            }
+            for (session, _) in self.sessions(name)? {
+                let Some(stored) = self.load_session(name, &session)? else { continue };
+                let opened_at = target.load_session(name, &session)?.map_or(0, |s| s.revision);
+                let write = SessionWrite { name: &session, record: &stored.record, opened_at };
+                target.save_checked(name, written, None, Some(write))?;
+                copied.sessions += 1;
+            }
+            copied.documents += 1;
+            copied.blocks += document.len();
+            copied.snapshots += snapshots.len();
+        }
+        for (name, _) in self.transcripts()? {
+            let Some(stored) = self.load_transcript(&name)? else { continue };
+            let read_at = target.load_transcript(&name)?.map_or(0, |t| t.revision);
+            target.save_transcript(&name, &stored.body, read_at)?;
+            copied.transcripts += 1;
+        }
+        Ok(copied)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ucpkit_core::{Block, BlockId, Content, Document, Metadata, Role, Snapshot};
+
+    use crate::testing::places;
+    use crate::{IndexedFrom, SessionWrite, Store};
+
+    fn filled(store: &mut Store) {
+        let mut doc = Document::new("docs");
+        doc.metadata.title = Some("Docs".into());
+        for n in 0..50u32 {
+            let content = Content::markdown(format!("paragraph {n}"));
+            let block =
+                Block::new(Block::derive_id(&content, None, "", n), content, Metadata::with_role(Role::Paragraph));
+            doc.append_child(BlockId::ROOT, block).unwrap();
+        }
+        let snapshot = Snapshot {
+            name: "before".into(),
+            description: Some("a snapshot".into()),
+            created_ms: 1_000,
+            blocks: doc.len(),
+            json: doc.to_json(false).into(),
+        };
+        let revision = store.save_with_snapshots(&doc, &[snapshot]).unwrap();
+        store.record_sources("docs", revision, IndexedFrom { files: b"files", links: b"links" }).unwrap();
+        let session = SessionWrite { name: "s", record: "{\"cursor\":1}", opened_at: 0 };
+        store.save_checked("docs", revision, None, Some(session)).unwrap();
+        store.save_document(&Document::new("memory")).unwrap();
+        store.save_transcript("run-1", "{\"steps\":[]}", 0).unwrap();
+    }
+
+    /// Everything a store holds, as text to compare.
+    fn contents(store: &Store) -> Vec<String> {
+        let mut out = Vec::new();
+        for summary in store.documents().unwrap() {
+            let name = &summary.name;
+            out.push(store.load_document(name).unwrap().to_json(true));
+            for snapshot in store.load_snapshots(name).unwrap() {
+                out.push(format!("{} {:?} {}", snapshot.name, snapshot.description, snapshot.json));
+            }
+            for (session, _) in store.sessions(name).unwrap() {
+                out.push(format!("{session}: {}", store.load_session(name, &session).unwrap().unwrap().record));
+            }
+            out.push(format!("{:?}", store.index_sources(name).unwrap().map(|(files, _)| files)));
+        }
+        for (name, _) in store.transcripts().unwrap() {
+            out.push(format!("{name}: {}", store.load_transcript(&name).unwrap().unwrap().body));
+        }
+        out
+    }
+
+    #[test]
+    fn a_store_goes_to_another_backend_and_back_losing_nothing() {
+        for there in places() {
+            let from = places().remove(0);
+            let mut source = from.open();
+            filled(&mut source);
+            let mut target = there.open();
+            let copied = source.copy_into(&mut target).unwrap();
+            assert_eq!((copied.documents, copied.snapshots, copied.sessions, copied.transcripts), (2, 1, 1, 1));
+            assert_eq!(contents(&target), contents(&source), "{}", there.backend);
+            // Back into a new store, and again over what it holds: the same.
+            let back_place = places().remove(0);
+            let mut back = back_place.open();
+            target.copy_into(&mut back).unwrap();
+            target.copy_into(&mut back).unwrap();
+            assert_eq!(contents(&back), contents(&source), "back from {}", there.backend);
+        }
+    }
+}
