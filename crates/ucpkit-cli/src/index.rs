@@ -82,7 +82,7 @@ fn index_all(cli: &Cli, args: &IndexArgs, library: &ucpkit_workspace::Library) -
         ucpkit_workspace::vocabulary::check_document_name(name)?;
     }
     let interactive = std::io::stderr().is_terminal() && !cli.json;
-    let announce = (!interactive && !cli.json).then(|| library.store_dir().display().to_string());
+    let announce = (!interactive && !cli.json).then(|| library.location());
     let options = IndexOptions { max_file_size: args.max_file_size, replace_edits: args.force };
     let mut reports = Vec::new();
     for (name, paths) in groups {
@@ -100,7 +100,7 @@ fn index_all(cli: &Cli, args: &IndexArgs, library: &ucpkit_workspace::Library) -
         }
         let indexed = library
             .index(&paths, Some(&name), &options, &Bar { bar: bar.clone(), store: announce.clone() })
-            .with_context(|| format!("indexing {name} into {}", library.store_dir().display()))?;
+            .with_context(|| format!("indexing {name} into {}", library.location()))?;
         bar.finish_and_clear();
         let search = indexed.workspace.index_opened();
         if !cli.json {

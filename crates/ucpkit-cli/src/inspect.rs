@@ -5,8 +5,8 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use serde_json::{json, Value};
-use ucpkit_workspace::find_block;
 use ucpkit_workspace::vocabulary::{printable, Block, BlockId, Document};
+use ucpkit_workspace::{find_block, Library, LibraryConfig};
 
 use crate::{print, print_json, Cli, ExportFormat, ViewMode};
 
@@ -250,6 +250,32 @@ pub(crate) fn remove(cli: &Cli, name: &str) -> anyhow::Result<()> {
 pub(crate) fn rename(cli: &Cli, old: &str, new: &str) -> anyhow::Result<()> {
     cli.library(false)?.rename(old, new)?;
     eprintln!("ucp: renamed {old} to {new}");
+    Ok(())
+}
+
+/// `ucp store migrate`: the store at `from` (or --store) copied into `to`.
+pub(crate) fn migrate(cli: &Cli, from: Option<&Path>, to: &Path) -> anyhow::Result<()> {
+    let source_config = LibraryConfig::new(from.map_or_else(|| cli.store_location(), Path::to_path_buf));
+    let target_config = LibraryConfig::new(to);
+    if source_config.store_dir == target_config.store_dir && source_config.store_url == target_config.store_url {
+        anyhow::bail!("--from and --to name the same store");
+    }
+    let source = Library::open_existing(LibraryConfig { warm_tokenizer: false, ..source_config })?;
+    let target = Library::open(LibraryConfig { warm_tokenizer: false, ..target_config })?;
+    let copied = source.copy_into(&target)?;
+    if cli.json {
+        return print_json(&copied);
+    }
+    eprintln!(
+        "ucp: copied {} documents ({} blocks), {} snapshots, {} sessions and {} transcripts from {} to {}",
+        copied.documents,
+        copied.blocks,
+        copied.snapshots,
+        copied.sessions,
+        copied.transcripts,
+        source.location(),
+        target.location()
+    );
     Ok(())
 }
 

@@ -33,8 +33,10 @@ use ucpkit_workspace::{Library, LibraryConfig, Workspace, WorkspaceError};
 #[derive(Parser)]
 #[command(name = "ucp", version, about, propagate_version = true)]
 pub(crate) struct Cli {
-    /// Store directory (default: ./.ucp).
-    #[arg(long, global = true, env = "UCP_STORE", value_name = "DIR")]
+    /// Store directory (default: ./.ucp), or a PostgreSQL database's URL
+    /// (`postgres://user@host:port/db`) shared by many nodes, each keeping
+    /// its caches of it under ~/.cache/ucp/stores ($UCP_CACHE_DIR/stores).
+    #[arg(long, global = true, env = "UCP_STORE", value_name = "DIR|URL")]
     store: Option<PathBuf>,
     /// Document to work on; may be left out when the store holds one
     /// (`ucp context` takes it more than once: one context over them all).
@@ -202,6 +204,16 @@ See docs/acp.md for the Zed settings.")]
         /// The name it gets.
         new: String,
     },
+    /// Move a store to another backend: every document with its
+    /// snapshots, sessions and index records, and every agent transcript,
+    /// copied from one store (SQLite folder or PostgreSQL URL) into another.
+    #[command(after_help = "Examples:
+  ucp store migrate --from .ucp --to postgres://ucp@db.internal/team
+  ucp store migrate --from postgres://ucp@db.internal/team --to backup/.ucp")]
+    Store {
+        #[command(subcommand)]
+        action: StoreAction,
+    },
     /// Show counts for a document: blocks by role, tokens, edges, depth.
     Stats,
     /// Print the block tree of a document (or of one block).
@@ -331,6 +343,21 @@ pub(crate) enum ViewMode {
 }
 
 /// Formats of `ucp export`.
+/// What `ucp store` does.
+#[derive(Subcommand)]
+pub(crate) enum StoreAction {
+    /// Copy everything into another store, replacing what it holds under
+    /// the same names; run it while no one writes to the source.
+    Migrate {
+        /// The store to copy (default: --store).
+        #[arg(long, value_name = "DIR|URL")]
+        from: Option<PathBuf>,
+        /// The store to copy into (created when missing).
+        #[arg(long, value_name = "DIR|URL")]
+        to: PathBuf,
+    },
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ExportFormat {
     /// Markdown text.
@@ -342,7 +369,14 @@ pub(crate) enum ExportFormat {
 }
 
 impl Cli {
+    /// The store's directory; for a store on a database server, this
+    /// node's folder for its caches and settings.
     pub(crate) fn store_dir(&self) -> PathBuf {
+        LibraryConfig::new(self.store_location()).store_dir
+    }
+
+    /// Where the store is: its directory, or its database's URL.
+    pub(crate) fn store_location(&self) -> PathBuf {
         self.store.clone().unwrap_or_else(|| PathBuf::from(ucpkit_workspace::vocabulary::DEFAULT_STORE_DIR))
     }
 
@@ -362,7 +396,7 @@ impl Cli {
 
     /// The configuration [`Cli::library`] opens.
     pub(crate) fn library_config(&self) -> LibraryConfig {
-        let mut config = LibraryConfig::new(self.store_dir());
+        let mut config = LibraryConfig::new(self.store_location());
         config.document = self.doc().map(str::to_owned);
         config.model = self.model.clone();
         config.limits.max_ops_per_second = u32::MAX;
@@ -420,6 +454,7 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             inspect::export(cli, format.or(json).unwrap_or(ExportFormat::Markdown), out.as_deref())
         }
         Command::Rm { name } => inspect::remove(cli, name),
+        Command::Store { action: StoreAction::Migrate { from, to } } => inspect::migrate(cli, from.as_deref(), to),
         Command::Rename { old, new } => inspect::rename(cli, old, new),
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();

@@ -134,6 +134,10 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
             "--gateway over --http runs the configured MCP servers outside the sandbox: it cannot go with --sandbox"
         );
     }
+    if args.sandbox && args.http.is_none() && LibraryConfig::new(cli.store_location()).store_url.is_some() {
+        // The sandbox lets the server reach only the endpoints it forwards.
+        anyhow::bail!("--sandbox cannot go with a store on a database server yet: serve it without --sandbox");
+    }
     if args.llm.given() && !args.agents {
         anyhow::bail!("the model flags (--api, --base-url, --llm, --provider) need --agents");
     }
@@ -143,7 +147,7 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
         true => Some(crate::sandbox::enter(cli, &crate::sandbox::endpoints(cli, agents.as_deref())?)?),
         false => None,
     };
-    let mut config = LibraryConfig::new(cli.store_dir());
+    let mut config = LibraryConfig::new(cli.store_location());
     config.document = cli.doc().map(str::to_owned);
     config.model = cli.model.clone();
     config.allowed_roots = Some(args.allow.clone());
@@ -161,6 +165,9 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
             other => other.into(),
         })?,
     });
+    // On a database server's store, other nodes' writes are read again as
+    // they commit, not when the next call finds the copy stale.
+    library.follow_changes()?;
     // Over stdio the client started the server as its own user, in its
     // project: the coding tools work there (unless that is / or the home
     // folder, which only a --root naming them opens). Over HTTP they run

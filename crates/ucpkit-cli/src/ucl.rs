@@ -70,7 +70,7 @@ pub(crate) fn import(cli: &Cli, file: &Path, name: Option<&str>) -> anyhow::Resu
         document.name(),
         document.len(),
         document.edges().len(),
-        library.store_dir().display()
+        library.location()
     );
     if cli.json {
         print_json(

@@ -66,6 +66,26 @@ def test_a_context_stays_within_its_budget_and_quotes_its_blocks(guide):
         assert source in context.text
 
 
+def test_a_store_on_postgresql_answers_as_the_one_on_disk(guide, tmp_path, monkeypatch):
+    server = os.environ.get("UCP_TEST_POSTGRES")
+    if not server or not shutil.which("psql"):
+        pytest.skip("UCP_TEST_POSTGRES is not set, or psql missing (scripts/test starts a throwaway cluster)")
+    name = f"ucp_py_{os.getpid()}"
+    psql = lambda sql: subprocess.run(["psql", "-q", server, "-c", sql], check=True, capture_output=True)
+    psql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    psql(f"CREATE DATABASE {name}")
+    try:
+        monkeypatch.setenv("UCP_CACHE_DIR", str(tmp_path / "cache"))
+        remote = ucp.Store(server.rsplit("/", 1)[0] + "/" + name)
+        assert remote.index(GUIDE, name="guide").changed
+        ours, theirs = guide.context(QUESTION, budget=700), remote.context(QUESTION, budget=700)
+        assert theirs.text == ours.text
+        assert [b.id for b in theirs.blocks] == [b.id for b in ours.blocks]
+        del remote
+    finally:
+        psql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
 def test_formats_with_ids_name_the_blocks(guide):
     for format in ("default", "short_ids"):
         context = guide.context(QUESTION, budget=800, format=format)

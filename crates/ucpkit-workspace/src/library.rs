@@ -20,8 +20,12 @@ use crate::WorkspaceError;
 /// How a library opens its store and the sessions it gives out.
 #[derive(Clone)]
 pub struct LibraryConfig {
-    /// The store directory (`.ucp`).
+    /// The store directory (`.ucp`); for a store on a database server,
+    /// this node's folder for its caches of it (search indexes).
     pub store_dir: PathBuf,
+    /// The database server holding the store (`postgres://…`), if not
+    /// the SQLite database in `store_dir`.
+    pub store_url: Option<String>,
     /// The document callers start in (the store's only one when `None`).
     pub document: Option<String>,
     /// An embedding model directory: hybrid search when set.
@@ -56,10 +60,15 @@ pub struct LibraryConfig {
 pub const EVICT_IDLE_AFTER: Duration = Duration::from_secs(30);
 
 impl LibraryConfig {
-    /// A configuration over `store_dir` with the default limits.
-    pub fn new(store_dir: impl Into<PathBuf>) -> Self {
+    /// A configuration over the store at `location` with the default
+    /// limits: a store directory, or a database server's URL
+    /// (`postgres://…`, its caches then in [`ucpkit_store::node_cache_dir`]).
+    pub fn new(location: impl Into<PathBuf>) -> Self {
+        let location = location.into();
+        let store_url = location.to_str().filter(|l| ucpkit_store::is_store_url(l)).map(str::to_owned);
         LibraryConfig {
-            store_dir: store_dir.into(),
+            store_dir: store_url.as_deref().map_or(location, ucpkit_store::node_cache_dir),
+            store_url,
             document: None,
             model: None,
             allowed_roots: Some(Vec::new()),
@@ -220,13 +229,21 @@ impl Library {
     /// Opens the store, creating it when it does not exist. Allowed roots
     /// are resolved now, so a link added later cannot widen them.
     pub fn open(config: LibraryConfig) -> Result<Library, WorkspaceError> {
-        let store = Store::open(&config.store_dir)?;
+        let store = match &config.store_url {
+            Some(url) => Store::open_url(url, &config.store_dir)?,
+            None => Store::open(&config.store_dir)?,
+        };
         Library::with_store(config, store)
     }
 
-    /// Opens a store that must exist already (commands that only read).
+    /// Opens a store that must exist already (commands that only read). A
+    /// database server's store is opened (its tables made) whatever it
+    /// holds: reaching the server is what must succeed.
     pub fn open_existing(config: LibraryConfig) -> Result<Library, WorkspaceError> {
-        let store = Store::open_existing(&config.store_dir)?;
+        let store = match &config.store_url {
+            Some(url) => Store::open_url(url, &config.store_dir)?,
+            None => Store::open_existing(&config.store_dir)?,
+        };
         Library::with_store(config, store)
     }
 
@@ -282,9 +299,32 @@ impl Library {
         &self.config
     }
 
-    /// The store's directory.
+    /// The store's directory (for a store on a database server, this
+    /// node's folder for its caches).
     pub fn store_dir(&self) -> &Path {
         &self.config.store_dir
+    }
+
+    /// Copies everything this library's store holds into `target`'s,
+    /// replacing what it holds under the same names
+    /// ([`Store::copy_into`]): a store moved from SQLite to PostgreSQL or
+    /// back. `target` must be another library.
+    pub fn copy_into(&self, target: &Library) -> Result<ucpkit_store::Copied, WorkspaceError> {
+        if std::ptr::eq(self, target) {
+            return Err(WorkspaceError::Path("a store cannot be copied into itself".into()));
+        }
+        let source = lock(&self.store);
+        let mut into = lock(&target.store);
+        Ok(source.copy_into(&mut into)?)
+    }
+
+    /// Where the store is, for messages: its directory, or its database's
+    /// URL without the password.
+    pub fn location(&self) -> String {
+        match &self.config.store_url {
+            Some(url) => ucpkit_store::redact(url),
+            None => self.config.store_dir.display().to_string(),
+        }
     }
 
     /// The exact tokenizer results are counted with (o200k).

@@ -21,6 +21,17 @@ pub fn ucp(store: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ucp")).arg("--store").arg(store).args(args).output().unwrap()
 }
 
+/// Runs `ucp --store STORE ARGS...` as the node whose caches are in
+/// `node` (UCP_CACHE_DIR: a store on a database server).
+pub fn ucp_on(node: &Path, store: &str, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ucp"))
+        .env("UCP_CACHE_DIR", node)
+        .args(["--store", store])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 /// Runs `ucp --store STORE ARGS...` with `input` on stdin.
 pub fn ucp_stdin(store: &Path, args: &[&str], input: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ucp"))
