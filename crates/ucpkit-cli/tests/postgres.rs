@@ -10,7 +10,9 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use common::mcp::{result_text, HttpServer, TOKEN};
 use common::{excerpt, stdout_json, ucp_on as on};
+use serde_json::json;
 
 const ROOT: &str = "blk_000000000000000000000000";
 
@@ -191,4 +193,91 @@ fn a_store_migrates_to_another_backend_and_back_losing_nothing() {
     }
     let same = on(&node, &origin, &["store", "migrate", "--to", &origin]);
     assert_eq!(same.status.code(), Some(1), "a store is not copied into itself");
+}
+
+#[test]
+#[ignore = "needs UCP_TEST_POSTGRES: scripts/test starts a throwaway PostgreSQL cluster and runs this"]
+fn three_mcp_servers_and_a_cli_writer_share_one_database() {
+    let place = database();
+    let url = place.url().unwrap().to_owned();
+    let nodes = tempfile::tempdir().unwrap();
+    let node = |n: usize| nodes.path().join(format!("node{n}"));
+    assert!(on(&node(0), &url, &["index", excerpt().to_str().unwrap(), "--name", "node"]).status.success());
+    let servers: Vec<HttpServer> =
+        (1..=3).map(|n| HttpServer::start_node(Path::new(&url), Some(TOKEN), Some(&node(n)), &[])).collect();
+    const EDITS: usize = 6;
+    let acknowledged: Vec<String> = std::thread::scope(|scope| {
+        // Node 3 is killed while a big script of its runs.
+        let doomed = &servers[2];
+        scope.spawn(move || {
+            let session = doomed.initialize();
+            let big: String = (0..2000).map(|k| format!("APPEND {ROOT} text :: \"doomed {k} dingoword\"\n")).collect();
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| doomed.ucl(&session, &big)));
+        });
+        let writers: Vec<_> = servers[..2]
+            .iter()
+            .enumerate()
+            .map(|(n, server)| {
+                scope.spawn(move || {
+                    let session = server.initialize();
+                    (0..EDITS)
+                        .map(|k| {
+                            let text = format!("mcp edit {k} of node {n} platypusword{n}x{k}");
+                            // A write another node beat is refused, nothing
+                            // written, and redone by the client, as MCP
+                            // clients are told to.
+                            for _ in 0..50 {
+                                let reply = server.ucl(&session, &format!("APPEND {ROOT} text :: \"{text}\""));
+                                if reply["result"]["isError"] == false {
+                                    return text;
+                                }
+                                let said = result_text(&reply);
+                                assert!(said.contains("changed in the store by another writer"), "{reply}");
+                            }
+                            panic!("node {n} never got its edit {k} in")
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let cli = scope.spawn(|| {
+            (0..EDITS)
+                .map(|k| {
+                    let text = format!("cli edit {k} echidnaword{k}");
+                    let out = run(&node(4), &url, &format!("APPEND {ROOT} text :: \"{text}\""));
+                    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+                    text
+                })
+                .collect::<Vec<_>>()
+        });
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let pid = servers[2].pid();
+        // SIGKILL, as a node's machine failing would.
+        assert!(Command::new("kill").args(["-9", &pid.to_string()]).status().unwrap().success());
+        let mut done: Vec<String> = writers.into_iter().flat_map(|w| w.join().unwrap()).collect();
+        done.extend(cli.join().unwrap());
+        done
+    });
+    assert_eq!(acknowledged.len(), 3 * EDITS);
+
+    let exported = stdout_json(&on(&node(5), &url, &["--doc", "node", "export", "--format", "json"]));
+    let texts: Vec<&str> =
+        exported["blocks"].as_array().unwrap().iter().filter_map(|b| b["content"]["text"].as_str()).collect();
+    for text in &acknowledged {
+        assert_eq!(texts.iter().filter(|t| *t == text).count(), 1, "{text:?} is stored once");
+    }
+    let doomed = texts.iter().filter(|t| t.ends_with("dingoword")).count();
+    assert!(doomed == 0 || doomed == 2000, "{doomed} blocks of the killed node's script were stored");
+    eprintln!("the node killed mid-script left {doomed} of its 2000 blocks");
+    let stats = stdout_json(&on(&node(5), &url, &["--doc", "node", "stats", "--json"]));
+    assert_eq!(stats["validation_issues"], 0);
+
+    // The surviving servers' next answers hold what everyone else wrote.
+    for (n, server) in servers[..2].iter().enumerate() {
+        let session = server.initialize();
+        for word in [format!("platypusword{}x{}", 1 - n, EDITS - 1), format!("echidnaword{}", EDITS - 1)] {
+            let hits = result_text(&server.call(&session, "search", json!({"query": word})));
+            assert!(hits.contains(&word), "node {n} does not find {word}: {hits}");
+        }
+    }
 }

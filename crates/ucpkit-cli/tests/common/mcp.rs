@@ -27,7 +27,16 @@ impl HttpServer {
 
     /// Started with `token`, or none.
     pub fn start_with(store: &Path, token: Option<&str>, extra: &[&str]) -> HttpServer {
+        HttpServer::start_node(store, token, None, extra)
+    }
+
+    /// Started with `token`, or none, as the node whose caches are in
+    /// `node` (UCP_CACHE_DIR: a store on a database server).
+    pub fn start_node(store: &Path, token: Option<&str>, node: Option<&Path>, extra: &[&str]) -> HttpServer {
         let mut command = Command::new(env!("CARGO_BIN_EXE_ucp"));
+        if let Some(node) = node {
+            command.env("UCP_CACHE_DIR", node);
+        }
         command.env_remove("UCP_MCP_TOKEN");
         if let Some(token) = token {
             command.env("UCP_MCP_TOKEN", token);
@@ -80,6 +89,11 @@ impl HttpServer {
         let head = head.to_ascii_lowercase();
         let body = if head.contains("transfer-encoding: chunked") { dechunk(body) } else { body.to_owned() };
         (status, head, body)
+    }
+
+    /// The server process's id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// The `Authorization` header's value.
