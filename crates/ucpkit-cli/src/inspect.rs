@@ -254,15 +254,18 @@ pub(crate) fn rename(cli: &Cli, old: &str, new: &str) -> anyhow::Result<()> {
 }
 
 /// `ucp store migrate`: the store at `from` (or --store) copied into `to`.
-pub(crate) fn migrate(cli: &Cli, from: Option<&Path>, to: &Path) -> anyhow::Result<()> {
+pub(crate) fn migrate(cli: &Cli, from: Option<&Path>, to: &Path, replace: bool) -> anyhow::Result<()> {
     let source_config = LibraryConfig::new(from.map_or_else(|| cli.store_location(), Path::to_path_buf));
     let target_config = LibraryConfig::new(to);
-    if source_config.store_dir == target_config.store_dir && source_config.store_url == target_config.store_url {
+    let folder = |dir: &Path| dir.canonicalize().unwrap_or_else(|_| std::path::absolute(dir).unwrap_or(dir.to_owned()));
+    if folder(&source_config.store_dir) == folder(&target_config.store_dir)
+        && source_config.store_url == target_config.store_url
+    {
         anyhow::bail!("--from and --to name the same store");
     }
     let source = Library::open_existing(LibraryConfig { warm_tokenizer: false, ..source_config })?;
     let target = Library::open(LibraryConfig { warm_tokenizer: false, ..target_config })?;
-    let copied = source.copy_into(&target)?;
+    let copied = source.copy_into(&target, replace)?;
     if cli.json {
         return print_json(&copied);
     }

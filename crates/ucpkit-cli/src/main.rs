@@ -342,7 +342,6 @@ pub(crate) enum ViewMode {
     Section,
 }
 
-/// Formats of `ucp export`.
 /// What `ucp store` does.
 #[derive(Subcommand)]
 pub(crate) enum StoreAction {
@@ -355,9 +354,14 @@ pub(crate) enum StoreAction {
         /// The store to copy into (created when missing).
         #[arg(long, value_name = "DIR|URL")]
         to: PathBuf,
+        /// Replace the documents and transcripts the target holds under
+        /// the same names (refused otherwise, copying nothing).
+        #[arg(long)]
+        replace: bool,
     },
 }
 
+/// Formats of `ucp export`.
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum ExportFormat {
     /// Markdown text.
@@ -454,7 +458,9 @@ fn run(cli: &Cli) -> anyhow::Result<()> {
             inspect::export(cli, format.or(json).unwrap_or(ExportFormat::Markdown), out.as_deref())
         }
         Command::Rm { name } => inspect::remove(cli, name),
-        Command::Store { action: StoreAction::Migrate { from, to } } => inspect::migrate(cli, from.as_deref(), to),
+        Command::Store { action: StoreAction::Migrate { from, to, replace } } => {
+            inspect::migrate(cli, from.as_deref(), to, *replace)
+        }
         Command::Rename { old, new } => inspect::rename(cli, old, new),
         Command::Completions { shell } => {
             let mut command = <Cli as clap::CommandFactory>::command();

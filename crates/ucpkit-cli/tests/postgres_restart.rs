@@ -29,7 +29,12 @@ fn cluster(action: &str) {
 #[test]
 #[ignore = "needs UCP_TEST_POSTGRES and UCP_TEST_POSTGRES_DIR: scripts/test starts a throwaway cluster and runs this"]
 fn a_server_crash_mid_write_loses_nothing_acknowledged() {
-    let place = testing::places().into_iter().find(|p| p.backend == "postgres").expect("UCP_TEST_POSTGRES");
+    // Only a server this run started may be crashed (scripts/test's).
+    if std::env::var_os("UCP_TEST_POSTGRES_DIR").is_none() {
+        eprintln!("note: UCP_TEST_POSTGRES_DIR is not set: the crash-and-restart test is skipped");
+        return;
+    }
+    let Some(place) = testing::places().into_iter().find(|p| p.backend == "postgres") else { return };
     let url = place.url().unwrap().to_owned();
     let nodes = tempfile::tempdir().unwrap();
     let node = nodes.path().join("node");

@@ -501,6 +501,13 @@ impl Connection {
 impl Drop for Connection {
     fn drop(&mut self) {
         let mut state = std::mem::take(&mut *self.state());
-        self.leave(&mut state);
+        // Leaving saves sessions through the store: blocking work, done on
+        // a thread of its own, since the last holder may be a thread
+        // running an async runtime's tasks (a server closing a client),
+        // where a database server's client may not block at all.
+        let this = &*self;
+        std::thread::scope(|scope| {
+            scope.spawn(move || this.leave(&mut state));
+        });
     }
 }

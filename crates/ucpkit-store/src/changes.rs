@@ -15,14 +15,18 @@ pub struct Changes {
 
 impl Changes {
     /// The documents written since the last call, each named once,
-    /// waiting up to `wait` for the first; empty when none came.
-    pub fn next(&mut self, wait: Duration) -> Result<Vec<String>, StoreError> {
+    /// waiting up to `wait` for the first; empty when none came. `None`:
+    /// the listener lost its connection and made it again, so writes
+    /// announced meanwhile are unknown (any document may have changed).
+    /// When it cannot connect, an error, after `wait`: calling again tries
+    /// again.
+    pub fn next(&mut self, wait: Duration) -> Result<Option<Vec<String>>, StoreError> {
         #[cfg(feature = "postgres")]
         return self.listener.next(wait);
         #[cfg(not(feature = "postgres"))]
         {
             std::thread::sleep(wait);
-            Ok(Vec::new())
+            Ok(Some(Vec::new()))
         }
     }
 }
@@ -59,17 +63,17 @@ mod tests {
             let wait = Duration::from_secs(5);
             writer.save_document(&Document::new("a")).unwrap();
             writer.save_document(&Document::new("b")).unwrap();
-            let mut heard = changes.next(wait).unwrap();
+            let mut heard = changes.next(wait).unwrap().unwrap();
             if heard.len() < 2 {
-                heard.extend(changes.next(wait).unwrap());
+                heard.extend(changes.next(wait).unwrap().unwrap());
             }
             assert_eq!(heard, ["a", "b"]);
             // A write refused before it commits is never announced.
             let stale = writer.save_checked("a", 0, Some((&Document::new("a"), &[])), None);
             assert!(stale.is_err());
             writer.rename_document("b", "c").unwrap();
-            assert_eq!(changes.next(wait).unwrap(), ["b", "c"]);
-            assert!(changes.next(Duration::from_millis(200)).unwrap().is_empty());
+            assert_eq!(changes.next(wait).unwrap().unwrap(), ["b", "c"]);
+            assert!(changes.next(Duration::from_millis(200)).unwrap().unwrap().is_empty());
         }
     }
 }

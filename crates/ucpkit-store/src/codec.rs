@@ -127,6 +127,8 @@ pub(crate) fn write_document(tx: &Tx<'_>, document: &Document) -> Result<(), Sto
     // cheaper than inserting all over them.
     let mut ids = document.ordered_ids();
     ids.sort_unstable();
+    // A corrupt tree may list a block twice; its row is written once.
+    ids.dedup();
     static INSERT_BLOCKS: LazyLock<String> = LazyLock::new(|| insert_rows("blocks", &BLOCK_COLUMNS, ROWS_PER_INSERT));
     let rows: Vec<BlockRow> = ids.into_iter().map(|id| BlockRow::of(document, id)).collect();
     insert_all(tx, "writing blocks", "blocks", &BLOCK_COLUMNS, &INSERT_BLOCKS, &rows, |row, args| {

@@ -108,7 +108,12 @@ impl Store {
     }
 }
 
-fn write_sources(tx: &Tx<'_>, name: &str, revision: u64, sources: IndexedFrom<'_>) -> Result<(), StoreError> {
+pub(crate) fn write_sources(
+    tx: &Tx<'_>,
+    name: &str,
+    revision: u64,
+    sources: IndexedFrom<'_>,
+) -> Result<(), StoreError> {
     tx.run(
         "writing the sources",
         "INSERT INTO sources (document, revision, body, links) VALUES (?1, ?2, ?3, ?4)

@@ -488,14 +488,13 @@ fn documents_in(tx: &Tx<'_>) -> Result<Vec<DocumentSummary>, StoreError> {
     const CONTEXT: &str = "listing documents";
     tx.all(
         CONTEXT,
-        "SELECT name, json_extract(metadata, '$.title'), block_count, token_count, edge_count, version, saved_ms
-         FROM documents ORDER BY name",
+        "SELECT name, metadata, block_count, token_count, edge_count, version, saved_ms FROM documents ORDER BY name",
         args![],
         |row| {
             let count = |i| row.int_of(i).map(|n| n.max(0) as u64).map_err(db(CONTEXT));
             Ok(DocumentSummary {
                 name: row.string(0).map_err(db(CONTEXT))?,
-                title: row.opt_string(1).map_err(db(CONTEXT))?,
+                title: title_of(row.text(1).map_err(db(CONTEXT))?.unwrap_or_default()),
                 blocks: count(2)?,
                 tokens: count(3)?,
                 edges: count(4)?,
@@ -504,6 +503,17 @@ fn documents_in(tx: &Tx<'_>) -> Result<Vec<DocumentSummary>, StoreError> {
             })
         },
     )
+}
+
+/// The title a document's stored metadata (JSON) gives, if any: read
+/// here, not by the database, whose JSON functions differ (PostgreSQL's
+/// refuses some escapes JSON allows).
+fn title_of(metadata: &str) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Titled {
+        title: Option<String>,
+    }
+    serde_json::from_str::<Titled>(metadata).ok().and_then(|m| m.title)
 }
 
 /// The row number of document `name` (an error naming the stored ones
@@ -602,7 +612,7 @@ fn revision_in(tx: &Tx<'_>, name: &str) -> Result<u64, StoreError> {
 
 /// Sets the snapshots of document `name` to exactly `snapshots` inside
 /// `tx`; snapshots already stored unchanged are not rewritten.
-fn write_snapshots(tx: &Tx<'_>, document: &str, snapshots: &[Snapshot]) -> Result<(), StoreError> {
+pub(crate) fn write_snapshots(tx: &Tx<'_>, document: &str, snapshots: &[Snapshot]) -> Result<(), StoreError> {
     const LISTING: &str = "listing snapshots";
     let stored =
         tx.all(LISTING, "SELECT name, created_ms FROM snapshots WHERE document = ?1", args![document], |r| {

@@ -166,7 +166,8 @@ macro_rules! block_columns {
 pub(crate) use block_columns;
 
 /// The blocks of a document with ids in a range.
-const READ_RANGE: &str = concat!("SELECT ", block_columns!(), " FROM blocks WHERE doc = ?1 AND id >= ?2 AND id < ?3");
+const READ_RANGE: &str =
+    concat!("SELECT ", block_columns!(), " FROM blocks WHERE doc = ?1 AND id >= ?2 AND id < ?3 ORDER BY id");
 
 /// One block of a document, with its parent after the columns of `block_columns!`.
 pub(crate) const READ_ONE: &str =

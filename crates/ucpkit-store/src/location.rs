@@ -36,20 +36,31 @@ fn under(base: &Path, url: &str) -> PathBuf {
 
 /// `url` without its password, for messages.
 pub fn redact(url: &str) -> String {
-    if let Some(at) = url.find("password=") {
-        let end = url[at..].find([' ', '&']).map_or(url.len(), |e| at + e);
-        return format!("{}password=***{}", &url[..at], &url[end..]);
+    // Every `…password=VALUE` (`password=`, `sslpassword=` …) in a query
+    // or a key-value string.
+    let mut shown = String::with_capacity(url.len());
+    let mut rest = url;
+    while let Some(at) = rest.find("password=") {
+        let value = at + "password=".len();
+        let end = rest[value..].find([' ', '&']).map_or(rest.len(), |e| value + e);
+        shown.push_str(&rest[..value]);
+        shown.push_str("***");
+        rest = &rest[end..];
     }
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let user = &url[scheme + 3..at];
-            match user.split_once(':') {
-                Some((name, _)) => format!("{}{name}:***{}", &url[..scheme + 3], &url[at..]),
-                None => url.to_owned(),
+    shown.push_str(rest);
+    // The password of `user:password@host`.
+    let authority_end = shown.find("://").map(|scheme| {
+        let start = scheme + 3;
+        (start, shown[start..].find(['/', '?']).map_or(shown.len(), |e| start + e))
+    });
+    if let Some((start, end)) = authority_end {
+        if let Some(at) = shown[start..end].rfind('@').map(|at| start + at) {
+            if let Some(colon) = shown[start..at].find(':').map(|c| start + c) {
+                shown.replace_range(colon + 1..at, "***");
             }
         }
-        _ => url.to_owned(),
     }
+    shown
 }
 
 #[cfg(test)]
@@ -63,6 +74,11 @@ mod tests {
         assert_eq!(redact("host=db"), "host=db");
         assert_eq!(redact("host=db password=x user=u"), "host=db password=*** user=u");
         assert_eq!(redact("postgres://db/x?password=x&a=b"), "postgres://db/x?password=***&a=b");
+        assert_eq!(
+            redact("postgres://u:secret@h/db?sslpassword=k&password=x"),
+            "postgres://u:***@h/db?sslpassword=***&password=***"
+        );
+        assert_eq!(redact("postgres://u:p@ss@h/db"), "postgres://u:***@h/db");
     }
 
     #[test]

@@ -5,7 +5,8 @@
 
 use serde::Serialize;
 
-use crate::{IndexedFrom, SessionWrite, Store, StoreError};
+use crate::indexed::write_sources;
+use crate::{check_document_name, codec, revision_in, write_snapshots, IndexedFrom, SessionWrite, Store, StoreError};
 
 /// What [`Store::copy_into`] copied.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -23,27 +24,53 @@ pub struct Copied {
 }
 
 impl Store {
-    /// Copies everything this store holds into `target`, replacing what it
-    /// holds under the same names (what else it holds stays). Each
-    /// document is read at one revision and written with its snapshots in
-    /// one transaction, so a copy killed midway leaves whole documents
-    /// only, and running it again finishes it. Meant for a store no one
-    /// writes meanwhile: a write that comes in during the copy may be
-    /// missed.
-    pub fn copy_into(&self, target: &mut Store) -> Result<Copied, StoreError> {
+    /// Copies everything this store holds into `target`. Names `target`
+    /// holds already are refused (nothing copied) unless `replace`, which
+    /// replaces them (what else it holds stays). Each document is read at
+    /// one revision and written with its snapshots and the record of its
+    /// sources in one transaction, so a copy stopped midway leaves whole
+    /// documents only, and running it again (with `replace`) finishes it.
+    /// Meant for a store no one writes meanwhile: a write that comes in
+    /// during the copy may be missed.
+    pub fn copy_into(&self, target: &mut Store, replace: bool) -> Result<Copied, StoreError> {
+        let names: Vec<String> = self.documents()?.into_iter().map(|d| d.name).collect();
+        let transcripts: Vec<String> = self.transcripts()?.into_iter().map(|(name, _)| name).collect();
+        if !replace {
+            let held: Vec<String> = target.documents()?.into_iter().map(|d| d.name).collect();
+            let held_runs: Vec<String> = target.transcripts()?.into_iter().map(|(name, _)| name).collect();
+            let clashes: Vec<&String> = names
+                .iter()
+                .filter(|n| held.contains(n))
+                .chain(transcripts.iter().filter(|n| held_runs.contains(n)))
+                .collect();
+            if !clashes.is_empty() {
+                let listed: Vec<&str> = clashes.iter().map(|n| n.as_str()).collect();
+                return Err(StoreError::NameTaken(format!(
+                    "{} (the target holds them already; replace them on purpose, or copy into another store)",
+                    listed.join(", ")
+                )));
+            }
+        }
         let mut copied = Copied::default();
-        for summary in self.documents()? {
-            let name = summary.name.as_str();
+        for name in &names {
             let (document, revision) = self.load_with_revision(name)?;
             let snapshots = self.load_snapshots(name)?;
-            let written = target.save_with_snapshots(&document, &snapshots)?;
             // What it was indexed from, when that describes this revision:
             // the next index of the same files then reads only changes.
-            if let Some((files, at)) = self.index_sources(name)?.filter(|(_, at)| *at == revision) {
-                if let Some(links) = self.index_links(name, at)? {
-                    target.record_sources(name, written, IndexedFrom { files: &files, links: &links })?;
+            let sources = match self.index_sources(name)?.filter(|(_, at)| *at == revision) {
+                Some((files, at)) => self.index_links(name, at)?.map(|links| (files, links)),
+                None => None,
+            };
+            check_document_name(name)?;
+            let written = target.db.write(|tx| {
+                codec::write_document(tx, &document)?;
+                write_snapshots(tx, name, &snapshots)?;
+                let written = revision_in(tx, name)?;
+                if let Some((files, links)) = &sources {
+                    write_sources(tx, name, written, IndexedFrom { files, links })?;
                 }
-            }
+                Ok(written)
+            })?;
             for (session, _) in self.sessions(name)? {
                 let Some(stored) = self.load_session(name, &session)? else { continue };
                 let opened_at = target.load_session(name, &session)?.map_or(0, |s| s.revision);
@@ -55,7 +82,7 @@ impl Store {
             copied.blocks += document.len();
             copied.snapshots += snapshots.len();
         }
-        for (name, _) in self.transcripts()? {
+        for name in transcripts {
             let Some(stored) = self.load_transcript(&name)? else { continue };
             let read_at = target.load_transcript(&name)?.map_or(0, |t| t.revision);
             target.save_transcript(&name, &stored.body, read_at)?;
@@ -123,15 +150,20 @@ mod tests {
             let mut source = from.open();
             filled(&mut source);
             let mut target = there.open();
-            let copied = source.copy_into(&mut target).unwrap();
+            let copied = source.copy_into(&mut target, false).unwrap();
             assert_eq!((copied.documents, copied.snapshots, copied.sessions, copied.transcripts), (2, 1, 1, 1));
             assert_eq!(contents(&target), contents(&source), "{}", there.backend);
             // Back into a new store, and again over what it holds: the same.
             let back_place = places().remove(0);
             let mut back = back_place.open();
-            target.copy_into(&mut back).unwrap();
-            target.copy_into(&mut back).unwrap();
+            target.copy_into(&mut back, false).unwrap();
+            let again = target.copy_into(&mut back, false).unwrap_err();
+            assert!(again.to_string().contains("docs, memory, run-1"), "{again}");
+            target.copy_into(&mut back, true).unwrap();
             assert_eq!(contents(&back), contents(&source), "back from {}", there.backend);
+            // A store copied into itself, names replaced: still the same.
+            back.copy_into(&mut back_place.open(), true).unwrap();
+            assert_eq!(contents(&back), contents(&source), "copied into itself");
         }
     }
 }

@@ -139,7 +139,7 @@ impl Client {
     /// brings the schema to [`SCHEMA_VERSION`].
     pub(crate) fn connect(url: &str) -> Result<Client, StoreError> {
         let mut config: postgres::Config =
-            url.parse().map_err(|e: postgres::Error| StoreError::Url(format!("{}: {e}", redact(url))))?;
+            url.parse().map_err(|e: postgres::Error| StoreError::Url(format!("{}: {}", redact(url), describe(&e))))?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_WAIT);
         }
@@ -172,7 +172,7 @@ impl Client {
             .read_only(true)
             .start()
             .map_err(db("starting a read"))?;
-        let tx = Tx::Postgres(Transaction { tx: RefCell::new(tx), statements: &self.statements });
+        let tx = Tx::Postgres(Transaction::new(tx, &self.statements));
         let out = read(&tx)?;
         let Tx::Postgres(tx) = tx else { unreachable!("built above") };
         tx.tx.into_inner().commit().map_err(db("ending a read"))?;
@@ -183,12 +183,27 @@ impl Client {
     /// when it returns `Ok`, rolled back otherwise.
     pub(crate) fn write<T>(&self, write: impl FnOnce(&Tx<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
         let mut client = self.connection()?;
-        let mut tx = client.transaction().map_err(db("starting a transaction"))?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK]).map_err(db("taking the write lock"))?;
-        let tx = Tx::Postgres(Transaction { tx: RefCell::new(tx), statements: &self.statements });
-        let out = write(&tx)?;
-        let Tx::Postgres(tx) = tx else { unreachable!("built above") };
-        tx.tx.into_inner().commit().map_err(db("committing"))?;
+        let (out, analyze) = {
+            // READ COMMITTED whatever the server's default: each statement after
+            // the lock sees every write committed before it was granted.
+            let mut tx = client
+                .build_transaction()
+                .isolation_level(IsolationLevel::ReadCommitted)
+                .start()
+                .map_err(db("starting a transaction"))?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK]).map_err(db("taking the write lock"))?;
+            let tx = Tx::Postgres(Transaction::new(tx, &self.statements));
+            let out = write(&tx)?;
+            let Tx::Postgres(tx) = tx else { unreachable!("built above") };
+            let analyze = tx.analyze.get();
+            tx.tx.into_inner().commit().map_err(db("committing"))?;
+            (out, analyze)
+        };
+        if analyze {
+            // Best effort, outside the writers' lock, never waiting long
+            // for a vacuum's lock: the write is done whatever this does.
+            let _ = client.batch_execute("SET LOCAL lock_timeout = '200ms'; ANALYZE blocks; ANALYZE edges");
+        }
         Ok(out)
     }
 }
@@ -196,23 +211,50 @@ impl Client {
 /// A connection listening to [`CHANNEL`]: the documents other nodes
 /// (and this one) write, as they commit.
 pub(crate) struct Listener {
-    client: postgres::Client,
+    config: postgres::Config,
+    /// `None` after the connection was lost, until it is made again.
+    client: Option<postgres::Client>,
 }
 
 impl Client {
     /// A new connection to the same database, listening for changes.
     pub(crate) fn listen(&self) -> Result<Listener, StoreError> {
-        let mut client = self.config.connect(NoTls).map_err(db("connecting to PostgreSQL"))?;
-        client.batch_execute(&format!("LISTEN {CHANNEL}")).map_err(db("listening for changes"))?;
-        Ok(Listener { client })
+        let mut listener = Listener { config: self.config.clone(), client: None };
+        listener.client = Some(listener.connect()?);
+        Ok(listener)
     }
 }
 
 impl Listener {
+    fn connect(&self) -> Result<postgres::Client, StoreError> {
+        let mut client = self.config.connect(NoTls).map_err(db("connecting to PostgreSQL"))?;
+        client.batch_execute(&format!("LISTEN {CHANNEL}")).map_err(db("listening for changes"))?;
+        Ok(client)
+    }
+
     /// The documents changed since the last call, waiting up to `wait` for
-    /// the first; the names come once each, in the order they came.
-    pub(crate) fn next(&mut self, wait: Duration) -> Result<Vec<String>, StoreError> {
-        let mut notifications = self.client.notifications();
+    /// the first; the names come once each, in the order they came. `None`:
+    /// the connection was lost and is made again, and what was announced
+    /// meanwhile is not known. A connection that cannot be made is an
+    /// error, after `wait`.
+    pub(crate) fn next(&mut self, wait: Duration) -> Result<Option<Vec<String>>, StoreError> {
+        let client = match &mut self.client {
+            Some(client) if !client.is_closed() => client,
+            _ => {
+                self.client = None;
+                match self.connect() {
+                    Ok(client) => {
+                        self.client = Some(client);
+                        return Ok(None);
+                    }
+                    Err(e) => {
+                        std::thread::sleep(wait);
+                        return Err(e);
+                    }
+                }
+            }
+        };
+        let mut notifications = client.notifications();
         let first = notifications.timeout_iter(wait).next().map_err(db("waiting for changes"))?;
         let mut names: Vec<String> = first.into_iter().map(|n| n.payload().to_owned()).collect();
         if !names.is_empty() {
@@ -224,7 +266,7 @@ impl Listener {
                 }
             }
         }
-        Ok(names)
+        Ok(Some(names))
     }
 }
 
@@ -232,9 +274,15 @@ impl Listener {
 pub(crate) struct Transaction<'a> {
     tx: RefCell<postgres::Transaction<'a>>,
     statements: &'a RefCell<HashMap<String, Statement>>,
+    /// Whether the tables' statistics are brought up to date after commit.
+    analyze: std::cell::Cell<bool>,
 }
 
-impl Transaction<'_> {
+impl<'a> Transaction<'a> {
+    fn new(tx: postgres::Transaction<'a>, statements: &'a RefCell<HashMap<String, Statement>>) -> Self {
+        Transaction { tx: RefCell::new(tx), statements, analyze: std::cell::Cell::new(false) }
+    }
+
     /// Statement `sql` (the store's SQL), prepared once per connection.
     fn statement(&self, sql: &str) -> Result<Statement, postgres::Error> {
         if let Some(statement) = self.statements.borrow().get(sql) {
@@ -255,9 +303,11 @@ impl Transaction<'_> {
         Ok(())
     }
 
-    /// Brings the block and edge tables' planner statistics up to date.
+    /// Has the block and edge tables' planner statistics brought up to
+    /// date once the transaction commits.
     pub(crate) fn analyze(&self) -> Result<(), StoreError> {
-        self.tx.borrow_mut().batch_execute("ANALYZE blocks; ANALYZE edges").map_err(db("analyzing the tables"))
+        self.analyze.set(true);
+        Ok(())
     }
 
     /// Runs `sql`; how many rows it changed.
@@ -332,12 +382,11 @@ pub(crate) fn describe(error: &postgres::Error) -> String {
 }
 
 /// The store's SQL (SQLite's) as PostgreSQL's: `?N` parameters become
-/// `$N`, SQLite's index hints go, and `json_extract(col, '$.key')`
-/// becomes `(col::json ->> 'key')`.
+/// `$N`, and SQLite's index hints go.
 pub(crate) fn translate(sql: &str) -> String {
     let mut out = String::with_capacity(sql.len() + 16);
     let mut rest = sql;
-    while let Some(at) = rest.find(['?', 'I', 'j']) {
+    while let Some(at) = rest.find(['?', 'I']) {
         out.push_str(&rest[..at]);
         rest = &rest[at..];
         if let Some(digits) = rest.strip_prefix('?') {
@@ -347,11 +396,6 @@ pub(crate) fn translate(sql: &str) -> String {
             // The index's name and the space after it go too.
             let end = hint.find(' ').unwrap_or(hint.len());
             rest = hint[end..].trim_start();
-        } else if let Some(call) = rest.strip_prefix("json_extract(") {
-            let Some((column, path)) = call.split_once(", '$.") else { break };
-            let Some((key, after)) = path.split_once("')") else { break };
-            out.push_str(&format!("({column}::json ->> '{key}')"));
-            rest = after;
         } else {
             let next = rest.chars().next().map_or(1, char::len_utf8);
             out.push_str(&rest[..next]);
@@ -375,7 +419,7 @@ fn session(config: &postgres::Config) -> Result<postgres::Client, StoreError> {
 fn migrate(client: &mut postgres::Client) -> Result<(), StoreError> {
     // The usual case, in one round trip: the schema is there already.
     if let Ok(row) = client.query_one("SELECT max(version) FROM ucp_schema", &[]) {
-        match row.get::<_, Option<i64>>(0) {
+        match row.try_get::<_, Option<i64>>(0).ok().flatten() {
             Some(SCHEMA_VERSION) => return Ok(()),
             Some(found) if found > SCHEMA_VERSION => {
                 return Err(StoreError::TooNew { found, supported: SCHEMA_VERSION })
@@ -390,7 +434,7 @@ fn migrate(client: &mut postgres::Client) -> Result<(), StoreError> {
     let found: Option<i64> = tx
         .query_opt("SELECT max(version) FROM ucp_schema", &[])
         .map_err(db("reading the schema version"))?
-        .and_then(|row| row.get(0));
+        .and_then(|row| row.try_get::<_, Option<i64>>(0).ok().flatten());
     match found.unwrap_or(0) {
         0 => {
             tx.batch_execute(SCHEMA_V1).map_err(db("creating the schema"))?;
@@ -415,10 +459,6 @@ mod tests {
         assert_eq!(
             translate("SELECT count(*) FROM edges INDEXED BY edges_by_target WHERE doc = ?1"),
             "SELECT count(*) FROM edges WHERE doc = $1"
-        );
-        assert_eq!(
-            translate("SELECT name, json_extract(metadata, '$.title'), version FROM documents"),
-            "SELECT name, (metadata::json ->> 'title'), version FROM documents"
         );
         assert_eq!(translate("INSERT INTO t (id) VALUES (?1)"), "INSERT INTO t (id) VALUES ($1)");
     }

@@ -184,9 +184,9 @@ impl Tx<'_> {
     }
 
     /// Brings the planner's statistics of the block and edge tables up to
-    /// date after a bulk write (PostgreSQL's ANALYZE: without it, the
-    /// first reads of a freshly indexed document may scan whole tables;
-    /// nothing on SQLite).
+    /// date after this bulk write commits (PostgreSQL's ANALYZE, best
+    /// effort: without it, the first reads of a freshly indexed document
+    /// may scan whole tables; nothing on SQLite).
     pub(crate) fn analyze(&self) -> Result<(), StoreError> {
         match self {
             Tx::Sqlite(_) => Ok(()),

@@ -10,7 +10,7 @@ use crate::library::lock;
 use crate::{Library, WorkspaceError};
 
 /// How long the listener waits before looking again whether its library
-/// is still in use (and, after losing its connection, before reconnecting).
+/// is still in use (and, while it cannot reach the store, between tries).
 const TICK: Duration = Duration::from_secs(1);
 
 impl Library {
@@ -18,30 +18,27 @@ impl Library {
     /// node writes, as the write commits. False, starting nothing, for a
     /// store that announces no writes (SQLite: its readers look before
     /// each call, as every library also does). The thread ends soon after
-    /// the library is dropped.
+    /// the library is dropped; it never holds the store while it waits or
+    /// reconnects.
     pub fn follow_changes(self: &Arc<Self>) -> Result<bool, WorkspaceError> {
-        let Some(changes) = lock(&self.store).changes()? else { return Ok(false) };
+        let Some(mut changes) = lock(&self.store).changes()? else { return Ok(false) };
         let library = Arc::downgrade(self);
-        let mut changes = Some(changes);
         std::thread::Builder::new()
             .name("ucp-follow".into())
             .spawn(move || loop {
-                let names = match changes.as_mut().map(|c| c.next(TICK)) {
-                    Some(Ok(names)) => names,
-                    // The connection went (the server restarted): listen
-                    // again, a tick later; calls meanwhile look for themselves.
-                    failed => {
-                        if failed.is_some() {
-                            std::thread::sleep(TICK);
-                        }
-                        let Some(library) = library.upgrade() else { return };
-                        changes = lock(&library.store).changes().ok().flatten();
-                        continue;
-                    }
-                };
+                // An error: the store cannot be reached now (the listener
+                // waited before saying so); calls meanwhile look for
+                // themselves.
+                let heard = changes.next(TICK);
                 let Some(library) = library.upgrade() else { return };
-                for name in names {
-                    library.refresh(&name);
+                match heard {
+                    Ok(Some(names)) => names.iter().for_each(|name| library.refresh(name)),
+                    // Reconnected: what was announced meanwhile is unknown.
+                    Ok(None) => {
+                        let names: Vec<String> = lock(&library.loaded).keys().cloned().collect();
+                        names.iter().for_each(|name| library.refresh(name));
+                    }
+                    Err(_) => {}
                 }
             })
             .map_err(|e| WorkspaceError::Path(format!("cannot start the change listener: {e}")))?;

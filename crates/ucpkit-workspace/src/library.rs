@@ -306,16 +306,16 @@ impl Library {
     }
 
     /// Copies everything this library's store holds into `target`'s,
-    /// replacing what it holds under the same names
+    /// refusing names it holds already unless `replace`
     /// ([`Store::copy_into`]): a store moved from SQLite to PostgreSQL or
     /// back. `target` must be another library.
-    pub fn copy_into(&self, target: &Library) -> Result<ucpkit_store::Copied, WorkspaceError> {
+    pub fn copy_into(&self, target: &Library, replace: bool) -> Result<ucpkit_store::Copied, WorkspaceError> {
         if std::ptr::eq(self, target) {
             return Err(WorkspaceError::Path("a store cannot be copied into itself".into()));
         }
         let source = lock(&self.store);
         let mut into = lock(&target.store);
-        Ok(source.copy_into(&mut into)?)
+        Ok(source.copy_into(&mut into, replace)?)
     }
 
     /// Where the store is, for messages: its directory, or its database's
