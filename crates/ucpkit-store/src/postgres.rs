@@ -30,6 +30,12 @@ const CHANNEL: &str = "ucp_changes";
 /// How long a connection is waited for, when the URL does not say.
 const CONNECT_WAIT: Duration = Duration::from_secs(10);
 
+/// How long a connection may be silent before its peer is probed, and
+/// how long data may go unacknowledged before it is given up: a server
+/// that vanished without closing (a crash, a network cut) is noticed
+/// within a minute, not hours, by calls and by the change listener.
+const DEAD_PEER: Duration = Duration::from_secs(30);
+
 /// How long a statement waits for a lock another session holds.
 const LOCK_WAIT: &str = "10s";
 
@@ -146,6 +152,18 @@ impl Client {
         if config.get_application_name().is_none() {
             config.application_name("ucp");
         }
+        if config.get_tcp_user_timeout().is_none() {
+            config.tcp_user_timeout(DEAD_PEER);
+        }
+        if config.get_keepalives_idle() > DEAD_PEER {
+            config.keepalives_idle(DEAD_PEER);
+        }
+        if config.get_keepalives_interval().is_none() {
+            config.keepalives_interval(DEAD_PEER / 3);
+        }
+        if config.get_keepalives_retries().is_none() {
+            config.keepalives_retries(3);
+        }
         let client = session(&config)?;
         Ok(Client { config, client: RefCell::new(Some(client)), statements: RefCell::new(HashMap::new()) })
     }
@@ -196,7 +214,10 @@ impl Client {
             let out = write(&tx)?;
             let Tx::Postgres(tx) = tx else { unreachable!("built above") };
             let analyze = tx.analyze.get();
-            tx.tx.into_inner().commit().map_err(db("committing"))?;
+            // Lost, the commit's answer leaves its outcome unknown.
+            tx.tx.into_inner().commit().map_err(db(
+                "committing (if the connection was lost, the write may have been made: look before redoing it)",
+            ))?;
             (out, analyze)
         };
         if analyze {
