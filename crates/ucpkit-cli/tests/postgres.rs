@@ -27,6 +27,22 @@ fn database() -> Option<testing::Place> {
     testing::places().into_iter().find(|p| p.backend == "postgres")
 }
 
+/// The texts of the stored document's blocks, as a new node at `node`
+/// reads them, checking that each of `acknowledged` is there exactly once.
+fn stored_once(node: &Path, url: &str, acknowledged: &[String]) -> Vec<String> {
+    let exported = stdout_json(&on(node, url, &["--doc", "node", "export", "--format", "json"]));
+    let texts: Vec<String> = exported["blocks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["content"]["text"].as_str().map(str::to_owned))
+        .collect();
+    for text in acknowledged {
+        assert_eq!(texts.iter().filter(|t| *t == text).count(), 1, "{text:?} is stored once");
+    }
+    texts
+}
+
 /// `ucp --store URL --doc node run -` with `script` on its input, as the
 /// node whose caches are in `node`.
 fn run(node: &Path, url: &str, script: &str) -> Output {
@@ -105,12 +121,7 @@ fn nodes_writing_at_once_lose_no_acknowledged_edit() {
 
     // A new node reads every acknowledged edit and the killed run whole or
     // not at all.
-    let exported = stdout_json(&on(&node(5), &url, &["--doc", "node", "export", "--format", "json"]));
-    let texts: Vec<&str> =
-        exported["blocks"].as_array().unwrap().iter().filter_map(|b| b["content"]["text"].as_str()).collect();
-    for text in &acknowledged {
-        assert_eq!(texts.iter().filter(|t| *t == text).count(), 1, "{text:?} is stored once");
-    }
+    let texts = stored_once(&node(5), &url, &acknowledged);
     let mut bulk = 0;
     for (k, delay) in KILLS_MS.into_iter().enumerate() {
         let stored = texts.iter().filter(|t| t.ends_with(&format!("wombatite{k}"))).count() as u64;
@@ -265,12 +276,7 @@ fn three_mcp_servers_and_a_cli_writer_share_one_database() {
     });
     assert_eq!(acknowledged.len(), 3 * EDITS);
 
-    let exported = stdout_json(&on(&node(5), &url, &["--doc", "node", "export", "--format", "json"]));
-    let texts: Vec<&str> =
-        exported["blocks"].as_array().unwrap().iter().filter_map(|b| b["content"]["text"].as_str()).collect();
-    for text in &acknowledged {
-        assert_eq!(texts.iter().filter(|t| *t == text).count(), 1, "{text:?} is stored once");
-    }
+    let texts = stored_once(&node(5), &url, &acknowledged);
     let doomed = texts.iter().filter(|t| t.ends_with("dingoword")).count();
     assert!(doomed == 0 || doomed == 2000, "{doomed} blocks of the killed node's script were stored");
     eprintln!("the node killed mid-script left {doomed} of its 2000 blocks");

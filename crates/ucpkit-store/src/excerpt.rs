@@ -98,7 +98,7 @@ pub(crate) fn read_one(
 /// id, so every batch is one statement, prepared once).
 pub(crate) const BATCH: usize = 64;
 
-/// `sql_head` followed by the placeholders of one batch, `(?2, …)`.
+/// `sql_head` followed by one batch's parameters, `(?2, …, ?65)`.
 pub(crate) fn batched(sql_head: &str) -> String {
     let places: Vec<String> = (2..BATCH + 2).map(|i| format!("?{i}")).collect();
     format!("{sql_head} ({})", places.join(", "))
