@@ -224,9 +224,13 @@ fn three_mcp_servers_and_a_cli_writer_share_one_database() {
     const EDITS: usize = 6;
     let acknowledged: Vec<String> = std::thread::scope(|scope| {
         // Node 3 is killed while a big script of its runs.
+        // It says when its session is open, so that a slow machine does
+        // not kill it before the script is sent.
         let doomed = &servers[2];
+        let (opened, session_open) = std::sync::mpsc::channel();
         scope.spawn(move || {
             let session = doomed.initialize();
+            opened.send(()).unwrap();
             let big: String = (0..2000).map(|k| format!("APPEND {ROOT} text :: \"doomed {k} dingoword\"\n")).collect();
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| doomed.ucl(&session, &big)));
         });
@@ -266,6 +270,7 @@ fn three_mcp_servers_and_a_cli_writer_share_one_database() {
                 })
                 .collect::<Vec<_>>()
         });
+        session_open.recv().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(300));
         let pid = servers[2].pid();
         // SIGKILL, as a node's machine failing would.
