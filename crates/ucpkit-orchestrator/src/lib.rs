@@ -288,7 +288,8 @@ impl Orchestrator {
                 None => match provider.term_postings(&request.question) {
                     // The index's postings: blocks ranked at three granularities,
                     // with the hybrid search's hits when the provider has a model.
-                    Some(postings) => {
+                    Some(mut postings) => {
+                        rank::drop_question_words(&mut postings);
                         let hybrid = if semantic { search(HYBRID_HITS)? } else { Vec::new() };
                         // Every candidate keeps its score (so blocks past the
                         // planned ones are judged on the same scale).

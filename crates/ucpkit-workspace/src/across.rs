@@ -62,7 +62,8 @@ struct Evidence {
 
 impl Evidence {
     fn of(index: &SearchIndex, question: &str) -> Evidence {
-        let postings = index.term_postings(question).unwrap_or_default();
+        let mut postings = index.term_postings(question).unwrap_or_default();
+        ucpkit_orchestrator::rank::drop_question_words(&mut postings);
         let wanted: HashSet<BlockId> =
             postings.iter().flat_map(|t| t.text.iter().chain(&t.headings)).map(|(id, _)| *id).collect();
         let all = index.block_lengths().unwrap_or_default();

@@ -121,9 +121,26 @@ pub struct QuestionRanking {
 impl QuestionRanking {
     /// Ranks `question`, whose terms are `postings`, over `layout` (see
     /// [`rank_question`]).
-    pub fn new(layout: &Layout, question: &str, postings: Vec<TermPostings>) -> Self {
+    pub fn new(layout: &Layout, question: &str, mut postings: Vec<TermPostings>) -> Self {
+        drop_question_words(&mut postings);
         let ranked = rank_question(layout, question, &postings, &[]);
         QuestionRanking { question: question.to_owned(), postings, ranked }
+    }
+}
+
+/// The interrogatives, as the analyzer stems them.
+static QUESTION_WORDS: std::sync::LazyLock<Vec<String>> =
+    std::sync::LazyLock::new(|| ucpkit_analyzer::terms("what where when who whom whose which why how"));
+
+/// Drops the interrogatives (`what`, `where`, `how` ...) from a question's
+/// terms, unless nothing else is left. They say what kind of answer is
+/// wanted, not what it is about, yet they are frequent enough in prose
+/// and dialogue to weigh as much as the words that are: "Where has
+/// Melanie camped?" otherwise ranks every line holding "where" next to
+/// the ones about camping.
+pub fn drop_question_words(postings: &mut Vec<TermPostings>) {
+    if postings.iter().any(|p| !QUESTION_WORDS.contains(&p.term)) {
+        postings.retain(|p| !QUESTION_WORDS.contains(&p.term));
     }
 }
 
@@ -481,6 +498,32 @@ mod tests {
         let fused = layout.rank(&postings(&doc, "threshold"), &[(retries, 1.0)], 10);
         assert_eq!(plain[0].0, past, "{plain:?}");
         assert_eq!(fused[0].0, retries, "{fused:?}");
+    }
+
+    #[test]
+    fn question_words_do_not_rank_blocks_unless_nothing_else_is_asked() {
+        let doc = ucpkit_ingest::markdown_document(
+            "chat",
+            "# Chat\n\nWhere did you find it? Where was it?\n\nWe went camping by the lake.\n\nHow nice.\n",
+            &ucpkit_ingest::IngestOptions::default(),
+        );
+        let layout = Layout::build(&doc, None);
+        let camping = find(&doc, "We went camping");
+        let ranking = QuestionRanking::new(&layout, "Where have we camped?", postings(&doc, "Where have we camped?"));
+        assert_eq!(ranking.ranked[0].0, camping, "{:?}", ranking.ranked);
+        assert!(ranking.postings.iter().all(|p| p.term != "where"), "{:?}", ranking.postings);
+        // The line holding "where" twice ranks as the one holding no word
+        // of the question, by its neighbours alone; kept, "where" lifts it.
+        let score = |list: &[(BlockId, f64)], text: &str| {
+            list.iter().find(|(id, _)| *id == find(&doc, text)).map_or(0.0, |(_, s)| *s)
+        };
+        let (asking, plain) = (score(&ranking.ranked, "Where did you"), score(&ranking.ranked, "How nice"));
+        assert_eq!(asking, plain, "{:?}", ranking.ranked);
+        let kept = layout.rank(&postings(&doc, "Where have we camped?"), &[], usize::MAX);
+        assert!(score(&kept, "Where did you") > asking + 0.2, "{kept:?}");
+        let only = QuestionRanking::new(&layout, "where how?", postings(&doc, "where how?"));
+        assert_eq!(only.postings.len(), 2, "{:?}", only.postings);
+        assert_ne!(only.ranked[0].0, camping, "{:?}", only.ranked);
     }
 
     #[test]
