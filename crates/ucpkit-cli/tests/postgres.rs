@@ -8,10 +8,10 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use common::mcp::{result_text, HttpServer, TOKEN};
-use common::{excerpt, stdout_json, ucp_on as on};
+use common::{excerpt, stdout_json, ucp_on as on, ucp_run_on as run};
 use serde_json::json;
 
 const ROOT: &str = "blk_000000000000000000000000";
@@ -41,21 +41,6 @@ fn stored_once(node: &Path, url: &str, acknowledged: &[String]) -> Vec<String> {
         assert_eq!(texts.iter().filter(|t| *t == text).count(), 1, "{text:?} is stored once");
     }
     texts
-}
-
-/// `ucp --store URL --doc node run -` with `script` on its input, as the
-/// node whose caches are in `node`.
-fn run(node: &Path, url: &str, script: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ucp"))
-        .env("UCP_CACHE_DIR", node)
-        .args(["--store", url, "--doc", "node", "run", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), script.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
 }
 
 #[test]

@@ -12,13 +12,13 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use common::mcp::{result_text, HttpServer, TOKEN};
-use common::{excerpt, stdout_json, ucp_on as on};
+use common::{excerpt, stdout_json, ucp_on as on, ucp_run_on};
 use serde_json::json;
 
 const ROOT: &str = "blk_000000000000000000000000";
@@ -58,17 +58,7 @@ impl Drop for StopOnDrop<'_> {
 /// One `APPEND` of `text` through `ucp run`: whether it was acknowledged,
 /// and what it said on stderr.
 fn append(node: &Path, url: &str, text: &str) -> (bool, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ucp"))
-        .env("UCP_CACHE_DIR", node)
-        .args(["--store", url, "--doc", "node", "run", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let script = format!("APPEND {ROOT} text :: \"{text}\"\n");
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), script.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = ucp_run_on(node, url, &format!("APPEND {ROOT} text :: \"{text}\"\n"));
     (out.status.success(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 

@@ -32,19 +32,26 @@ pub fn ucp_on(node: &Path, store: &str, args: &[&str]) -> Output {
         .unwrap()
 }
 
-/// Runs `ucp --store STORE ARGS...` with `input` on stdin.
-pub fn ucp_stdin(store: &Path, args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ucp"))
-        .arg("--store")
-        .arg(store)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+/// Runs `command` with `input` on stdin.
+fn fed(mut command: Command, input: &str) -> Output {
+    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
     child.wait_with_output().unwrap()
+}
+
+/// Runs `ucp --store STORE ARGS...` with `input` on stdin.
+pub fn ucp_stdin(store: &Path, args: &[&str], input: &str) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ucp"));
+    command.arg("--store").arg(store).args(args);
+    fed(command, input)
+}
+
+/// `ucp --store URL --doc node run -` with `script` on its input, as the
+/// node whose caches are in `node` (a store on a database server).
+pub fn ucp_run_on(node: &Path, url: &str, script: &str) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ucp"));
+    command.env("UCP_CACHE_DIR", node).args(["--store", url, "--doc", "node", "run", "-"]);
+    fed(command, script)
 }
 
 /// The JSON a successful command printed.

@@ -135,9 +135,9 @@ static QUESTION_WORDS: std::sync::LazyLock<Vec<String>> =
 /// Drops the interrogatives (`what`, `where`, `how` ...) from a question's
 /// terms, unless nothing else is left. They say what kind of answer is
 /// wanted, not what it is about, yet they are frequent enough in prose
-/// and dialogue to weigh as much as the words that are: "Where has
-/// Melanie camped?" otherwise ranks every line holding "where" next to
-/// the ones about camping.
+/// and dialogue to weigh as much as the words that are: "where did we
+/// camp?" would otherwise rank every line holding "where" next to the
+/// ones about camping.
 pub fn drop_question_words(postings: &mut Vec<TermPostings>) {
     if postings.iter().any(|p| !QUESTION_WORDS.contains(&p.term)) {
         postings.retain(|p| !QUESTION_WORDS.contains(&p.term));
