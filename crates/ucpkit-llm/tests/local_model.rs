@@ -42,7 +42,12 @@ fn tool_request() -> Request {
 }
 
 fn plain_request() -> Request {
-    Request { messages: vec![Message::user("Say hello in three words.")], max_tokens: 12, ..Request::default() }
+    // Long enough that a sampled reply is never a single piece.
+    Request {
+        messages: vec![Message::user("Count from one to ten in words, separated by commas.")],
+        max_tokens: 24,
+        ..Request::default()
+    }
 }
 
 #[test]
