@@ -13,6 +13,7 @@ use crate::block::Block;
 use crate::edge::{Edge, EdgeIndex, EdgeType};
 use crate::id::{BlockId, IdSet};
 use crate::journal::Journal;
+use crate::loader::link_parents;
 use crate::nodes::Nodes;
 use crate::undo::UndoLog;
 
@@ -107,7 +108,7 @@ pub struct Document {
     name: String,
     /// Document-level facts.
     pub metadata: DocumentMetadata,
-    version: u64,
+    pub(crate) version: u64,
     pub(crate) nodes: Nodes,
     pub(crate) edges: EdgeIndex,
     pub(crate) journal: Journal,
@@ -556,60 +557,6 @@ impl Document {
             journal: Journal::default(),
             undo: UndoLog::default(),
             absent: None,
-        }
-    }
-}
-
-/// Builds a document from stored blocks, each with its ordered children,
-/// streamed in any order, so a store never holds the blocks twice while
-/// loading. The document comes out with nothing to save.
-pub struct DocumentLoader {
-    document: Document,
-}
-
-impl DocumentLoader {
-    /// A loader for a document of about `capacity` blocks.
-    pub fn new(name: impl Into<String>, metadata: DocumentMetadata, version: u64, capacity: usize) -> Self {
-        let mut document = Document::with_capacity(name, capacity);
-        document.metadata = metadata;
-        document.version = version;
-        DocumentLoader { document }
-    }
-
-    /// Adds a block with its ordered children (parents are derived from the
-    /// children lists in [`DocumentLoader::finish`]).
-    pub fn push(&mut self, block: Block, children: Vec<BlockId>) {
-        match self.document.nodes.get_mut(&block.id) {
-            Some(existing) => {
-                existing.block = Arc::new(block);
-                existing.children = children;
-            }
-            None => self.document.nodes.insert(Node { block: Arc::new(block), parent: None, children }),
-        }
-    }
-
-    /// Adds a stored edge without checking its ends or whether it is
-    /// there already (a store holds each edge once).
-    pub fn push_edge(&mut self, edge: Edge) {
-        self.document.edges.insert_unchecked(edge);
-    }
-
-    /// The loaded document; blocks no block lists as a child are orphans.
-    pub fn finish(mut self) -> Document {
-        link_parents(&mut self.document.nodes);
-        self.document.journal = Journal::clean(self.document.version);
-        self.document
-    }
-}
-
-/// Sets every node's parent from the children lists (the first list
-/// naming a block wins).
-fn link_parents(nodes: &mut Nodes) {
-    let links: Vec<(BlockId, BlockId)> =
-        nodes.values().flat_map(|n| n.children.iter().map(move |c| (*c, n.block.id))).collect();
-    for (child, parent) in links {
-        if let Some(node) = nodes.get_mut(&child) {
-            node.parent.get_or_insert(parent);
         }
     }
 }

@@ -23,6 +23,7 @@ mod id;
 mod idmap;
 mod journal;
 mod json;
+mod loader;
 mod metadata;
 mod name;
 mod nodes;
@@ -36,14 +37,13 @@ mod vocabulary;
 
 pub use block::Block;
 pub use content::{canonical_json, normalize_text, Align, Content, MathNotation, MediaKind, TextFormat};
-pub use document::{
-    Absent, Ancestors, Descendants, Document, DocumentLoader, DocumentMetadata, RemoveMode, Removed, StructureError,
-};
+pub use document::{Absent, Ancestors, Descendants, Document, DocumentMetadata, RemoveMode, Removed, StructureError};
 pub use edge::{Edge, EdgeIndex, EdgeMetadata, EdgeType, UnknownEdgeType};
 pub use id::{BlockId, IdHasher, IdMap, IdSet, ParseIdError, PassThroughHasher, ID_PREFIX};
 pub use idmap::IdMapper;
 pub use journal::UnsavedChanges;
 pub use json::{JsonError, JSON_FORMAT};
+pub use loader::DocumentLoader;
 pub use metadata::{Metadata, Role, SourceLocation, Timestamps};
 pub use name::{document_name_rule, MAX_DOCUMENT_NAME_CHARS};
 pub use printable::{escape_char, printable, terminal_text};

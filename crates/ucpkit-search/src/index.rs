@@ -139,6 +139,17 @@ pub struct Write {
     pub to: u64,
 }
 
+/// The blocks a store's writes of a document changed since one of its
+/// revisions: what an index recorded current with that revision looks at
+/// to catch up ([`SearchIndex::open_at`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ChangedSince<'a> {
+    /// The earlier revision.
+    pub revision: u64,
+    /// The blocks written since (changed, added or deleted).
+    pub blocks: &'a [BlockId],
+}
+
 /// The search index of one document, in its own directory.
 pub struct SearchIndex {
     dir: PathBuf,
@@ -190,43 +201,57 @@ impl SearchIndex {
         config: SearchConfig,
         progress: &dyn SyncProgress,
     ) -> Result<(SearchIndex, SyncReport), SearchError> {
-        SearchIndex::open_at(dir, doc, None, embedder, config, progress)
+        SearchIndex::open_at(dir, doc, None, None, embedder, config, progress)
     }
 
     /// [`SearchIndex::open`] for `doc` as a store holds it at `revision`:
     /// when the index was last brought up to date with that revision
     /// ([`SearchIndex::record_revision`]) and needs no embedding, nothing
     /// is re-read, so opening costs little whatever the document's size.
+    /// When it was brought up to date with the revision `changed` starts
+    /// from (and needs no model), only the blocks `changed` names, and
+    /// those below them, are looked at; otherwise every block is.
     pub fn open_at(
         dir: &Path,
         doc: &Document,
         revision: Option<u64>,
+        changed: Option<ChangedSince<'_>>,
         embedder: Option<Box<dyn Embedder>>,
         config: SearchConfig,
         progress: &dyn SyncProgress,
     ) -> Result<(SearchIndex, SyncReport), SearchError> {
         let _turn = take_turn(dir)?;
-        let (index, rebuilt) = match SearchIndex::load(dir, doc.name(), embedder, config, Opened::Whole) {
+        let (index, rebuilt, scope) = match SearchIndex::load(dir, doc.name(), embedder, config, Opened::Whole) {
             Ok((index, meta)) => {
                 if revision.is_some() && meta.revision == revision && index.embedder.is_none() {
                     *index.synced.lock().expect("sync lock") = Some((doc.version(), doc.len()));
                     return Ok((index, SyncReport::default()));
                 }
-                (index, None)
+                let from_here = |c: &ChangedSince<'_>| {
+                    revision.is_some() && meta.revision == Some(c.revision) && meta.model.is_none()
+                };
+                let scope = changed.filter(|c| index.embedder.is_none() && from_here(c)).map(|c| c.blocks);
+                (index, None, scope)
             }
             Err((reason, embedder, config)) => {
                 if dir.exists() {
                     std::fs::remove_dir_all(dir).map_err(SearchError::io(dir))?;
                 }
-                (SearchIndex::create(dir, doc.name(), embedder, config)?, Some(reason))
+                (SearchIndex::create(dir, doc.name(), embedder, config)?, Some(reason), None)
             }
         };
-        let mut report = index.sync_scope(doc, None, None, progress)?;
+        let mut report = index.sync_scope(doc, scope, None, progress)?;
         report.rebuilt = rebuilt;
         if revision.is_some() {
             index.save_meta(revision)?;
         }
         Ok((index, report))
+    }
+
+    /// The store revision the index in `dir` was last recorded current
+    /// with, if any: where a caller asks its store what changed since.
+    pub fn recorded_revision(dir: &Path) -> Option<u64> {
+        read_meta(dir).ok()?.revision
     }
 
     /// The index in `dir` of document `document`, when it was last brought

@@ -54,7 +54,7 @@ pub use embed::{OnnxEmbedder, StaticEmbedder};
 pub use error::SearchError;
 pub use fusion::fuse;
 #[cfg(feature = "index")]
-pub use index::{Mode, SearchConfig, SearchIndex, SyncProgress, SyncReport, Write};
+pub use index::{ChangedSince, Mode, SearchConfig, SearchIndex, SyncProgress, SyncReport, Write};
 pub use memory::MemoryIndex;
 pub use provider::{BlockLengths, RagCapabilities, RagProvider, SearchHit, SearchOptions, TermPostings, MAX_HITS};
 #[cfg(feature = "index")]

@@ -333,7 +333,7 @@ fn an_index_at_the_stores_revision_opens_without_its_document_only_to_search() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("index");
     let mut doc = guide();
-    let (index, _) = SearchIndex::open_at(&path, &doc, Some(7), None, SearchConfig::default(), &()).unwrap();
+    let (index, _) = SearchIndex::open_at(&path, &doc, Some(7), None, None, SearchConfig::default(), &()).unwrap();
     let expected = bm25(&doc, &index, "socket close");
     drop(index);
 
@@ -359,7 +359,7 @@ fn an_index_opened_for_a_parts_changes_syncs_those_blocks_and_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("index");
     let mut doc = guide();
-    drop(SearchIndex::open_at(&path, &doc, Some(7), None, SearchConfig::default(), &()).unwrap());
+    drop(SearchIndex::open_at(&path, &doc, Some(7), None, None, SearchConfig::default(), &()).unwrap());
     assert!(SearchIndex::open_for_changes(&path, "guide", 8, SearchConfig::default()).unwrap().is_none(), "behind");
 
     let before = doc.clone();
@@ -380,7 +380,7 @@ fn an_index_opened_for_a_parts_changes_syncs_those_blocks_and_nothing_else() {
     drop(changes);
 
     // The whole index, opened with the document, is current and finds it.
-    let (index, opened) = SearchIndex::open_at(&path, &doc, Some(8), None, SearchConfig::default(), &()).unwrap();
+    let (index, opened) = SearchIndex::open_at(&path, &doc, Some(8), None, None, SearchConfig::default(), &()).unwrap();
     assert!(!opened.changed());
     assert_eq!(bm25(&doc, &index, "quokka"), ["A quokka emits"]);
     assert!(!index.sync(&doc).unwrap().changed(), "nothing was missed");
@@ -391,7 +391,7 @@ fn a_write_is_recorded_only_over_the_revision_it_was_based_on() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("index");
     let mut doc = guide();
-    let (index, _) = SearchIndex::open_at(&path, &doc, Some(7), None, SearchConfig::default(), &()).unwrap();
+    let (index, _) = SearchIndex::open_at(&path, &doc, Some(7), None, None, SearchConfig::default(), &()).unwrap();
     let id = find_block(&doc, "A socket emits");
     doc.get_mut(id).unwrap().content = Content::markdown("A quokka emits");
     // Based on 7, which the index was current with: 8 is recorded.
@@ -401,7 +401,7 @@ fn a_write_is_recorded_only_over_the_revision_it_was_based_on() {
 
     // A write based on 9 while the index says 8: another writer's sync is
     // missing (or came late), so no revision is recorded.
-    let (index, _) = SearchIndex::open_at(&path, &doc, Some(8), None, SearchConfig::default(), &()).unwrap();
+    let (index, _) = SearchIndex::open_at(&path, &doc, Some(8), None, None, SearchConfig::default(), &()).unwrap();
     doc.get_mut(id).unwrap().content = Content::markdown("A wombat emits");
     index.sync_changed(&doc, &[id], ucpkit_search::Write { from: 9, to: 10 }).unwrap();
     drop(index);
@@ -409,8 +409,55 @@ fn a_write_is_recorded_only_over_the_revision_it_was_based_on() {
         assert!(SearchIndex::open_current(&path, "guide", revision, SearchConfig::default()).unwrap().is_none());
     }
     // Opened with the document at 10, it syncs and finds the edit.
-    let (index, _) = SearchIndex::open_at(&path, &doc, Some(10), None, SearchConfig::default(), &()).unwrap();
+    let (index, _) = SearchIndex::open_at(&path, &doc, Some(10), None, None, SearchConfig::default(), &()).unwrap();
     assert_eq!(bm25(&doc, &index, "wombat"), ["A wombat emits"]);
+}
+
+/// An index behind the store catches up from the blocks the store says
+/// changed since its revision, looking at no other block; told of changes
+/// since another revision, it looks at every block.
+#[test]
+fn an_index_behind_catches_up_from_the_blocks_changed_since_its_revision() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index");
+    let mut doc = guide();
+    drop(SearchIndex::open_at(&path, &doc, Some(7), None, None, SearchConfig::default(), &()).unwrap());
+    assert_eq!(SearchIndex::recorded_revision(&path), Some(7));
+    let edited = find_block(&doc, "A socket emits");
+    doc.get_mut(edited).unwrap().content = Content::markdown("A quokka emits");
+    // Changed behind the index's back too, but not in what the store says
+    // changed since 7: only a whole sync would see it.
+    let unlogged = find_block(&doc, "`fs.writeFile` replaces");
+    doc.get_mut(unlogged).unwrap().content = Content::markdown("A numbat replaces");
+
+    let wrong = ucpkit_search::ChangedSince { revision: 6, blocks: &[edited] };
+    let scratch = tempfile::tempdir().unwrap();
+    let copy = scratch.path().join("index");
+    copy_dir(&path, &copy);
+    let (index, opened) =
+        SearchIndex::open_at(&copy, &doc, Some(8), Some(wrong), None, SearchConfig::default(), &()).unwrap();
+    assert_eq!(opened.updated, 2, "from another revision: every block is looked at");
+    assert_eq!(bm25(&doc, &index, "numbat"), ["A numbat replaces"]);
+
+    let since = ucpkit_search::ChangedSince { revision: 7, blocks: &[edited] };
+    let (index, opened) =
+        SearchIndex::open_at(&path, &doc, Some(8), Some(since), None, SearchConfig::default(), &()).unwrap();
+    assert_eq!((opened.added, opened.updated, opened.removed), (0, 1, 0));
+    assert_eq!(bm25(&doc, &index, "quokka"), ["A quokka emits"]);
+    assert!(bm25(&doc, &index, "numbat").is_empty(), "the block the store did not name was not looked at");
+    assert_eq!(SearchIndex::recorded_revision(&path), Some(8));
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
 }
 
 #[test]

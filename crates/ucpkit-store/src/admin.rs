@@ -15,7 +15,7 @@ impl Store {
             tx.run("deleting snapshots", "DELETE FROM snapshots WHERE document = ?1", args![name])?;
             tx.run("deleting sessions", "DELETE FROM sessions WHERE document = ?1", args![name])?;
             tx.run("deleting sources", "DELETE FROM sources WHERE document = ?1", args![name])?;
-            bump_revision(tx, name)?;
+            bump_revision(tx, name, None)?;
             Ok(n > 0)
         })
     }
@@ -45,6 +45,8 @@ impl Store {
                 args![new, revision as i64, current as i64],
             )?;
             for name in [old, new] {
+                // The revision jumps: a copy under either name is read whole.
+                tx.run("renaming", "DELETE FROM block_changes WHERE document = ?1", args![name])?;
                 tx.run(
                     "counting the revisions",
                     "INSERT INTO revisions (document, revision) VALUES (?1, ?2)

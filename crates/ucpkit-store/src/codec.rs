@@ -106,7 +106,7 @@ fn refuse_partial(document: &Document) -> Result<(), StoreError> {
 pub(crate) fn write_document(tx: &Tx<'_>, document: &Document) -> Result<(), StoreError> {
     refuse_partial(document)?;
     tx.run("replacing the document", "DELETE FROM documents WHERE name = ?1", args![document.name()])?;
-    bump_revision(tx, document.name())?;
+    bump_revision(tx, document.name(), None)?;
     const WRITING: &str = "writing the document";
     let doc = tx
         .first(
@@ -177,7 +177,7 @@ pub(crate) fn write_changes(
     if version as u64 != base_version {
         return Ok(false);
     }
-    bump_revision(tx, document.name())?;
+    bump_revision(tx, document.name(), Some(changed))?;
     // The totals move by what the changed rows held and now hold.
     const READING: &str = "reading the document";
     let mut totals = tx
@@ -240,13 +240,34 @@ pub(crate) fn write_since_saved(tx: &Tx<'_>, document: &Document) -> Result<(), 
     Ok(())
 }
 
-/// Counts one more write of document `name`.
-pub(crate) fn bump_revision(tx: &Tx<'_>, name: &str) -> Result<(), StoreError> {
+/// How many of a document's latest writes the log of changed blocks
+/// keeps: a copy read further back is read whole again.
+pub(crate) const LOGGED_WRITES: u64 = 1000;
+
+/// Counts one more write of document `name` and logs the blocks it
+/// `changed` (`None`: the document was replaced whole, or deleted).
+pub(crate) fn bump_revision(tx: &Tx<'_>, name: &str, changed: Option<&[BlockId]>) -> Result<(), StoreError> {
+    const COUNTING: &str = "counting the document's revision";
+    let revision = tx
+        .first(
+            COUNTING,
+            "INSERT INTO revisions (document, revision) VALUES (?1, 1)
+             ON CONFLICT (document) DO UPDATE SET revision = revisions.revision + 1 RETURNING revision",
+            args![name],
+            |r| r.int_of(0).map_err(db(COUNTING)),
+        )?
+        .expect("an upsert returns its row");
+    const LOGGING: &str = "logging the changed blocks";
     tx.run(
-        "counting the document's revision",
-        "INSERT INTO revisions (document, revision) VALUES (?1, 1)
-         ON CONFLICT (document) DO UPDATE SET revision = revisions.revision + 1",
-        args![name],
+        LOGGING,
+        "DELETE FROM block_changes WHERE document = ?1 AND revision <= ?2",
+        args![name, revision - LOGGED_WRITES as i64],
+    )?;
+    let ids: Option<Vec<u8>> = changed.map(|ids| ids.iter().flat_map(|id| *id.as_bytes()).collect());
+    tx.run(
+        LOGGING,
+        "INSERT INTO block_changes (document, revision, blocks) VALUES (?1, ?2, ?3)",
+        args![name, revision, ids.as_ref()],
     )?;
     tx.notify(name)
 }

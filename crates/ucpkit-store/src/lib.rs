@@ -13,6 +13,7 @@
 //! ```
 
 mod admin;
+mod catch_up;
 mod changes;
 mod codec;
 mod excerpt;
@@ -30,6 +31,7 @@ mod sql;
 mod testing;
 mod transcripts;
 
+pub use catch_up::CaughtUp;
 pub use changes::Changes;
 pub use indexed::IndexedFrom;
 pub use location::{is_store_url, node_cache_dir, redact};

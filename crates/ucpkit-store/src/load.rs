@@ -34,7 +34,7 @@ pub(crate) type Row = (Block, Vec<BlockId>);
 pub(crate) struct Header {
     pub(crate) version: u64,
     pub(crate) metadata: DocumentMetadata,
-    blocks: usize,
+    pub(crate) blocks: usize,
 }
 
 /// Reads document number `doc` (named `name`) back into the model, in

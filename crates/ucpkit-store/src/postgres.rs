@@ -40,7 +40,7 @@ const DEAD_PEER: Duration = Duration::from_secs(30);
 const LOCK_WAIT: &str = "10s";
 
 /// Schema version this build writes.
-pub(crate) const SCHEMA_VERSION: i64 = 1;
+pub(crate) const SCHEMA_VERSION: i64 = 2;
 
 /// The whole schema, version 1: the tables of SQLite's schema 8, with
 /// PostgreSQL's types. Names sort bytewise (`COLLATE "C"`), as on SQLite.
@@ -117,6 +117,16 @@ CREATE TABLE transcripts (
     body         TEXT NOT NULL,
     updated_ms   BIGINT NOT NULL,
     revision     BIGINT NOT NULL
+);
+"#;
+
+/// Version 2 adds the log of changed blocks (SQLite's schema 9).
+const SCHEMA_V2: &str = r#"
+CREATE TABLE block_changes (
+    document     TEXT COLLATE "C" NOT NULL,
+    revision     BIGINT NOT NULL,
+    blocks       BYTEA,
+    PRIMARY KEY (document, revision)
 );
 "#;
 
@@ -456,16 +466,20 @@ fn migrate(client: &mut postgres::Client) -> Result<(), StoreError> {
         .query_opt("SELECT max(version) FROM ucp_schema", &[])
         .map_err(db("reading the schema version"))?
         .and_then(|row| row.try_get::<_, Option<i64>>(0).ok().flatten());
-    match found.unwrap_or(0) {
-        0 => {
-            tx.batch_execute(SCHEMA_V1).map_err(db("creating the schema"))?;
-            tx.execute("INSERT INTO ucp_schema (version) VALUES ($1)", &[&SCHEMA_VERSION])
-                .map_err(db("recording the schema version"))?;
+    let found = found.unwrap_or(0);
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::TooNew { found, supported: SCHEMA_VERSION });
+    }
+    // Each version's tables on top of the one before.
+    for (version, tables) in [(1, SCHEMA_V1), (2, SCHEMA_V2)] {
+        if found < version {
+            tx.batch_execute(tables).map_err(db("creating the schema"))?;
         }
-        found if found > SCHEMA_VERSION => {
-            return Err(StoreError::TooNew { found, supported: SCHEMA_VERSION });
-        }
-        _ => {}
+    }
+    if found < SCHEMA_VERSION {
+        tx.execute("DELETE FROM ucp_schema", &[]).map_err(db("recording the schema version"))?;
+        tx.execute("INSERT INTO ucp_schema (version) VALUES ($1)", &[&SCHEMA_VERSION])
+            .map_err(db("recording the schema version"))?;
     }
     tx.commit().map_err(db("finishing the schema check"))
 }

@@ -7,7 +7,7 @@ use rusqlite::{params, Connection};
 use crate::{db, StoreError};
 
 /// Schema version this build writes.
-pub(crate) const SCHEMA_VERSION: i64 = 8;
+pub(crate) const SCHEMA_VERSION: i64 = 9;
 
 const V1: &str = "
 CREATE TABLE documents (
@@ -165,6 +165,20 @@ CREATE TABLE transcripts (
 );
 ";
 
+/// From schema 9: which blocks each write of a document changed, for its
+/// latest writes, so a copy read some revisions ago is brought up to date
+/// by reading those blocks alone ([`crate::Store::catch_up`]). `blocks`
+/// holds their ids, 12 bytes each; NULL when the write replaced the
+/// document whole.
+const V9: &str = "
+CREATE TABLE block_changes (
+    document     TEXT NOT NULL,
+    revision     INTEGER NOT NULL,
+    blocks       BLOB,
+    PRIMARY KEY (document, revision)
+) WITHOUT ROWID;
+";
+
 /// Brings the database to [`SCHEMA_VERSION`].
 pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
     let version = || -> Result<i64, StoreError> {
@@ -181,7 +195,7 @@ pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
         let migrated = match version() {
             Ok(0) => conn
                 .execute_batch(&format!(
-                    "{V1} {BLOCKS_V5} {V2} {V3} {V4} {SESSIONS_V5} {V6} {V7} {V8} PRAGMA user_version = 8;"
+                    "{V1} {BLOCKS_V5} {V2} {V3} {V4} {SESSIONS_V5} {V6} {V7} {V8} {V9} PRAGMA user_version = 9;"
                 ))
                 .map_err(db("creating the schema")),
             Ok(found @ 1..=4) => {
@@ -192,10 +206,12 @@ pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
                     .and_then(|()| to_schema_6(conn))
                     .and_then(|()| to_schema_7(conn))
                     .and_then(|()| to_schema_8(conn))
+                    .and_then(|()| to_schema_9(conn))
             }
-            Ok(5) => to_schema_6(conn).and_then(|()| to_schema_7(conn)).and_then(|()| to_schema_8(conn)),
-            Ok(6) => to_schema_7(conn).and_then(|()| to_schema_8(conn)),
-            Ok(7) => to_schema_8(conn),
+            Ok(found @ 5..=8) => {
+                let steps = [to_schema_6, to_schema_7, to_schema_8, to_schema_9];
+                steps[found as usize - 5..].iter().try_for_each(|step| step(conn))
+            }
             Ok(_) => Ok(()),
             Err(err) => Err(err),
         };
@@ -262,6 +278,12 @@ fn to_schema_8(conn: &Connection) -> Result<(), StoreError> {
     conn.execute_batch(&format!("{V8} PRAGMA user_version = 8;")).map_err(db("adding the transcripts table"))
 }
 
+/// Schema 8 to 9: the log of changed blocks, empty (a copy read before
+/// is read whole once more).
+fn to_schema_9(conn: &Connection) -> Result<(), StoreError> {
+    conn.execute_batch(&format!("{V9} PRAGMA user_version = 9;")).map_err(db("adding the log of changed blocks"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,6 +300,22 @@ mod tests {
         conn.execute("INSERT INTO revisions VALUES ('d', 1)", []).unwrap();
         conn.execute("INSERT INTO sources VALUES ('d', 1, x'00', x'00')", []).unwrap();
         conn.execute("INSERT INTO transcripts VALUES ('s', '{}', 1, 1)", []).unwrap();
+        conn.execute("INSERT INTO block_changes VALUES ('d', 1, NULL)", []).unwrap();
+    }
+
+    #[test]
+    fn every_later_version_reaches_the_current_one() {
+        let tables = [V1, BLOCKS_V5, V2, V3, V4, SESSIONS_V5, V6, V7, V8, V9];
+        // Schema n holds the first `through[n - 5]` of them.
+        for (found, through) in [(5, 6), (6, 7), (7, 8), (8, 9)] {
+            let conn = Connection::open_in_memory().unwrap();
+            conn.execute_batch(&format!("{} PRAGMA user_version = {found};", tables[..through].concat())).unwrap();
+            migrate(&conn).unwrap();
+            let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+            assert_eq!(version, SCHEMA_VERSION, "from schema {found}");
+            conn.execute("INSERT INTO block_changes VALUES ('d', 1, NULL)", []).unwrap();
+            conn.execute("INSERT INTO transcripts VALUES ('s', '{}', 1, 1)", []).unwrap();
+        }
     }
 
     #[test]

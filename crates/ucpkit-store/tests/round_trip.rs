@@ -141,6 +141,31 @@ fn a_newer_schema_is_refused() {
     }
 }
 
+/// A database of the first PostgreSQL schema (no log of changed blocks)
+/// is brought to the current one when a node opens it, keeping what it
+/// holds; the log starts with the next write.
+#[cfg(feature = "postgres")]
+#[test]
+fn a_first_version_postgres_schema_is_migrated() {
+    for place in places() {
+        let Some(url) = place.url() else { continue };
+        let mut store = place.open();
+        store.save_document(&Document::new("d")).unwrap();
+        drop(store);
+        let mut db = postgres::Client::connect(url, postgres::NoTls).unwrap();
+        db.batch_execute("DROP TABLE block_changes; DELETE FROM ucp_schema; INSERT INTO ucp_schema VALUES (1)")
+            .unwrap();
+        let mut store = place.open();
+        let version: i64 = db.query_one("SELECT max(version) FROM ucp_schema", &[]).unwrap().get(0);
+        assert_eq!(version, 2);
+        assert_eq!(store.load_document("d").unwrap().len(), 1, "what it held is kept");
+        let before = store.revision("d").unwrap();
+        let after = store.save_document(&Document::new("d")).unwrap();
+        assert!(store.changed_since("d", before).unwrap().is_none(), "a whole write");
+        assert_eq!(store.changed_since("d", after).unwrap(), Some((after, Vec::new())));
+    }
+}
+
 #[test]
 fn sessions_are_saved_listed_and_deleted_with_their_document() {
     for place in places() {

@@ -1,12 +1,16 @@
 //! A long-running server's loaded documents kept current: when its store
 //! announces writes (a store on a database server, written by other
-//! nodes), the copies they touch are read again at once, so the next call
-//! finds them current instead of reading them then.
+//! nodes), the copies they touch are brought up to date at once, so the
+//! next call finds them current instead of catching up then. A copy is
+//! brought up to date by reading the blocks the writes since changed (the
+//! store's log says which), not the whole document.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::library::lock;
+use ucpkit_search::Write;
+
+use crate::library::{lock, Workspace};
 use crate::{Library, WorkspaceError};
 
 /// How long the listener waits before looking again whether its library
@@ -45,9 +49,37 @@ impl Library {
         Ok(true)
     }
 
-    /// Reads document `name` again when a copy of it is loaded and the
-    /// store holds a newer one. A copy that cannot be read now stays until
-    /// a call asks for it (and is told why).
+    /// `stale`, a whole copy the store moved past, brought to the store's
+    /// revision from its log of changed blocks, with its search index
+    /// synced for those blocks alone. `None` when that cannot be done
+    /// exactly: the log does not reach back, the copy holds changes it did
+    /// not write, or the store cannot be read now (the caller then reads
+    /// the document whole, and a store that cannot be read says why).
+    pub(crate) fn caught_up(&self, stale: &Workspace) -> Option<Workspace> {
+        if stale.part.is_some() {
+            return None;
+        }
+        let (since, version) = {
+            let saved = lock(&stale.saved);
+            (saved.revision, saved.version)
+        };
+        let up = {
+            let engine = stale.traversal().engine();
+            let copy = engine.document();
+            if copy.version() != version {
+                return None;
+            }
+            lock(&self.store).catch_up(copy, since).ok()??
+        };
+        let snapshots = lock(&self.store).load_snapshots(stale.name()).ok()?;
+        let index = Arc::clone(&stale.index);
+        let synced = index.sync_changed(&up.document, &up.changed, Write { from: since, to: up.revision }).ok()?;
+        Some(self.assemble(up.document, snapshots, up.revision, index, synced))
+    }
+
+    /// Brings document `name` up to date when a copy of it is loaded and
+    /// the store holds a newer one. A copy that cannot be read now stays
+    /// until a call asks for it (and is told why).
     fn refresh(&self, name: &str) {
         let loaded = lock(&self.loaded).get(name).cloned();
         if let Some(workspace) = loaded {

@@ -11,7 +11,7 @@ use ucpkit_core::Snapshot;
 use ucpkit_core::{BpeTokenizer, Document, Tokenizer};
 use ucpkit_engine::Engine;
 use ucpkit_ingest::{Changes, IngestOptions, IngestReport, Sources, Update};
-use ucpkit_search::{load_embedder, SearchConfig, SearchIndex, SyncProgress, SyncReport};
+use ucpkit_search::{load_embedder, ChangedSince, SearchConfig, SearchIndex, SyncProgress, SyncReport};
 use ucpkit_sessions::{GlobalLimits, SessionHost, SessionLimits};
 use ucpkit_store::{DocumentSummary, IndexedFrom, Part, SessionWrite, Store};
 
@@ -211,6 +211,10 @@ pub struct Library {
     store_paths: Vec<String>,
     pub(crate) store: Mutex<Store>,
     pub(crate) loaded: Mutex<HashMap<String, Arc<Workspace>>>,
+    /// Copies another writer moved the store past, dropped from `loaded`:
+    /// the next [`Library::workspace`] brings one up to date from the
+    /// store's log of changed blocks instead of reading it whole.
+    pub(crate) behind: Mutex<HashMap<String, Arc<Workspace>>>,
     /// Built on first use; a thread starts building its tables when the
     /// library opens, while the document loads.
     tokenizer: OnceLock<BpeTokenizer>,
@@ -279,6 +283,7 @@ impl Library {
             config,
             store: Mutex::new(store),
             loaded: Mutex::new(HashMap::new()),
+            behind: Mutex::new(HashMap::new()),
             tokenizer: OnceLock::new(),
             agent_state: Mutex::new(()),
         })
@@ -356,6 +361,12 @@ impl Library {
         if let Some(workspace) = loaded.get(name) {
             return Ok(Arc::clone(workspace));
         }
+        let behind = lock(&self.behind).remove(name);
+        if let Some(workspace) = behind.and_then(|stale| self.caught_up(&stale)) {
+            let workspace = Arc::new(workspace);
+            loaded.insert(name.to_owned(), Arc::clone(&workspace));
+            return Ok(workspace);
+        }
         let (doc, snapshots, revision) = {
             let store = lock(&self.store);
             if !store.documents()?.iter().any(|d| d.name == name) {
@@ -375,7 +386,7 @@ impl Library {
     }
 
     /// A workspace over `doc`, stored at `revision`, with its open index.
-    fn assemble(
+    pub(crate) fn assemble(
         &self,
         doc: Document,
         snapshots: Vec<Snapshot>,
@@ -406,7 +417,9 @@ impl Library {
     }
 
     /// Opens the search index of `doc`, as the store holds it at
-    /// `revision`, building or catching it up.
+    /// `revision`, building or catching it up: from the store's log of
+    /// changed blocks when it reaches back to the index's revision, else
+    /// by looking at every block.
     fn open_index(&self, doc: &Document, revision: u64) -> Result<(SearchIndex, SyncReport), WorkspaceError> {
         let embedder = self.config.model.as_deref().map(load_embedder).transpose()?;
         let dir = ucpkit_search::index_dir(&self.config.store_dir, doc.name());
@@ -414,15 +427,23 @@ impl Library {
             Some(progress) => progress.as_ref(),
             None => &(),
         };
-        Ok(SearchIndex::open_at(&dir, doc, Some(revision), embedder, SearchConfig::default(), progress)?)
+        let recorded = SearchIndex::recorded_revision(&dir).filter(|&at| at < revision);
+        // A log that cannot be read now only costs the look at every block.
+        let logged = recorded.and_then(|at| lock(&self.store).changed_since(doc.name(), at).ok().flatten());
+        let changed = match (recorded, &logged) {
+            (Some(at), Some((now, blocks))) if *now == revision => Some(ChangedSince { revision: at, blocks }),
+            _ => None,
+        };
+        Ok(SearchIndex::open_at(&dir, doc, Some(revision), changed, embedder, SearchConfig::default(), progress)?)
     }
 
     /// Whether `workspace` is still the library's copy of its document and
     /// the store still holds the revision it was loaded at. A stale copy
-    /// (another process wrote the document) is dropped, so the next
-    /// [`Library::workspace`] loads the document as the store has it: a
-    /// long-lived holder (an MCP connection) asks before each call. One
-    /// small read of the store.
+    /// (another process wrote the document) is set aside, so the next
+    /// [`Library::workspace`] gives the document as the store has it,
+    /// brought up to date from the store's log of changed blocks (or read
+    /// whole when the log cannot tell): a long-lived holder (an MCP
+    /// connection) asks before each call. One small read of the store.
     pub fn is_current(&self, workspace: &Workspace) -> bool {
         // Locks one at a time (a write holds `saved` and then takes `loaded`).
         let held = lock(&workspace.saved).revision;
@@ -432,7 +453,9 @@ impl Library {
         let mut loaded = lock(&self.loaded);
         let cached = loaded.get(workspace.name()).is_some_and(|w| std::ptr::eq(w.as_ref(), workspace));
         if cached && !fresh {
-            loaded.remove(workspace.name());
+            let stale = loaded.remove(workspace.name());
+            drop(loaded);
+            lock(&self.behind).extend(stale.map(|stale| (workspace.name().to_owned(), stale)));
         }
         cached && fresh
     }
@@ -695,6 +718,7 @@ impl Library {
         }
         let removed = lock(&self.store).delete_document(name)?;
         lock(&self.loaded).remove(name);
+        lock(&self.behind).remove(name);
         remove_dir(&ucpkit_search::index_dir(&self.config.store_dir, name))?;
         Ok(removed)
     }

@@ -1,7 +1,8 @@
 //! Two nodes on one PostgreSQL store: the one following changes has read
 //! the other's write again by the time its next call comes, announced by
 //! the store as the write commits. Prints the median time from a write's
-//! commit to the follower holding the new copy.
+//! commit to the follower holding the new copy. On both backends: a copy
+//! another writer moved past is caught up from the blocks written since.
 
 #[path = "../../ucpkit-store/src/testing.rs"]
 mod testing;
@@ -10,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ucpkit_core::{Block, BlockId, Content, Document, Metadata, Role};
+use ucpkit_search::{Mode, SearchOptions};
 use ucpkit_store::Store;
 use ucpkit_workspace::{Library, LibraryConfig};
 
@@ -61,4 +63,48 @@ fn a_sqlite_store_announces_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let library = Arc::new(Library::open(LibraryConfig::new(dir.path().join(".ucp"))).unwrap());
     assert!(!library.follow_changes().unwrap(), "SQLite readers look before each call");
+}
+
+/// A node whose copy another writer moved past brings it up to date from
+/// the blocks that writer changed: the blocks it did not touch are the
+/// very ones the node held (not read again), the copy is what a whole
+/// read gives, and its search index was synced for the edit alone.
+#[test]
+fn a_stale_copy_is_caught_up_from_the_blocks_written_since() {
+    for place in testing::places() {
+        let caches = tempfile::tempdir().unwrap();
+        let library = match place.url() {
+            Some(url) => node(url, caches.path()),
+            None => Arc::new(Library::open(LibraryConfig::new(place.sqlite_dir().unwrap())).unwrap()),
+        };
+        let mut doc = Document::new("d");
+        for n in 0..50u32 {
+            let content = Content::markdown(format!("paragraph {n} of the notes"));
+            let id = Block::derive_id(&content, None, "", n);
+            doc.append_child(BlockId::ROOT, Block::new(id, content, Metadata::with_role(Role::Paragraph))).unwrap();
+        }
+        let mut writer = place.open();
+        writer.save_document(&doc).unwrap();
+        let held = library.workspace("d").unwrap();
+
+        let (mut theirs, revision) = writer.load_with_revision("d").unwrap();
+        let (edited, kept) = (theirs.children(BlockId::ROOT)[7], theirs.children(BlockId::ROOT)[8]);
+        theirs.get_mut(edited).unwrap().content = Content::markdown("a wombat was here");
+        writer.save_checked("d", revision, Some((&theirs, &[])), None).unwrap();
+
+        assert!(!library.is_current(&held), "{}", place.backend);
+        let fresh = library.workspace("d").unwrap();
+        {
+            let (old, new) = (held.traversal().engine(), fresh.traversal().engine());
+            let shared = std::ptr::eq(old.document().get(kept).unwrap(), new.document().get(kept).unwrap());
+            assert!(shared, "{}: an unchanged block was read again", place.backend);
+            let whole = writer.load_document("d").unwrap();
+            assert_eq!(new.document().to_json(true), whole.to_json(true), "{}", place.backend);
+        }
+        let synced = fresh.index_opened();
+        assert_eq!((synced.added, synced.updated, synced.removed), (0, 1, 0), "{}", place.backend);
+        let hits = fresh.index().search_mode("wombat", &SearchOptions::default(), Mode::Bm25).unwrap();
+        assert_eq!(hits.iter().map(|hit| hit.id).collect::<Vec<_>>(), [edited]);
+        assert!(library.is_current(&fresh));
+    }
 }
