@@ -270,11 +270,12 @@ pub(crate) fn migrate(cli: &Cli, from: Option<&Path>, to: &Path, replace: bool) 
         return print_json(&copied);
     }
     eprintln!(
-        "ucp: copied {} documents ({} blocks), {} snapshots, {} sessions and {} transcripts from {} to {}",
+        "ucp: copied {} documents ({} blocks), {} snapshots, {} sessions, {} vectors and {} transcripts from {} to {}",
         copied.documents,
         copied.blocks,
         copied.snapshots,
         copied.sessions,
+        copied.vectors,
         copied.transcripts,
         source.location(),
         target.location()

@@ -580,7 +580,7 @@ impl SearchIndex {
             progress.phase("embedding", todo.len());
             for batch in todo.chunks(EMBED_BATCH) {
                 let texts: Vec<String> = batch.iter().map(|i| i.embedding_text()).collect();
-                let embedded = embedder.embed(&texts)?;
+                let embedded = embedder.embed_blocks(&texts)?;
                 for (item, vector) in batch.iter().zip(embedded) {
                     vectors.upsert(item.id, &vector)?;
                 }

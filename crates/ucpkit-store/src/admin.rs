@@ -1,6 +1,6 @@
 //! Deleting and renaming stored documents: everything kept under a
 //! document's name (snapshots, sessions, the record of its sources, its
-//! revision) goes or follows in the same transaction.
+//! vectors, its revision) goes or follows in the same transaction.
 
 use crate::codec::bump_revision;
 use crate::sql::{args, Tx};
@@ -15,6 +15,7 @@ impl Store {
             tx.run("deleting snapshots", "DELETE FROM snapshots WHERE document = ?1", args![name])?;
             tx.run("deleting sessions", "DELETE FROM sessions WHERE document = ?1", args![name])?;
             tx.run("deleting sources", "DELETE FROM sources WHERE document = ?1", args![name])?;
+            crate::vectors::delete_vectors(tx, name)?;
             bump_revision(tx, name, None)?;
             Ok(n > 0)
         })
@@ -33,9 +34,13 @@ impl Store {
             }
             let current = revision_in(tx, old)?;
             let revision = current.max(revision_in(tx, new)?) + 1;
-            for (table, column) in
-                [("documents", "name"), ("snapshots", "document"), ("sessions", "document"), ("sources", "document")]
-            {
+            for (table, column) in [
+                ("documents", "name"),
+                ("snapshots", "document"),
+                ("sessions", "document"),
+                ("sources", "document"),
+                ("vectors", "document"),
+            ] {
                 let sql = format!("UPDATE {table} SET {column} = ?2 WHERE {column} = ?1");
                 tx.run("renaming", &sql, args![old, new])?;
             }

@@ -55,10 +55,10 @@ const EDGE_COLUMNS: [&str; 6] = ["doc", "source", "seq", "type", "target", "meta
 
 /// Rows one statement inserts when a document is written whole: one round
 /// trip to a database server per this many rows, not per row.
-const ROWS_PER_INSERT: usize = 64;
+pub(crate) const ROWS_PER_INSERT: usize = 64;
 
 /// `INSERT INTO table (columns) VALUES (?1, …), (…)` for `rows` rows.
-fn insert_rows(table: &str, columns: &[&str], rows: usize) -> String {
+pub(crate) fn insert_rows(table: &str, columns: &[&str], rows: usize) -> String {
     let values: Vec<String> = (0..rows)
         .map(|row| {
             let places: Vec<String> = (1..=columns.len()).map(|c| format!("?{}", row * columns.len() + c)).collect();
@@ -69,13 +69,16 @@ fn insert_rows(table: &str, columns: &[&str], rows: usize) -> String {
 }
 
 /// Inserts `rows` in statements of [`ROWS_PER_INSERT`] rows, each row's
-/// values given by `push`.
-fn insert_all<'r, R>(
+/// values given by `push`: `full` is [`insert_rows`] for that many rows
+/// followed by `tail` (a conflict clause, or nothing).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn insert_all<'r, R>(
     tx: &Tx<'_>,
     context: &'static str,
     table: &str,
     columns: &[&str],
     full: &str,
+    tail: &str,
     rows: &'r [R],
     push: impl Fn(&'r R, &mut Vec<Arg<'r>>),
 ) -> Result<(), StoreError> {
@@ -87,7 +90,7 @@ fn insert_all<'r, R>(
         if batch.len() == ROWS_PER_INSERT {
             tx.run(context, full, &args)?;
         } else {
-            tx.run(context, &insert_rows(table, columns, batch.len()), &args)?;
+            tx.run(context, &format!("{} {tail}", insert_rows(table, columns, batch.len())), &args)?;
         }
     }
     Ok(())
@@ -131,7 +134,7 @@ pub(crate) fn write_document(tx: &Tx<'_>, document: &Document) -> Result<(), Sto
     ids.dedup();
     static INSERT_BLOCKS: LazyLock<String> = LazyLock::new(|| insert_rows("blocks", &BLOCK_COLUMNS, ROWS_PER_INSERT));
     let rows: Vec<BlockRow> = ids.into_iter().map(|id| BlockRow::of(document, id)).collect();
-    insert_all(tx, "writing blocks", "blocks", &BLOCK_COLUMNS, &INSERT_BLOCKS, &rows, |row, args| {
+    insert_all(tx, "writing blocks", "blocks", &BLOCK_COLUMNS, &INSERT_BLOCKS, "", &rows, |row, args| {
         row.push_args(doc, document, args)
     })?;
     // Each source's edges in their order (dangling ones too).
@@ -148,7 +151,7 @@ pub(crate) fn write_document(tx: &Tx<'_>, document: &Document) -> Result<(), Sto
     edges.sort_by_key(|(edge, n)| (edge.source, *n));
     static INSERT_EDGES: LazyLock<String> = LazyLock::new(|| insert_rows("edges", &EDGE_COLUMNS, ROWS_PER_INSERT));
     let rows: Vec<EdgeRow> = edges.into_iter().map(|(edge, seq)| EdgeRow::of(edge, seq)).collect();
-    insert_all(tx, "writing edges", "edges", &EDGE_COLUMNS, &INSERT_EDGES, &rows, |row, args| {
+    insert_all(tx, "writing edges", "edges", &EDGE_COLUMNS, &INSERT_EDGES, "", &rows, |row, args| {
         row.push_args(doc, args)
     })?;
     tx.analyze()

@@ -30,6 +30,7 @@ mod sql;
 #[cfg(test)]
 mod testing;
 mod transcripts;
+mod vectors;
 
 pub use catch_up::CaughtUp;
 pub use changes::Changes;
@@ -42,6 +43,7 @@ pub use name::{
 pub use part::Part;
 pub use sql::DatabaseError;
 pub use transcripts::StoredTranscript;
+pub use vectors::TextKey;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -1,11 +1,12 @@
 //! Moving a store from one backend to another (`ucp store migrate`): every
-//! document with its snapshots, named sessions and the record of what it
-//! was indexed from, and every agent transcript, copied into another
-//! store, SQLite or PostgreSQL either way.
+//! document with its snapshots, named sessions, stored vectors and the
+//! record of what it was indexed from, and every agent transcript, copied
+//! into another store, SQLite or PostgreSQL either way.
 
 use serde::Serialize;
 
 use crate::indexed::write_sources;
+use crate::vectors::{read_vectors, write_vectors};
 use crate::{check_document_name, codec, revision_in, write_snapshots, IndexedFrom, SessionWrite, Store, StoreError};
 
 /// What [`Store::copy_into`] copied.
@@ -19,6 +20,8 @@ pub struct Copied {
     pub snapshots: usize,
     /// Named sessions.
     pub sessions: usize,
+    /// Stored embedding vectors.
+    pub vectors: usize,
     /// Agent transcripts.
     pub transcripts: usize,
 }
@@ -55,6 +58,7 @@ impl Store {
         for name in &names {
             let (document, revision) = self.load_with_revision(name)?;
             let snapshots = self.load_snapshots(name)?;
+            let vectors = self.db.read(|tx| read_vectors(tx, name))?;
             // What it was indexed from, when that describes this revision:
             // the next index of the same files then reads only changes.
             let sources = match self.index_sources(name)?.filter(|(_, at)| *at == revision) {
@@ -65,6 +69,7 @@ impl Store {
             let written = target.db.write(|tx| {
                 codec::write_document(tx, &document)?;
                 write_snapshots(tx, name, &snapshots)?;
+                write_vectors(tx, name, &vectors)?;
                 let written = revision_in(tx, name)?;
                 if let Some((files, links)) = &sources {
                     write_sources(tx, name, written, IndexedFrom { files, links })?;
@@ -81,6 +86,7 @@ impl Store {
             copied.documents += 1;
             copied.blocks += document.len();
             copied.snapshots += snapshots.len();
+            copied.vectors += vectors.len();
         }
         for name in transcripts {
             let Some(stored) = self.load_transcript(&name)? else { continue };
@@ -121,6 +127,7 @@ mod tests {
         store.save_checked("docs", revision, None, Some(session)).unwrap();
         store.save_document(&Document::new("memory")).unwrap();
         store.save_transcript("run-1", "{\"steps\":[]}", 0).unwrap();
+        store.save_vectors("docs", "model", &[([1; 16], vec![0.5, -0.5]), ([2; 16], vec![0.25, 1.0])]).unwrap();
     }
 
     /// Everything a store holds, as text to compare.
@@ -136,6 +143,10 @@ mod tests {
                 out.push(format!("{session}: {}", store.load_session(name, &session).unwrap().unwrap().record));
             }
             out.push(format!("{:?}", store.index_sources(name).unwrap().map(|(files, _)| files)));
+            let mut vectors: Vec<_> =
+                store.load_vectors(name, "model", &[[1; 16], [2; 16]]).unwrap().into_iter().collect();
+            vectors.sort_by_key(|(key, _)| *key);
+            out.push(format!("{vectors:?}"));
         }
         for (name, _) in store.transcripts().unwrap() {
             out.push(format!("{name}: {}", store.load_transcript(&name).unwrap().unwrap().body));
@@ -151,7 +162,8 @@ mod tests {
             filled(&mut source);
             let mut target = there.open();
             let copied = source.copy_into(&mut target, false).unwrap();
-            assert_eq!((copied.documents, copied.snapshots, copied.sessions, copied.transcripts), (2, 1, 1, 1));
+            let counts = (copied.documents, copied.snapshots, copied.sessions, copied.transcripts, copied.vectors);
+            assert_eq!(counts, (2, 1, 1, 1, 2));
             assert_eq!(contents(&target), contents(&source), "{}", there.backend);
             // Back into a new store, and again over what it holds: the same.
             let back_place = places().remove(0);

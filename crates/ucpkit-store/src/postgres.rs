@@ -40,7 +40,7 @@ const DEAD_PEER: Duration = Duration::from_secs(30);
 const LOCK_WAIT: &str = "10s";
 
 /// Schema version this build writes.
-pub(crate) const SCHEMA_VERSION: i64 = 2;
+pub(crate) const SCHEMA_VERSION: i64 = 3;
 
 /// The whole schema, version 1: the tables of SQLite's schema 8, with
 /// PostgreSQL's types. Names sort bytewise (`COLLATE "C"`), as on SQLite.
@@ -127,6 +127,17 @@ CREATE TABLE block_changes (
     revision     BIGINT NOT NULL,
     blocks       BYTEA,
     PRIMARY KEY (document, revision)
+);
+"#;
+
+/// Version 3 adds stored vectors (SQLite's schema 10).
+const SCHEMA_V3: &str = r#"
+CREATE TABLE vectors (
+    document     TEXT COLLATE "C" NOT NULL,
+    model        TEXT NOT NULL,
+    key          BYTEA NOT NULL,
+    vector       BYTEA NOT NULL,
+    PRIMARY KEY (document, model, key)
 );
 "#;
 
@@ -471,7 +482,7 @@ fn migrate(client: &mut postgres::Client) -> Result<(), StoreError> {
         return Err(StoreError::TooNew { found, supported: SCHEMA_VERSION });
     }
     // Each version's tables on top of the one before.
-    for (version, tables) in [(1, SCHEMA_V1), (2, SCHEMA_V2)] {
+    for (version, tables) in [(1, SCHEMA_V1), (2, SCHEMA_V2), (3, SCHEMA_V3)] {
         if found < version {
             tx.batch_execute(tables).map_err(db("creating the schema"))?;
         }

@@ -7,7 +7,7 @@ use rusqlite::{params, Connection};
 use crate::{db, StoreError};
 
 /// Schema version this build writes.
-pub(crate) const SCHEMA_VERSION: i64 = 9;
+pub(crate) const SCHEMA_VERSION: i64 = 10;
 
 const V1: &str = "
 CREATE TABLE documents (
@@ -179,6 +179,20 @@ CREATE TABLE block_changes (
 ) WITHOUT ROWID;
 ";
 
+/// From schema 10: embedding vectors of a document's block texts, by
+/// model and text (`key`: 16 bytes of the text's BLAKE3 hash; `vector`:
+/// little-endian `f32`s), so a node (or a rebuilt index) reuses what
+/// another embedded.
+const V10: &str = "
+CREATE TABLE vectors (
+    document     TEXT NOT NULL,
+    model        TEXT NOT NULL,
+    key          BLOB NOT NULL,
+    vector       BLOB NOT NULL,
+    PRIMARY KEY (document, model, key)
+) WITHOUT ROWID;
+";
+
 /// Brings the database to [`SCHEMA_VERSION`].
 pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
     let version = || -> Result<i64, StoreError> {
@@ -195,7 +209,7 @@ pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
         let migrated = match version() {
             Ok(0) => conn
                 .execute_batch(&format!(
-                    "{V1} {BLOCKS_V5} {V2} {V3} {V4} {SESSIONS_V5} {V6} {V7} {V8} {V9} PRAGMA user_version = 9;"
+                    "{V1} {BLOCKS_V5} {V2} {V3} {V4} {SESSIONS_V5} {V6} {V7} {V8} {V9} {V10} PRAGMA user_version = 10;"
                 ))
                 .map_err(db("creating the schema")),
             Ok(found @ 1..=4) => {
@@ -207,9 +221,10 @@ pub(crate) fn migrate(conn: &Connection) -> Result<(), StoreError> {
                     .and_then(|()| to_schema_7(conn))
                     .and_then(|()| to_schema_8(conn))
                     .and_then(|()| to_schema_9(conn))
+                    .and_then(|()| to_schema_10(conn))
             }
-            Ok(found @ 5..=8) => {
-                let steps = [to_schema_6, to_schema_7, to_schema_8, to_schema_9];
+            Ok(found @ 5..=9) => {
+                let steps = [to_schema_6, to_schema_7, to_schema_8, to_schema_9, to_schema_10];
                 steps[found as usize - 5..].iter().try_for_each(|step| step(conn))
             }
             Ok(_) => Ok(()),
@@ -284,6 +299,11 @@ fn to_schema_9(conn: &Connection) -> Result<(), StoreError> {
     conn.execute_batch(&format!("{V9} PRAGMA user_version = 9;")).map_err(db("adding the log of changed blocks"))
 }
 
+/// Schema 9 to 10: the table of stored vectors, empty.
+fn to_schema_10(conn: &Connection) -> Result<(), StoreError> {
+    conn.execute_batch(&format!("{V10} PRAGMA user_version = 10;")).map_err(db("adding the vectors table"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,13 +321,14 @@ mod tests {
         conn.execute("INSERT INTO sources VALUES ('d', 1, x'00', x'00')", []).unwrap();
         conn.execute("INSERT INTO transcripts VALUES ('s', '{}', 1, 1)", []).unwrap();
         conn.execute("INSERT INTO block_changes VALUES ('d', 1, NULL)", []).unwrap();
+        conn.execute("INSERT INTO vectors VALUES ('d', 'm', x'00', x'00')", []).unwrap();
     }
 
     #[test]
     fn every_later_version_reaches_the_current_one() {
-        let tables = [V1, BLOCKS_V5, V2, V3, V4, SESSIONS_V5, V6, V7, V8, V9];
-        // Schema n holds the first `through[n - 5]` of them.
-        for (found, through) in [(5, 6), (6, 7), (7, 8), (8, 9)] {
+        let tables = [V1, BLOCKS_V5, V2, V3, V4, SESSIONS_V5, V6, V7, V8, V9, V10];
+        // Schema `found` holds the first `through` of them.
+        for (found, through) in [(5, 6), (6, 7), (7, 8), (8, 9), (9, 10)] {
             let conn = Connection::open_in_memory().unwrap();
             conn.execute_batch(&format!("{} PRAGMA user_version = {found};", tables[..through].concat())).unwrap();
             migrate(&conn).unwrap();
@@ -315,6 +336,7 @@ mod tests {
             assert_eq!(version, SCHEMA_VERSION, "from schema {found}");
             conn.execute("INSERT INTO block_changes VALUES ('d', 1, NULL)", []).unwrap();
             conn.execute("INSERT INTO transcripts VALUES ('s', '{}', 1, 1)", []).unwrap();
+            conn.execute("INSERT INTO vectors VALUES ('d', 'm', x'00', x'00')", []).unwrap();
         }
     }
 

@@ -141,28 +141,35 @@ fn a_newer_schema_is_refused() {
     }
 }
 
-/// A database of the first PostgreSQL schema (no log of changed blocks)
-/// is brought to the current one when a node opens it, keeping what it
-/// holds; the log starts with the next write.
+/// A database of each earlier PostgreSQL schema (1: no log of changed
+/// blocks, no vectors; 2: no vectors) is brought to the current one when
+/// a node opens it, keeping what it holds; the log starts with the next
+/// write.
 #[cfg(feature = "postgres")]
 #[test]
-fn a_first_version_postgres_schema_is_migrated() {
+fn every_earlier_postgres_schema_is_migrated() {
     for place in places() {
         let Some(url) = place.url() else { continue };
         let mut store = place.open();
         store.save_document(&Document::new("d")).unwrap();
         drop(store);
         let mut db = postgres::Client::connect(url, postgres::NoTls).unwrap();
-        db.batch_execute("DROP TABLE block_changes; DELETE FROM ucp_schema; INSERT INTO ucp_schema VALUES (1)")
+        for (version, added_since) in [(1, "block_changes, vectors"), (2, "vectors")] {
+            db.batch_execute(&format!(
+                "DROP TABLE {added_since}; DELETE FROM ucp_schema; INSERT INTO ucp_schema VALUES ({version})"
+            ))
             .unwrap();
-        let mut store = place.open();
-        let version: i64 = db.query_one("SELECT max(version) FROM ucp_schema", &[]).unwrap().get(0);
-        assert_eq!(version, 2);
-        assert_eq!(store.load_document("d").unwrap().len(), 1, "what it held is kept");
-        let before = store.revision("d").unwrap();
-        let after = store.save_document(&Document::new("d")).unwrap();
-        assert!(store.changed_since("d", before).unwrap().is_none(), "a whole write");
-        assert_eq!(store.changed_since("d", after).unwrap(), Some((after, Vec::new())));
+            let mut store = place.open();
+            let now: i64 = db.query_one("SELECT max(version) FROM ucp_schema", &[]).unwrap().get(0);
+            assert_eq!(now, 3, "from version {version}");
+            assert_eq!(store.load_document("d").unwrap().len(), 1, "what it held is kept");
+            let before = store.revision("d").unwrap();
+            let after = store.save_document(&Document::new("d")).unwrap();
+            assert!(store.changed_since("d", before).unwrap().is_none(), "a whole write");
+            assert_eq!(store.changed_since("d", after).unwrap(), Some((after, Vec::new())));
+            store.save_vectors("d", "m", &[([7; 16], vec![0.5, 0.25])]).unwrap();
+            assert_eq!(store.load_vectors("d", "m", &[[7; 16]]).unwrap()[&[7; 16]], [0.5, 0.25]);
+        }
     }
 }
 

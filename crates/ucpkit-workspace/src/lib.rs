@@ -45,6 +45,15 @@ mod search;
 mod sessions;
 mod state;
 mod transcripts;
+mod vectors;
+
+/// The store's conformance places (SQLite, and PostgreSQL when a test
+/// server is named), for unit tests that run on both.
+#[cfg(test)]
+#[path = "../../ucpkit-store/src/testing.rs"]
+mod testing;
+#[cfg(test)]
+use ucpkit_store::Store;
 
 pub use across::Sources;
 pub use context::{ContextOptions, SharedPolicy, DEFAULT_BUDGET, MIN_BUDGET};

@@ -11,10 +11,11 @@ use ucpkit_core::Snapshot;
 use ucpkit_core::{BpeTokenizer, Document, Tokenizer};
 use ucpkit_engine::Engine;
 use ucpkit_ingest::{Changes, IngestOptions, IngestReport, Sources, Update};
-use ucpkit_search::{load_embedder, ChangedSince, SearchConfig, SearchIndex, SyncProgress, SyncReport};
+use ucpkit_search::{load_embedder, ChangedSince, Embedder, SearchConfig, SearchIndex, SyncProgress, SyncReport};
 use ucpkit_sessions::{GlobalLimits, SessionHost, SessionLimits};
 use ucpkit_store::{DocumentSummary, IndexedFrom, Part, SessionWrite, Store};
 
+use crate::vectors::StoredVectors;
 use crate::WorkspaceError;
 
 /// How a library opens its store and the sessions it gives out.
@@ -28,7 +29,8 @@ pub struct LibraryConfig {
     pub store_url: Option<String>,
     /// The document callers start in (the store's only one when `None`).
     pub document: Option<String>,
-    /// An embedding model directory: hybrid search when set.
+    /// An embedding model directory: hybrid search when set. The vectors
+    /// of blocks are kept in the store, so each is embedded once.
     pub model: Option<PathBuf>,
     /// Paths under these folders may be indexed (none by default, as a
     /// server wants); `None` allows any path (a local command line).
@@ -209,7 +211,7 @@ pub struct Library {
     pub(crate) config: LibraryConfig,
     /// The store directory as written in errors (absolute, resolved).
     store_paths: Vec<String>,
-    pub(crate) store: Mutex<Store>,
+    pub(crate) store: Arc<Mutex<Store>>,
     pub(crate) loaded: Mutex<HashMap<String, Arc<Workspace>>>,
     /// Copies another writer moved the store past, dropped from `loaded`:
     /// the next [`Library::workspace`] brings one up to date from the
@@ -281,7 +283,7 @@ impl Library {
         Ok(Library {
             store_paths,
             config,
-            store: Mutex::new(store),
+            store: Arc::new(Mutex::new(store)),
             loaded: Mutex::new(HashMap::new()),
             behind: Mutex::new(HashMap::new()),
             tokenizer: OnceLock::new(),
@@ -421,7 +423,14 @@ impl Library {
     /// changed blocks when it reaches back to the index's revision, else
     /// by looking at every block.
     fn open_index(&self, doc: &Document, revision: u64) -> Result<(SearchIndex, SyncReport), WorkspaceError> {
-        let embedder = self.config.model.as_deref().map(load_embedder).transpose()?;
+        let embedder = self.config.model.as_deref().map(load_embedder).transpose()?.map(|model| {
+            Box::new(StoredVectors {
+                model,
+                store: Arc::clone(&self.store),
+                document: doc.name().to_owned(),
+                keep: !self.config.read_only,
+            }) as Box<dyn Embedder>
+        });
         let dir = ucpkit_search::index_dir(&self.config.store_dir, doc.name());
         let progress: &dyn SyncProgress = match &self.config.sync_progress {
             Some(progress) => progress.as_ref(),

@@ -32,6 +32,12 @@ pub trait Embedder: Send + Sync {
     fn identity(&self) -> &str;
     /// One unit-length vector per text.
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, SearchError>;
+    /// [`Embedder::embed`] for the texts of blocks being indexed (never a
+    /// query): where an embedder that keeps vectors (in a store every node
+    /// reads) looks up and keeps them.
+    fn embed_blocks(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, SearchError> {
+        self.embed(texts)
+    }
 }
 
 /// Loads the model in `dir`: ONNX when it holds `model.onnx`, model2vec when
