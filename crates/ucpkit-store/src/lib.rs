@@ -23,6 +23,7 @@ mod location;
 mod migrate;
 mod name;
 mod part;
+mod pool;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod schema;
@@ -41,6 +42,7 @@ pub use name::{
     check_document_name, is_agent_state, namespaced_document, AGENT_STATE_DOCUMENTS, MAX_DOCUMENT_NAME_CHARS,
 };
 pub use part::Part;
+pub use pool::{Opener, PooledStore, StorePool};
 pub use sql::DatabaseError;
 pub use transcripts::StoredTranscript;
 pub use vectors::TextKey;
@@ -72,6 +74,14 @@ pub enum StoreError {
         path: PathBuf,
         /// The cause.
         source: std::io::Error,
+    },
+    /// Every handle of a pool was in use for as long as a caller waits.
+    #[error("all {handles} store connections stayed busy for {}s: the store is overloaded, or a call hangs", .waited.as_secs())]
+    Busy {
+        /// The pool's size.
+        handles: usize,
+        /// How long the caller waited.
+        waited: Duration,
     },
     /// The database refused an operation (or cannot be reached).
     #[error("store database error while {context}: {source}")]
@@ -187,6 +197,7 @@ impl StoreError {
             StoreError::Missing(_) => "no_store",
             StoreError::Io { .. } => "store_io",
             StoreError::Database { .. } => "store_database",
+            StoreError::Busy { .. } => "store_busy",
             StoreError::Url(_) => "store_url",
             StoreError::NoSuchDocument { .. } => "no_document",
             StoreError::NameMismatch { .. } => "name_mismatch",
@@ -313,6 +324,19 @@ impl Store {
             "{}: this ucp was built without PostgreSQL (the `postgres` feature)",
             location::redact(url)
         )))
+    }
+
+    /// What opens more handles on this store, each with a connection of
+    /// its own.
+    pub fn opener(&self) -> Opener {
+        Opener {
+            dir: self.dir.clone(),
+            #[cfg(feature = "postgres")]
+            config: match &self.db {
+                Database::Sqlite(_) => None,
+                Database::Postgres(client) => Some(client.config().clone()),
+            },
+        }
     }
 
     /// The store directory: the SQLite store's own, or for a store in

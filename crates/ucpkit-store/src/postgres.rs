@@ -185,6 +185,17 @@ impl Client {
         if config.get_keepalives_retries().is_none() {
             config.keepalives_retries(3);
         }
+        Client::with_config(config)
+    }
+
+    /// How this connection was configured: what another one to the same
+    /// database is made with ([`Client::with_config`]).
+    pub(crate) fn config(&self) -> &postgres::Config {
+        &self.config
+    }
+
+    /// A connection made with `config` (another's [`Client::config`]).
+    pub(crate) fn with_config(config: postgres::Config) -> Result<Client, StoreError> {
         let client = session(&config)?;
         Ok(Client { config, client: RefCell::new(Some(client)), statements: RefCell::new(HashMap::new()) })
     }

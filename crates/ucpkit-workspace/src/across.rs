@@ -150,7 +150,7 @@ impl Library {
         }
         let mut names: Vec<String> = Vec::new();
         for name in &sources.documents {
-            let name = lock(&self.store).resolve_name(Some(name))?;
+            let name = self.store()?.resolve_name(Some(name))?;
             if !names.contains(&name) {
                 names.push(name);
             }
@@ -229,7 +229,7 @@ impl Library {
             return Ok(Evidence::of(workspace.index(), question));
         }
         let dir = ucpkit_search::index_dir(&self.config.store_dir, name);
-        let revision = lock(&self.store).revision(name)?;
+        let revision = self.store()?.revision(name)?;
         if let Some(index) = SearchIndex::open_current(&dir, name, revision, SearchConfig::default())? {
             return Ok(Evidence::of(&index, question));
         }

@@ -25,7 +25,7 @@ impl Library {
     /// the library is dropped; it never holds the store while it waits or
     /// reconnects.
     pub fn follow_changes(self: &Arc<Self>) -> Result<bool, WorkspaceError> {
-        let Some(mut changes) = lock(&self.store).changes()? else { return Ok(false) };
+        let Some(mut changes) = self.store()?.changes()? else { return Ok(false) };
         let library = Arc::downgrade(self);
         std::thread::Builder::new()
             .name("ucp-follow".into())
@@ -69,9 +69,9 @@ impl Library {
             if copy.version() != version {
                 return None;
             }
-            lock(&self.store).catch_up(copy, since).ok()??
+            self.store().ok()?.catch_up(copy, since).ok()??
         };
-        let snapshots = lock(&self.store).load_snapshots(stale.name()).ok()?;
+        let snapshots = self.store().ok()?.load_snapshots(stale.name()).ok()?;
         let index = Arc::clone(&stale.index);
         let synced = index.sync_changed(&up.document, &up.changed, Write { from: since, to: up.revision }).ok()?;
         Some(self.assemble(up.document, snapshots, up.revision, index, synced))

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use ucpkit_core::{Block, BlockId, Document};
 
-use crate::library::{lock, Library};
+use crate::library::Library;
 use crate::WorkspaceError;
 
 /// Counts over one document.
@@ -97,7 +97,7 @@ impl Library {
     /// (the default one when `None`), read from the store alone: a
     /// one-shot view costs little whatever the document's size.
     pub fn view(&self, name: Option<&str>, reference: &str) -> Result<BlockView, WorkspaceError> {
-        let store = lock(&self.store);
+        let store = self.store()?;
         let name = store.resolve_name(name.or(self.config.document.as_deref()))?;
         let id = match reference.strip_prefix('@') {
             Some(label) => one_labelled(label, store.labelled(&name, label)?.into_iter())?,
@@ -141,7 +141,7 @@ impl Library {
         let view = self.view(name, reference)?;
         let id = view.block.id;
         let (excerpt, _) = {
-            let store = lock(&self.store);
+            let store = self.store()?;
             let name = store.resolve_name(name.or(self.config.document.as_deref()))?;
             store.read_section(&name, id, SECTION_BLOCKS)?
         };

@@ -13,7 +13,7 @@ use ucpkit_engine::Engine;
 use ucpkit_ingest::{Changes, IngestOptions, IngestReport, Sources, Update};
 use ucpkit_search::{load_embedder, ChangedSince, Embedder, SearchConfig, SearchIndex, SyncProgress, SyncReport};
 use ucpkit_sessions::{GlobalLimits, SessionHost, SessionLimits};
-use ucpkit_store::{DocumentSummary, IndexedFrom, Part, SessionWrite, Store};
+use ucpkit_store::{DocumentSummary, IndexedFrom, Part, PooledStore, SessionWrite, Store, StorePool};
 
 use crate::vectors::StoredVectors;
 use crate::WorkspaceError;
@@ -50,6 +50,9 @@ pub struct LibraryConfig {
     /// Writes the summaries of `CTX COMPRESS METHOD=SUMMARIZE` (the
     /// extractive summarizer when `None`; an LLM summarizer plugs in here).
     pub summarizer: Option<Arc<dyn ucpkit_context::Summarizer>>,
+    /// How many handles (connections) on the store its callers share at
+    /// most: calls beyond that wait for one.
+    pub store_handles: usize,
     /// Start building the tokenizer's tables in the background when the
     /// library opens, for a caller that will count tokens soon (on by
     /// default). A one-shot call that may count none turns it off: the
@@ -57,6 +60,12 @@ pub struct LibraryConfig {
     /// not kept busy for nothing.
     pub warm_tokenizer: bool,
 }
+
+/// Default number of store handles a library's callers share.
+pub const STORE_HANDLES: usize = 4;
+
+/// How long a call waits for a store handle when all are in use.
+const STORE_WAIT: Duration = Duration::from_secs(10);
 
 /// Default idle time after which a session may give its place to a new one.
 pub const EVICT_IDLE_AFTER: Duration = Duration::from_secs(30);
@@ -80,6 +89,7 @@ impl LibraryConfig {
             evict_idle_after: EVICT_IDLE_AFTER,
             sync_progress: None,
             summarizer: None,
+            store_handles: STORE_HANDLES,
             warm_tokenizer: true,
         }
     }
@@ -211,7 +221,9 @@ pub struct Library {
     pub(crate) config: LibraryConfig,
     /// The store directory as written in errors (absolute, resolved).
     store_paths: Vec<String>,
-    pub(crate) store: Arc<Mutex<Store>>,
+    /// Handles on the store: a call takes one, so a long read (a big
+    /// document loading) holds up no other caller.
+    pub(crate) store: StorePool,
     pub(crate) loaded: Mutex<HashMap<String, Arc<Workspace>>>,
     /// Copies another writer moved the store past, dropped from `loaded`:
     /// the next [`Library::workspace`] brings one up to date from the
@@ -225,6 +237,13 @@ pub struct Library {
     /// both pass a check the other's write would fail (a cycle, a
     /// duplicate); other processes are caught by the store's revision.
     pub(crate) agent_state: Mutex<()>,
+}
+
+impl Library {
+    /// A handle on the store, given back when dropped.
+    pub(crate) fn store(&self) -> Result<PooledStore, WorkspaceError> {
+        Ok(self.store.get()?)
+    }
 }
 
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -282,8 +301,8 @@ impl Library {
         }
         Ok(Library {
             store_paths,
+            store: StorePool::new(store, config.store_handles, STORE_WAIT),
             config,
-            store: Arc::new(Mutex::new(store)),
             loaded: Mutex::new(HashMap::new()),
             behind: Mutex::new(HashMap::new()),
             tokenizer: OnceLock::new(),
@@ -297,6 +316,9 @@ impl Library {
     /// by one costs a quarter of a second, for nothing).
     pub fn close_for_exit(self) {
         let Library { store, loaded, .. } = self;
+        // Loaded documents' indexes hold the pool too: its connections
+        // are closed here, not when the last of them goes.
+        store.close_idle();
         drop(store);
         std::mem::forget(loaded);
     }
@@ -320,8 +342,8 @@ impl Library {
         if std::ptr::eq(self, target) {
             return Err(WorkspaceError::Path("a store cannot be copied into itself".into()));
         }
-        let source = lock(&self.store);
-        let mut into = lock(&target.store);
+        let source = self.store()?;
+        let mut into = target.store()?;
         Ok(source.copy_into(&mut into, replace)?)
     }
 
@@ -347,13 +369,13 @@ impl Library {
 
     /// The stored documents.
     pub fn documents(&self) -> Result<Vec<DocumentSummary>, WorkspaceError> {
-        Ok(lock(&self.store).documents()?)
+        Ok(self.store()?.documents()?)
     }
 
     /// The document callers start in: the configured one, else the store's
     /// only one.
     pub fn default_document(&self) -> Result<String, WorkspaceError> {
-        Ok(lock(&self.store).resolve_name(self.config.document.as_deref())?)
+        Ok(self.store()?.resolve_name(self.config.document.as_deref())?)
     }
 
     /// The document `name`, loaded on first use with its search index
@@ -370,7 +392,7 @@ impl Library {
             return Ok(workspace);
         }
         let (doc, snapshots, revision) = {
-            let store = lock(&self.store);
+            let store = self.store()?;
             if !store.documents()?.iter().any(|d| d.name == name) {
                 return Err(WorkspaceError::NoDocument(name.to_owned()));
             }
@@ -426,7 +448,7 @@ impl Library {
         let embedder = self.config.model.as_deref().map(load_embedder).transpose()?.map(|model| {
             Box::new(StoredVectors {
                 model,
-                store: Arc::clone(&self.store),
+                store: self.store.clone(),
                 document: doc.name().to_owned(),
                 keep: !self.config.read_only,
             }) as Box<dyn Embedder>
@@ -438,7 +460,7 @@ impl Library {
         };
         let recorded = SearchIndex::recorded_revision(&dir).filter(|&at| at < revision);
         // A log that cannot be read now only costs the look at every block.
-        let logged = recorded.and_then(|at| lock(&self.store).changed_since(doc.name(), at).ok().flatten());
+        let logged = recorded.and_then(|at| self.store().ok()?.changed_since(doc.name(), at).ok().flatten());
         let changed = match (recorded, &logged) {
             (Some(at), Some((now, blocks))) if *now == revision => Some(ChangedSince { revision: at, blocks }),
             _ => None,
@@ -456,7 +478,7 @@ impl Library {
     pub fn is_current(&self, workspace: &Workspace) -> bool {
         // Locks one at a time (a write holds `saved` and then takes `loaded`).
         let held = lock(&workspace.saved).revision;
-        let stored = lock(&self.store).revision(workspace.name());
+        let stored = self.store().and_then(|store| Ok(store.revision(workspace.name())?));
         // A store that cannot be read now keeps the copy; the next write says why.
         let fresh = stored.is_err() || stored.ok() == Some(held);
         let mut loaded = lock(&self.loaded);
@@ -536,7 +558,7 @@ impl Library {
         let name = name.map_or_else(|| ucpkit_ingest::default_name(&resolved[0]), str::to_owned);
         ucpkit_store::check_document_name(&name)?;
         refuse_agent_state(&name)?;
-        if lock(&self.store).edited_since_index(&name)? && !self.config.read_only {
+        if self.store()?.edited_since_index(&name)? && !self.config.read_only {
             if !options.replace_edits {
                 return Err(WorkspaceError::Edited { name, path: first.display().to_string() });
             }
@@ -545,7 +567,7 @@ impl Library {
         // What is written replaces the document only if no other writer
         // came in since (an edit made while the files are read is not
         // silently overwritten).
-        let base = lock(&self.store).revision(&name)?;
+        let base = self.store()?.revision(&name)?;
         let options = IngestOptions { max_file_size: options.max_file_size, ..IngestOptions::default() };
         // The caller named `path`: an error says that, not where it resolved to.
         let ingest_error = |e: ucpkit_ingest::IngestError| {
@@ -566,7 +588,7 @@ impl Library {
                 first.display()
             ))
         };
-        let previous = lock(&self.store).index_sources(&name)?;
+        let previous = self.store()?.index_sources(&name)?;
         if let Some(sources) = previous.and_then(|(bytes, revision)| Some((Sources::from_bytes(&bytes)?, revision))) {
             let update =
                 ucpkit_ingest::update(&resolved, &options, &Ingesting(progress), &sources.0).map_err(ingest_error)?;
@@ -575,7 +597,7 @@ impl Library {
                 Update::Unchanged(report, restamped) => {
                     if let Some(restamped) = restamped.filter(|_| !self.config.read_only) {
                         // Best effort: a record left as it was only costs reading those files again.
-                        let _ = lock(&self.store).restamp_sources(&name, sources.1, &restamped.to_bytes().files);
+                        let _ = self.store()?.restamp_sources(&name, sources.1, &restamped.to_bytes().files);
                     }
                     if load {
                         let (workspace, report, changed) = self.unchanged(&name, report)?;
@@ -598,7 +620,7 @@ impl Library {
         let bytes = ingested.sources.to_bytes();
         let sources = indexed_from(&bytes);
         let written = {
-            let mut store = lock(&self.store);
+            let mut store = self.store()?;
             let exists = store.documents()?.iter().any(|d| d.name == name);
             let stored = exists.then(|| store.load_with_revision(&name)).transpose()?;
             let unchanged = stored.as_ref().filter(|(stored, _)| stored.same_content(&ingested.document));
@@ -651,7 +673,7 @@ impl Library {
     /// `report` of an unchanged document, with the stored document's
     /// block and token counts (it is not loaded).
     fn stored_counts(&self, name: &str, mut report: IngestReport) -> Result<IngestReport, WorkspaceError> {
-        if let Some(summary) = lock(&self.store).documents()?.into_iter().find(|d| d.name == name) {
+        if let Some(summary) = self.store()?.documents()?.into_iter().find(|d| d.name == name) {
             report.blocks = usize::try_from(summary.blocks).unwrap_or(usize::MAX);
             report.tokens = summary.tokens;
         }
@@ -688,7 +710,7 @@ impl Library {
         progress: &dyn IndexProgress,
     ) -> Result<Option<(Arc<Workspace>, IngestReport, bool)>, WorkspaceError> {
         let (mut document, loaded, links) = {
-            let store = lock(&self.store);
+            let store = self.store()?;
             let (document, loaded) = store.load_with_revision(name)?;
             (document, loaded, store.index_links(name, revision)?)
         };
@@ -703,7 +725,7 @@ impl Library {
         progress.writing(name, document.len());
         let changed = document.unsaved_changes();
         let (written, snapshots) = {
-            let mut store = lock(&self.store);
+            let mut store = self.store()?;
             let written = store.save_indexed(&document, revision, indexed_from(&sources.to_bytes()))?;
             (written, store.load_snapshots(name)?)
         };
@@ -725,7 +747,7 @@ impl Library {
         if self.config.read_only {
             return Err(WorkspaceError::ReadOnly(format!("{name:?} cannot be deleted")));
         }
-        let removed = lock(&self.store).delete_document(name)?;
+        let removed = self.store()?.delete_document(name)?;
         lock(&self.loaded).remove(name);
         lock(&self.behind).remove(name);
         remove_dir(&ucpkit_search::index_dir(&self.config.store_dir, name))?;
@@ -739,7 +761,7 @@ impl Library {
             return Err(WorkspaceError::ReadOnly(format!("{old:?} cannot be renamed")));
         }
         refuse_agent_state(new)?;
-        lock(&self.store).rename_document(old, new)?;
+        self.store()?.rename_document(old, new)?;
         lock(&self.loaded).remove(old);
         let (from, to) = (
             ucpkit_search::index_dir(&self.config.store_dir, old),
@@ -768,7 +790,7 @@ impl Library {
         }
         ucpkit_store::check_document_name(document.name())?;
         refuse_agent_state(document.name())?;
-        let revision = { lock(&self.store).save_with_snapshots(&document, &snapshots)? };
+        let revision = { self.store()?.save_with_snapshots(&document, &snapshots)? };
         document.mark_saved();
         let name = document.name().to_owned();
         let workspace = Arc::new(self.load(document, snapshots, revision)?);
@@ -779,7 +801,7 @@ impl Library {
     /// The stored document `name` (the default one when `None`), read as it
     /// is: no sessions, no search index, for a call that only looks.
     pub fn read_document(&self, name: Option<&str>) -> Result<Document, WorkspaceError> {
-        let store = lock(&self.store);
+        let store = self.store()?;
         let name = store.resolve_name(name.or(self.config.document.as_deref()))?;
         Ok(store.load_document(&name)?)
     }
@@ -818,8 +840,8 @@ impl Library {
         // opened: never a silent overwrite.
         let written = match &workspace.part {
             // A part holds no snapshots: they stay as stored.
-            Some(part) => lock(&self.store).save_part(part, engine.document(), session),
-            None => lock(&self.store).save_checked(&workspace.name, saved.revision, document, session),
+            Some(part) => self.store()?.save_part(part, engine.document(), session),
+            None => self.store()?.save_checked(&workspace.name, saved.revision, document, session),
         };
         let revision = match written {
             Ok(written) => {

@@ -48,7 +48,7 @@ impl Library {
     /// else from the whole document, loaded (and kept).
     pub fn context_in(&self, name: Option<&str>, options: &ContextOptions) -> Result<BuiltContext, WorkspaceError> {
         options.request()?;
-        let name = lock(&self.store).resolve_name(name.or(self.config.document.as_deref()))?;
+        let name = self.store()?.resolve_name(name.or(self.config.document.as_deref()))?;
         let held = lock(&self.loaded).contains_key(&name);
         if !held {
             if let Some(built) = self.context_from_parts(&name, options)? {
@@ -94,7 +94,7 @@ impl Library {
             return Ok(None);
         }
         let dir = ucpkit_search::index_dir(&self.config.store_dir, name);
-        let Some(mut part) = lock(&self.store).part(name)? else { return Ok(None) };
+        let Some(mut part) = self.store()?.part(name)? else { return Ok(None) };
         let Some(layout) = read_layout(&dir, part.revision()) else { return Ok(None) };
         let Some(index) = SearchIndex::open_current(&dir, name, part.revision(), SearchConfig::default())? else {
             return Ok(None);
@@ -111,7 +111,7 @@ impl Library {
         let planned = &ranking.ranked[..ranking.ranked.len().min(orchestrator.config().search_limit)];
         let mut wanted: Vec<BlockId> = planned.iter().filter_map(|&(id, _)| layout.section_root(id)).collect();
         for round in 0..ROUNDS {
-            if !lock(&self.store).extend_part(&mut part, &wanted, usize::MAX, most)? {
+            if !self.store()?.extend_part(&mut part, &wanted, usize::MAX, most)? {
                 return Ok(None);
             }
             if round == 0 {
@@ -119,7 +119,7 @@ impl Library {
                 // judges: read them now (not what is below them) rather
                 // than in a round of their own.
                 let targets = part.unread_targets();
-                if !lock(&self.store).extend_part(&mut part, &targets, 0, most)? {
+                if !self.store()?.extend_part(&mut part, &targets, 0, most)? {
                     return Ok(None);
                 }
             }

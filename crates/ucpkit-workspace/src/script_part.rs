@@ -24,7 +24,7 @@ use ucpkit_sessions::SessionId;
 use ucpkit_store::Part;
 use ucpkit_ucl::{parse_script, BlockRef, Command, Condition, ContentLiteral, EditOp, Value};
 
-use crate::library::{lock, Library, Workspace};
+use crate::library::{Library, Workspace};
 use crate::script::ScriptRun;
 use crate::{NewSession, WorkspaceError};
 
@@ -61,7 +61,7 @@ impl Library {
         let Some(first) = blocks_named(source) else { return Ok(None) };
         let dir = ucpkit_search::index_dir(&self.config.store_dir, name);
         crate::replayed(attempts, || {
-            let Some(mut part) = lock(&self.store).part(name)? else { return Ok(None) };
+            let Some(mut part) = self.store()?.part(name)? else { return Ok(None) };
             if !self.grow(&mut part, &first)? {
                 return Ok(None);
             }
@@ -121,7 +121,7 @@ impl Library {
     /// Reads `wanted` into `part`; false when the part would grow past
     /// [`MOST_BLOCKS`] or the stored document moved on.
     fn grow(&self, part: &mut Part, wanted: &Wanted) -> Result<bool, WorkspaceError> {
-        let store = lock(&self.store);
+        let store = self.store()?;
         Ok((wanted.blocks.is_empty() || store.extend_part(part, &wanted.blocks, 0, MOST_BLOCKS)?)
             && (wanted.subtrees.is_empty() || store.extend_part(part, &wanted.subtrees, usize::MAX, MOST_BLOCKS)?))
     }

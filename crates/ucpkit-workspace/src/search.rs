@@ -8,7 +8,7 @@ use ucpkit_core::{outline, printable, BlockId, Document, Tokenizer};
 use ucpkit_search::structure::{file_evidence, rank_hits, search_ranked, wants_pool, RankedHit, EVIDENCE_POOL};
 use ucpkit_search::{Mode, SearchConfig, SearchIndex, SearchOptions};
 
-use crate::library::{lock, Library, Workspace};
+use crate::library::{Library, Workspace};
 use crate::WorkspaceError;
 
 /// Characters of a hit's preview.
@@ -119,11 +119,11 @@ impl Library {
         name: Option<&str>,
         request: &SearchRequest,
     ) -> Result<Option<SearchResults>, WorkspaceError> {
-        let name = &lock(&self.store).resolve_name(name.or(self.config.document.as_deref()))?;
+        let name = &self.store()?.resolve_name(name.or(self.config.document.as_deref()))?;
         if self.config.model.is_some() {
             return Ok(None);
         }
-        let revision = lock(&self.store).revision(name)?;
+        let revision = self.store()?.revision(name)?;
         let dir = ucpkit_search::index_dir(&self.config.store_dir, name);
         let Some(index) = SearchIndex::open_current(&dir, name, revision, SearchConfig::default())? else {
             return Ok(None);
@@ -132,7 +132,7 @@ impl Library {
         let read = |limit: usize| -> Result<_, WorkspaceError> {
             let hits = index.search_mode(&request.query, &options(request, limit), mode)?;
             let ids: Vec<BlockId> = hits.iter().map(|hit| hit.id).collect();
-            let (excerpt, read_at) = lock(&self.store).read_excerpt(name, &ids)?;
+            let (excerpt, read_at) = self.store()?.read_excerpt(name, &ids)?;
             Ok((hits, excerpt, read_at))
         };
         let (mut hits, mut excerpt, mut read_at) = read(request.limit)?;

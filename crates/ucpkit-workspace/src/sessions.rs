@@ -153,7 +153,7 @@ impl Library {
         if workspace.traversal().find_session(name).is_some() {
             return Err(WorkspaceError::SessionInUse(name.to_owned()));
         }
-        let stored = lock(&self.store).load_session(workspace.name(), name)?;
+        let stored = self.store()?.load_session(workspace.name(), name)?;
         lock(&workspace.saved).sessions.insert(name.to_owned(), stored.as_ref().map_or(0, |s| s.revision));
         let Some(stored) = stored else { return self.new_session(workspace, Some(name), options) };
         let mut record: Session = serde_json::from_str(&stored.record)
@@ -184,7 +184,7 @@ impl Library {
     /// The named sessions stored for every document: (document, session,
     /// last saved in ms since the epoch), by document then name.
     pub fn named_sessions(&self) -> Result<Vec<(String, String, i64)>, WorkspaceError> {
-        let store = lock(&self.store);
+        let store = self.store()?;
         let mut all = Vec::new();
         for document in store.documents()? {
             let sessions = store.sessions(&document.name)?;

@@ -44,7 +44,7 @@ impl Library {
 
     /// Whether the store holds document `name`.
     pub fn holds_stored(&self, name: &str) -> Result<bool, WorkspaceError> {
-        Ok(self.holds(name) || lock(&self.store).documents()?.iter().any(|d| d.name == name))
+        Ok(self.holds(name) || self.store()?.documents()?.iter().any(|d| d.name == name))
     }
 
     /// Creates document `name`, empty, unless the store holds it (another
@@ -57,7 +57,7 @@ impl Library {
             if self.holds_stored(name)? {
                 return Ok(());
             }
-            let mut store = lock(&self.store);
+            let mut store = self.store()?;
             let expected = store.revision(name)?;
             store.save_checked(name, expected, Some((&Document::new(name), &[])), None)?;
             Ok(())

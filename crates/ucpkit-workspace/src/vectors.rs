@@ -3,17 +3,13 @@
 //! other node, and by this one when its search index is rebuilt, instead
 //! of being embedded again. Queries are embedded as they come.
 
-use std::sync::{Arc, Mutex};
-
 use ucpkit_search::{Embedder, SearchError};
-use ucpkit_store::{Store, TextKey};
-
-use crate::library::lock;
+use ucpkit_store::{StorePool, TextKey};
 
 /// A model whose block vectors are looked up in, and kept in, the store.
 pub(crate) struct StoredVectors {
     pub(crate) model: Box<dyn Embedder>,
-    pub(crate) store: Arc<Mutex<Store>>,
+    pub(crate) store: StorePool,
     /// The document whose blocks it embeds.
     pub(crate) document: String,
     /// Whether vectors it makes are written to the store (not by a
@@ -45,7 +41,8 @@ impl Embedder for StoredVectors {
     /// embedding: the vectors are the model's either way.
     fn embed_blocks(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, SearchError> {
         let keys: Vec<TextKey> = texts.iter().map(|text| key_of(text)).collect();
-        let mut stored = lock(&self.store).load_vectors(&self.document, self.identity(), &keys).unwrap_or_default();
+        let loaded = self.store.get().and_then(|store| store.load_vectors(&self.document, self.identity(), &keys));
+        let mut stored = loaded.unwrap_or_default();
         stored.retain(|_, vector| vector.len() == self.dim());
         let missing: Vec<usize> = (0..texts.len()).filter(|&i| !stored.contains_key(&keys[i])).collect();
         let embedded = if missing.is_empty() {
@@ -56,7 +53,7 @@ impl Embedder for StoredVectors {
         if self.keep && !embedded.is_empty() {
             let made: Vec<(TextKey, Vec<f32>)> =
                 missing.iter().map(|&i| keys[i]).zip(embedded.iter().cloned()).collect();
-            let _ = lock(&self.store).save_vectors(&self.document, self.identity(), &made);
+            let _ = self.store.get().and_then(|mut store| store.save_vectors(&self.document, self.identity(), &made));
         }
         let mut embedded = embedded.into_iter();
         Ok(keys
@@ -72,6 +69,8 @@ impl Embedder for StoredVectors {
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
 
     use super::*;
 
@@ -97,7 +96,7 @@ mod tests {
     fn node(place: &crate::testing::Place, keep: bool) -> (StoredVectors, Arc<AtomicUsize>) {
         let count = Arc::new(AtomicUsize::new(0));
         let model = Box::new(Counting(Arc::clone(&count)));
-        let store = Arc::new(Mutex::new(place.open()));
+        let store = StorePool::new(place.open(), 2, Duration::from_secs(10));
         (StoredVectors { model, store, document: "d".into(), keep }, count)
     }
 
