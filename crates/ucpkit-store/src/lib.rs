@@ -26,6 +26,8 @@ mod part;
 mod pool;
 #[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "postgres")]
+mod postgres_tls;
 mod schema;
 mod sql;
 #[cfg(test)]
@@ -332,9 +334,9 @@ impl Store {
         Opener {
             dir: self.dir.clone(),
             #[cfg(feature = "postgres")]
-            config: match &self.db {
+            settings: match &self.db {
                 Database::Sqlite(_) => None,
-                Database::Postgres(client) => Some(client.config().clone()),
+                Database::Postgres(client) => Some(client.settings().clone()),
             },
         }
     }

@@ -20,15 +20,15 @@ pub struct Opener {
     pub(crate) dir: std::path::PathBuf,
     /// The database server's connection settings; `None` for SQLite.
     #[cfg(feature = "postgres")]
-    pub(crate) config: Option<postgres::Config>,
+    pub(crate) settings: Option<crate::postgres_tls::Settings>,
 }
 
 impl Opener {
     /// A new handle on the store, with a connection of its own.
     pub fn open(&self) -> Result<Store, StoreError> {
         #[cfg(feature = "postgres")]
-        if let Some(config) = &self.config {
-            let client = crate::postgres::Client::with_config(config.clone())?;
+        if let Some(settings) = &self.settings {
+            let client = crate::postgres::Client::with_settings(settings.clone())?;
             return Ok(Store { dir: self.dir.clone(), db: crate::sql::Database::Postgres(Box::new(client)) });
         }
         Store::open_existing(&self.dir)

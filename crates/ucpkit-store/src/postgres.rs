@@ -15,9 +15,9 @@ use std::time::Duration;
 use bytes::BytesMut;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::{to_sql_checked, IsNull, ToSql, Type};
-use postgres::{IsolationLevel, NoTls, Row, Statement};
+use postgres::{IsolationLevel, Row, Statement};
 
-use crate::location::redact;
+use crate::postgres_tls::Settings;
 use crate::sql::{Arg, DatabaseError, Tx};
 use crate::{db, StoreError};
 
@@ -144,7 +144,7 @@ CREATE TABLE vectors (
 /// A connection to a PostgreSQL database holding a store, with the
 /// statements it prepared.
 pub(crate) struct Client {
-    config: postgres::Config,
+    settings: Settings,
     /// Always there but while the store is dropped ([`Drop`]).
     client: RefCell<Option<postgres::Client>>,
     statements: RefCell<HashMap<String, Statement>>,
@@ -165,8 +165,8 @@ impl Client {
     /// Connects to `url` (`postgres://user@host:port/database?…`) and
     /// brings the schema to [`SCHEMA_VERSION`].
     pub(crate) fn connect(url: &str) -> Result<Client, StoreError> {
-        let mut config: postgres::Config =
-            url.parse().map_err(|e: postgres::Error| StoreError::Url(format!("{}: {}", redact(url), describe(&e))))?;
+        let mut settings = Settings::parse(url)?;
+        let config = &mut settings.config;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_WAIT);
         }
@@ -185,19 +185,19 @@ impl Client {
         if config.get_keepalives_retries().is_none() {
             config.keepalives_retries(3);
         }
-        Client::with_config(config)
+        Client::with_settings(settings)
     }
 
-    /// How this connection was configured: what another one to the same
-    /// database is made with ([`Client::with_config`]).
-    pub(crate) fn config(&self) -> &postgres::Config {
-        &self.config
+    /// How this connection was made: what another one to the same
+    /// database is made with ([`Client::with_settings`]).
+    pub(crate) fn settings(&self) -> &Settings {
+        &self.settings
     }
 
-    /// A connection made with `config` (another's [`Client::config`]).
-    pub(crate) fn with_config(config: postgres::Config) -> Result<Client, StoreError> {
-        let client = session(&config)?;
-        Ok(Client { config, client: RefCell::new(Some(client)), statements: RefCell::new(HashMap::new()) })
+    /// A connection made with `settings` (another's [`Client::settings`]).
+    pub(crate) fn with_settings(settings: Settings) -> Result<Client, StoreError> {
+        let client = session(&settings)?;
+        Ok(Client { settings, client: RefCell::new(Some(client)), statements: RefCell::new(HashMap::new()) })
     }
 
     /// The connection, made again when the last one was lost (the server
@@ -206,7 +206,7 @@ impl Client {
     fn connection(&self) -> Result<std::cell::RefMut<'_, postgres::Client>, StoreError> {
         let mut client = self.client.borrow_mut();
         if client.as_ref().is_none_or(postgres::Client::is_closed) {
-            *client = Some(session(&self.config)?);
+            *client = Some(session(&self.settings)?);
             // Statements are prepared per connection.
             self.statements.borrow_mut().clear();
         }
@@ -264,7 +264,7 @@ impl Client {
 /// A connection listening to [`CHANNEL`]: the documents other nodes
 /// (and this one) write, as they commit.
 pub(crate) struct Listener {
-    config: postgres::Config,
+    settings: Settings,
     /// `None` after the connection was lost, until it is made again.
     client: Option<postgres::Client>,
 }
@@ -272,7 +272,7 @@ pub(crate) struct Listener {
 impl Client {
     /// A new connection to the same database, listening for changes.
     pub(crate) fn listen(&self) -> Result<Listener, StoreError> {
-        let mut listener = Listener { config: self.config.clone(), client: None };
+        let mut listener = Listener { settings: self.settings.clone(), client: None };
         listener.client = Some(listener.connect()?);
         Ok(listener)
     }
@@ -280,7 +280,7 @@ impl Client {
 
 impl Listener {
     fn connect(&self) -> Result<postgres::Client, StoreError> {
-        let mut client = self.config.connect(NoTls).map_err(db("connecting to PostgreSQL"))?;
+        let mut client = self.settings.connect().map_err(db("connecting to PostgreSQL"))?;
         client.batch_execute(&format!("LISTEN {CHANNEL}")).map_err(db("listening for changes"))?;
         Ok(client)
     }
@@ -459,9 +459,9 @@ pub(crate) fn translate(sql: &str) -> String {
     out
 }
 
-/// A new session on the server of `config`, its schema checked.
-fn session(config: &postgres::Config) -> Result<postgres::Client, StoreError> {
-    let mut client = config.connect(NoTls).map_err(db("connecting to PostgreSQL"))?;
+/// A new session on the server `settings` name, its schema checked.
+fn session(settings: &Settings) -> Result<postgres::Client, StoreError> {
+    let mut client = settings.connect().map_err(db("connecting to PostgreSQL"))?;
     client.batch_execute(&format!("SET lock_timeout = '{LOCK_WAIT}'")).map_err(db("configuring the session"))?;
     migrate(&mut client)?;
     Ok(client)
