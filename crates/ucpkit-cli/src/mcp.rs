@@ -134,10 +134,6 @@ pub(crate) fn run(cli: &Cli, args: &McpArgs) -> anyhow::Result<()> {
             "--gateway over --http runs the configured MCP servers outside the sandbox: it cannot go with --sandbox"
         );
     }
-    if args.sandbox && args.http.is_none() && LibraryConfig::new(cli.store_location()).store_url.is_some() {
-        // The sandbox lets the server reach only the endpoints it forwards.
-        anyhow::bail!("--sandbox cannot go with a store on a database server yet: serve it without --sandbox");
-    }
     if args.llm.given() && !args.agents {
         anyhow::bail!("the model flags (--api, --base-url, --llm, --provider) need --agents");
     }

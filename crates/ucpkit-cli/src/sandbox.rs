@@ -146,10 +146,18 @@ pub(crate) fn enter(cli: &Cli, urls: &[String]) -> anyhow::Result<Inside> {
 }
 
 /// The URLs the sandboxed agent must reach: each model `setup` can
-/// choose (the main agent's and each sub-agent type's), and the
-/// configured MCP servers served over HTTP.
+/// choose (the main agent's and each sub-agent type's), the configured
+/// MCP servers served over HTTP, and the database servers of a store on
+/// one.
 pub(crate) fn endpoints(cli: &Cli, setup: Option<&AgentSetup>) -> anyhow::Result<Vec<String>> {
     let mut urls = Vec::new();
+    let location = cli.store_location();
+    if let Some(url) = ucpkit_workspace::LibraryConfig::new(&location).store_url {
+        for (host, port) in ucpkit_workspace::vocabulary::store_hosts(&url)? {
+            let host = if host.contains(':') { format!("[{host}]") } else { host };
+            urls.push(format!("postgres://{host}:{port}"));
+        }
+    }
     if let Some(setup) = setup {
         let kinds = std::iter::once(None).chain(SUBAGENT_TYPES.iter().map(|k| Some(*k)));
         for kind in kinds {
@@ -224,6 +232,10 @@ mod tests {
         );
         assert_eq!(endpoint("http://127.0.0.1:8080/v1").unwrap(), Endpoint { host: "127.0.0.1".into(), port: 8080 });
         assert_eq!(endpoint("http://[::1]:9/v1").unwrap(), Endpoint { host: "::1".into(), port: 9 });
+        assert_eq!(
+            endpoint("postgres://db.internal:5433").unwrap(),
+            Endpoint { host: "db.internal".into(), port: 5433 }
+        );
         assert!(endpoint("not a url").is_err());
     }
 }

@@ -4,12 +4,12 @@
 
 mod common;
 
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::Write as _;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
 
-use common::mcp::{initialize, result_text, HttpServer, TOKEN};
+use common::mcp::{initialize, result_text, HttpServer, StdioServer, TOKEN};
 use common::{excerpt, indexed, stderr, ucp, ucp_stdin};
 use serde_json::{json, Value};
 
@@ -99,56 +99,6 @@ fn http_faults_get_json_rpc_errors_and_the_server_keeps_serving() {
     // Closing a session answers 204; the session is gone.
     let (status, _, _) = server.request("DELETE", &[("authorization", &auth), ("mcp-session-id", &one)], b"");
     assert_eq!(status, 204);
-}
-
-/// `ucp mcp` over stdio with its pipes.
-struct StdioServer {
-    child: Child,
-    input: ChildStdin,
-    output: BufReader<ChildStdout>,
-}
-
-impl StdioServer {
-    fn start(store: &Path, extra: &[&str]) -> StdioServer {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ucp"))
-            .arg("--store")
-            .arg(store)
-            .arg("mcp")
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let input = child.stdin.take().unwrap();
-        let output = BufReader::new(child.stdout.take().unwrap());
-        StdioServer { child, input, output }
-    }
-
-    fn send(&mut self, line: &str) {
-        writeln!(self.input, "{line}").unwrap();
-    }
-
-    /// Reads messages until the reply to `id`.
-    fn reply(&mut self, id: u64) -> Value {
-        loop {
-            let mut line = String::new();
-            assert!(self.output.read_line(&mut line).unwrap() > 0, "the server closed stdout");
-            let message: Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == id {
-                return message;
-            }
-        }
-    }
-
-    fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
-        self.send(
-            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                          "params": {"name": tool, "arguments": arguments}})
-            .to_string(),
-        );
-        self.reply(id)
-    }
 }
 
 #[test]

@@ -10,7 +10,7 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::mcp::{result_text, HttpServer, TOKEN};
+use common::mcp::{initialize, result_text, HttpServer, StdioServer, TOKEN};
 use common::{excerpt, stdout_json, ucp_on as on, ucp_run_on as run};
 use serde_json::json;
 
@@ -281,4 +281,33 @@ fn three_mcp_servers_and_a_cli_writer_share_one_database() {
             assert!(hits.contains(&word), "node {n} does not find {word}: {hits}");
         }
     }
+}
+
+/// `ucp mcp --sandbox` over stdio on a PostgreSQL store: the whole server
+/// runs inside the agent sandbox (a network of its own), reaches the
+/// database through the forwarder the sandbox makes for the URL's host
+/// and port, and serves and edits the store as any node does.
+#[test]
+#[ignore = "needs UCP_TEST_POSTGRES: scripts/test starts a throwaway PostgreSQL cluster and runs this"]
+fn a_sandboxed_stdio_server_reaches_its_database() {
+    let Some(place) = database() else { return };
+    let url = place.url().unwrap().to_owned();
+    let nodes = tempfile::tempdir().unwrap();
+    let (writer, sandboxed) = (nodes.path().join("writer"), nodes.path().join("sandboxed"));
+    assert!(on(&writer, &url, &["index", excerpt().to_str().unwrap(), "--name", "node"]).status.success());
+    let root = tempfile::tempdir().unwrap();
+    let root = root.path().to_str().unwrap();
+    let mut server = StdioServer::start_node(Path::new(&url), Some(&sandboxed), &["--sandbox", "--root", root]);
+    server.send(&initialize(1).to_string());
+    assert_eq!(server.reply(1)["result"]["serverInfo"]["name"], "ucp");
+    server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let edit =
+        server.call(2, "ucl", json!({"commands": format!("APPEND {ROOT} text :: \"a quokkaword from the sandbox\"")}));
+    assert_ne!(edit["result"]["isError"], true, "{edit}");
+    let hits = server.call(3, "search", json!({"query": "quokkaword"}));
+    assert!(result_text(&hits).contains("a quokkaword from the sandbox"), "{hits}");
+    drop(server);
+    // The edit is in the database: another node reads it.
+    let texts = stored_once(&writer, &url, &["a quokkaword from the sandbox".to_owned()]);
+    assert!(!texts.is_empty());
 }

@@ -38,7 +38,7 @@ mod vectors;
 pub use catch_up::CaughtUp;
 pub use changes::Changes;
 pub use indexed::IndexedFrom;
-pub use location::{is_store_url, node_cache_dir, redact};
+pub use location::{is_store_url, node_cache_dir, redact, store_hosts};
 pub use migrate::Copied;
 pub use name::{
     check_document_name, is_agent_state, namespaced_document, AGENT_STATE_DOCUMENTS, MAX_DOCUMENT_NAME_CHARS,

@@ -9,6 +9,37 @@ pub fn is_store_url(location: &str) -> bool {
     location.starts_with("postgres://") || location.starts_with("postgresql://")
 }
 
+/// The servers (host name or address, port) the store URL `url` names,
+/// in its order: what a sandbox around a node must let it reach. A host
+/// given as a socket folder is refused: only TCP crosses a sandbox.
+pub fn store_hosts(url: &str) -> Result<Vec<(String, u16)>, crate::StoreError> {
+    #[cfg(feature = "postgres")]
+    {
+        let settings = crate::postgres_tls::Settings::parse(url)?;
+        let config = &settings.config;
+        let ports = config.get_ports();
+        let mut hosts = Vec::new();
+        for (n, host) in config.get_hosts().iter().enumerate() {
+            // One port each (the driver fills in the default), or one for all.
+            let port = ports.get(n).or(ports.first()).copied().unwrap_or(5432);
+            match host {
+                postgres::config::Host::Tcp(name) => hosts.push((name.clone(), port)),
+                #[cfg(unix)]
+                postgres::config::Host::Unix(folder) => {
+                    return Err(crate::StoreError::Url(format!(
+                        "{}: the socket in {} cannot be reached from a sandbox: name the server by host and port",
+                        redact(url),
+                        folder.display()
+                    )))
+                }
+            }
+        }
+        Ok(hosts)
+    }
+    #[cfg(not(feature = "postgres"))]
+    Err(crate::StoreError::Url(format!("{}: this ucp was built without PostgreSQL", redact(url))))
+}
+
 /// Where a node keeps what it derives from the store at `url` (search
 /// indexes): a folder of UCP's cache ([`ucpkit_tokens::cache_dir`],
 /// `$UCP_CACHE_DIR` first) named after the server and database (the
@@ -66,6 +97,18 @@ pub fn redact(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn a_store_urls_servers_are_its_hosts_with_their_ports() {
+        let two = store_hosts("postgres://u:pw@db1:6000,db2/team?target_session_attrs=read-write").unwrap();
+        assert_eq!(two, [("db1".to_owned(), 6000), ("db2".to_owned(), 5432)], "a host without a port: the default");
+        let each = store_hosts("postgres://u@db1:6000,db2:6001/team").unwrap();
+        assert_eq!(each, [("db1".to_owned(), 6000), ("db2".to_owned(), 6001)]);
+        assert_eq!(store_hosts("postgresql://u@127.0.0.1/team").unwrap(), [("127.0.0.1".to_owned(), 5432)]);
+        let socket = store_hosts("postgres://u:pw@%2Fvar%2Frun%2Fpostgresql/team").unwrap_err().to_string();
+        assert!(socket.contains("cannot be reached from a sandbox") && !socket.contains("pw"), "{socket}");
+    }
 
     #[test]
     fn passwords_are_left_out_of_messages() {

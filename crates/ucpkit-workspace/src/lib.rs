@@ -81,7 +81,7 @@ pub mod vocabulary {
     pub use ucpkit_orchestrator::{policy::Policy, BuiltContext, ContextRequest, LlmPolicy};
     pub use ucpkit_search::{index_dir, load_embedder, Mode, SyncProgress, MAX_HITS};
     pub use ucpkit_sessions::{AgentError, GlobalLimits, Reply, ScriptReport, SessionId, SessionLimits};
-    pub use ucpkit_store::{check_document_name, Copied, DocumentSummary, StoreError, DEFAULT_STORE_DIR};
+    pub use ucpkit_store::{check_document_name, store_hosts, Copied, DocumentSummary, StoreError, DEFAULT_STORE_DIR};
     pub use ucpkit_ucl::{parse_script, print_document, LineIndex, RenderFormat, Script};
 }
 

@@ -1,10 +1,10 @@
 //! An `ucp mcp --http` server for tests, spoken to in raw HTTP/1.1 over
-//! TCP, and the JSON-RPC messages they send.
+//! TCP, an `ucp mcp` over stdio, and the JSON-RPC messages they send.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -175,4 +175,69 @@ pub fn initialize(id: u64) -> Value {
 /// The text of a tool result.
 pub fn result_text(reply: &Value) -> String {
     reply["result"]["content"].as_array().unwrap().iter().filter_map(|c| c["text"].as_str()).collect()
+}
+
+/// `ucp mcp` over stdio with its pipes.
+pub struct StdioServer {
+    /// The server's process.
+    pub child: Child,
+    /// Its stdin (dropped: the client has gone).
+    pub input: ChildStdin,
+    output: BufReader<ChildStdout>,
+}
+
+impl StdioServer {
+    /// `ucp --store STORE mcp EXTRA…`.
+    pub fn start(store: &Path, extra: &[&str]) -> StdioServer {
+        StdioServer::start_node(store, None, extra)
+    }
+
+    /// [`StdioServer::start`] with the caches of node `node`
+    /// (UCP_CACHE_DIR: a store on a database server).
+    pub fn start_node(store: &Path, node: Option<&Path>, extra: &[&str]) -> StdioServer {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ucp"));
+        if let Some(node) = node {
+            command.env("UCP_CACHE_DIR", node);
+        }
+        let mut child = command
+            .arg("--store")
+            .arg(store)
+            .arg("mcp")
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let input = child.stdin.take().unwrap();
+        let output = BufReader::new(child.stdout.take().unwrap());
+        StdioServer { child, input, output }
+    }
+
+    /// Writes one line to its stdin.
+    pub fn send(&mut self, line: &str) {
+        writeln!(self.input, "{line}").unwrap();
+    }
+
+    /// Reads messages until the reply to `id`.
+    pub fn reply(&mut self, id: u64) -> Value {
+        loop {
+            let mut line = String::new();
+            assert!(self.output.read_line(&mut line).unwrap() > 0, "the server closed stdout");
+            let message: Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+
+    /// Calls `tool` with `arguments`; the reply.
+    pub fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                          "params": {"name": tool, "arguments": arguments}})
+            .to_string(),
+        );
+        self.reply(id)
+    }
 }
