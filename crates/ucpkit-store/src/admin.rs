@@ -32,6 +32,9 @@ impl Store {
             if exists(tx, new)? {
                 return Err(StoreError::NameTaken(new.to_owned()));
             }
+            // Vectors left under the new name (saved after a delete) would
+            // clash with the ones moving there.
+            crate::vectors::delete_vectors(tx, new)?;
             let current = revision_in(tx, old)?;
             let revision = current.max(revision_in(tx, new)?) + 1;
             for (table, column) in [

@@ -121,9 +121,8 @@ fn outgoing_edges(tx: &Tx<'_>, doc: i64, name: &str, ids: &[BlockId]) -> Result<
         edges.push((row.int_of(4).map_err(db(READING))?, decode_edge(row, name)?));
         Ok(())
     })?;
-    // A batch names its last id again to fill up: its edges come twice.
+    // Each source's edges in their order (batches come in any order).
     edges.sort_by_key(|(seq, edge)| (edge.source, *seq));
-    edges.dedup_by_key(|(seq, edge)| (edge.source, *seq));
     Ok(edges.into_iter().map(|(_, edge)| edge).collect())
 }
 

@@ -6,7 +6,6 @@
 //! (`load` reads the rows back).
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
 
 use serde_json::Value;
 use ucpkit_core::{BlockId, Content, Document, Edge, Metadata, Role, TextFormat};
@@ -55,10 +54,10 @@ const EDGE_COLUMNS: [&str; 6] = ["doc", "source", "seq", "type", "target", "meta
 
 /// Rows one statement inserts when a document is written whole: one round
 /// trip to a database server per this many rows, not per row.
-pub(crate) const ROWS_PER_INSERT: usize = 64;
+const ROWS_PER_INSERT: usize = 64;
 
 /// `INSERT INTO table (columns) VALUES (?1, …), (…)` for `rows` rows.
-pub(crate) fn insert_rows(table: &str, columns: &[&str], rows: usize) -> String {
+fn insert_rows(table: &str, columns: &[&str], rows: usize) -> String {
     let values: Vec<String> = (0..rows)
         .map(|row| {
             let places: Vec<String> = (1..=columns.len()).map(|c| format!("?{}", row * columns.len() + c)).collect();
@@ -69,29 +68,28 @@ pub(crate) fn insert_rows(table: &str, columns: &[&str], rows: usize) -> String 
 }
 
 /// Inserts `rows` in statements of [`ROWS_PER_INSERT`] rows, each row's
-/// values given by `push`: `full` is [`insert_rows`] for that many rows
-/// followed by `tail` (a conflict clause, or nothing).
-#[allow(clippy::too_many_arguments)]
+/// values given by `push`, each statement followed by `tail` (a conflict
+/// clause, or nothing).
 pub(crate) fn insert_all<'r, R>(
     tx: &Tx<'_>,
     context: &'static str,
     table: &str,
     columns: &[&str],
-    full: &str,
     tail: &str,
     rows: &'r [R],
     push: impl Fn(&'r R, &mut Vec<Arg<'r>>),
 ) -> Result<(), StoreError> {
+    let statement = |rows: usize| format!("{} {tail}", insert_rows(table, columns, rows));
+    let full = (rows.len() >= ROWS_PER_INSERT).then(|| statement(ROWS_PER_INSERT));
     for batch in rows.chunks(ROWS_PER_INSERT) {
         let mut args = Vec::with_capacity(batch.len() * columns.len());
         for row in batch {
             push(row, &mut args);
         }
-        if batch.len() == ROWS_PER_INSERT {
-            tx.run(context, full, &args)?;
-        } else {
-            tx.run(context, &format!("{} {tail}", insert_rows(table, columns, batch.len())), &args)?;
-        }
+        match &full {
+            Some(full) if batch.len() == ROWS_PER_INSERT => tx.run(context, full, &args)?,
+            _ => tx.run(context, &statement(batch.len()), &args)?,
+        };
     }
     Ok(())
 }
@@ -132,9 +130,8 @@ pub(crate) fn write_document(tx: &Tx<'_>, document: &Document) -> Result<(), Sto
     ids.sort_unstable();
     // A corrupt tree may list a block twice; its row is written once.
     ids.dedup();
-    static INSERT_BLOCKS: LazyLock<String> = LazyLock::new(|| insert_rows("blocks", &BLOCK_COLUMNS, ROWS_PER_INSERT));
     let rows: Vec<BlockRow> = ids.into_iter().map(|id| BlockRow::of(document, id)).collect();
-    insert_all(tx, "writing blocks", "blocks", &BLOCK_COLUMNS, &INSERT_BLOCKS, "", &rows, |row, args| {
+    insert_all(tx, "writing blocks", "blocks", &BLOCK_COLUMNS, "", &rows, |row, args| {
         row.push_args(doc, document, args)
     })?;
     // Each source's edges in their order (dangling ones too).
@@ -149,11 +146,8 @@ pub(crate) fn write_document(tx: &Tx<'_>, document: &Document) -> Result<(), Sto
         })
         .collect();
     edges.sort_by_key(|(edge, n)| (edge.source, *n));
-    static INSERT_EDGES: LazyLock<String> = LazyLock::new(|| insert_rows("edges", &EDGE_COLUMNS, ROWS_PER_INSERT));
     let rows: Vec<EdgeRow> = edges.into_iter().map(|(edge, seq)| EdgeRow::of(edge, seq)).collect();
-    insert_all(tx, "writing edges", "edges", &EDGE_COLUMNS, &INSERT_EDGES, "", &rows, |row, args| {
-        row.push_args(doc, args)
-    })?;
+    insert_all(tx, "writing edges", "edges", &EDGE_COLUMNS, "", &rows, |row, args| row.push_args(doc, args))?;
     tx.analyze()
 }
 

@@ -100,7 +100,13 @@ pub(crate) const BATCH: usize = 64;
 
 /// `sql_head` followed by one batch's parameters, `(?2, …, ?65)`.
 pub(crate) fn batched(sql_head: &str) -> String {
-    let places: Vec<String> = (2..BATCH + 2).map(|i| format!("?{i}")).collect();
+    batched_after(sql_head, 1)
+}
+
+/// `sql_head` followed by one batch's parameters, numbered after `lead`
+/// leading ones.
+pub(crate) fn batched_after(sql_head: &str, lead: usize) -> String {
+    let places: Vec<String> = (lead + 1..=lead + BATCH).map(|i| format!("?{i}")).collect();
     format!("{sql_head} ({})", places.join(", "))
 }
 
@@ -113,15 +119,28 @@ pub(crate) fn each_batch(
     sql: &str,
     doc: i64,
     ids: &[BlockId],
+    row: impl FnMut(&Cells<'_>) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
+    let keys: Vec<&[u8]> = ids.iter().map(|id| &id.as_bytes()[..]).collect();
+    each_batch_after(tx, context, sql, &[Arg::Int(doc)], &keys, row)
+}
+
+/// [`each_batch`] for keys of any kind after the parameters `lead`
+/// (`sql` made by [`batched_after`] with as many).
+pub(crate) fn each_batch_after<'a>(
+    tx: &Tx<'_>,
+    context: &'static str,
+    sql: &str,
+    lead: &[Arg<'a>],
+    keys: &[&'a [u8]],
     mut row: impl FnMut(&Cells<'_>) -> Result<(), StoreError>,
 ) -> Result<(), StoreError> {
-    for batch in ids.chunks(BATCH) {
-        let mut args = Vec::with_capacity(BATCH + 1);
-        args.push(Arg::Int(doc));
+    for batch in keys.chunks(BATCH) {
+        let mut args = Vec::with_capacity(lead.len() + BATCH);
+        args.extend_from_slice(lead);
+        // The last key again fills the batch: one statement, prepared once.
         let last = batch[batch.len() - 1];
-        args.extend(
-            batch.iter().chain(std::iter::repeat_n(&last, BATCH - batch.len())).map(|id| Arg::Bytes(id.as_bytes())),
-        );
+        args.extend(batch.iter().copied().chain(std::iter::repeat_n(last, BATCH - batch.len())).map(Arg::Bytes));
         tx.each(context, sql, &args, &mut row)?;
     }
     Ok(())

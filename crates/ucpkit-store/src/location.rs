@@ -11,12 +11,20 @@ pub fn is_store_url(location: &str) -> bool {
 
 /// The servers (host name or address, port) the store URL `url` names,
 /// in its order: what a sandbox around a node must let it reach. A host
-/// given as a socket folder is refused: only TCP crosses a sandbox.
+/// given as a socket folder, or a `hostaddr`, is refused: only TCP to a
+/// named host crosses a sandbox.
 pub fn store_hosts(url: &str) -> Result<Vec<(String, u16)>, crate::StoreError> {
     #[cfg(feature = "postgres")]
     {
         let settings = crate::postgres_tls::Settings::parse(url)?;
         let config = &settings.config;
+        if !config.get_hostaddrs().is_empty() {
+            // The connection would go to the address, not the forwarded name.
+            return Err(crate::StoreError::Url(format!(
+                "{}: hostaddr cannot cross a sandbox: name the server in the host part",
+                redact(url)
+            )));
+        }
         let ports = config.get_ports();
         let mut hosts = Vec::new();
         for (n, host) in config.get_hosts().iter().enumerate() {
@@ -108,6 +116,7 @@ mod tests {
         assert_eq!(store_hosts("postgresql://u@127.0.0.1/team").unwrap(), [("127.0.0.1".to_owned(), 5432)]);
         let socket = store_hosts("postgres://u:pw@%2Fvar%2Frun%2Fpostgresql/team").unwrap_err().to_string();
         assert!(socket.contains("cannot be reached from a sandbox") && !socket.contains("pw"), "{socket}");
+        assert!(store_hosts("postgres://u@db1/team?hostaddr=10.0.0.5").is_err(), "the address is not forwarded");
     }
 
     #[test]

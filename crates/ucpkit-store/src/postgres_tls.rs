@@ -2,10 +2,13 @@
 //! `sslmode` and `sslrootcert` read the way libpq reads them, and TLS by
 //! rustls. `disable` sends plain text; `prefer` (the default) and
 //! `require` encrypt without checking the server's certificate (`prefer`
-//! falls back to plain text when the server has no TLS); `verify-ca`
+//! falls back to plain text when the server has no TLS; `require` with
+//! `sslrootcert` checks the authority, as libpq's does); `verify-ca`
 //! checks that a trusted authority signed it; `verify-full` checks that
 //! and that it names the host. The authorities are those in the file
-//! `sslrootcert` names, else the system's.
+//! `sslrootcert` names, else the system's (libpq's default file,
+//! `~/.postgresql/root.crt`, is not read; `sslrootcert=system` and
+//! `sslmode=allow` are not supported).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -62,6 +65,8 @@ impl Settings {
         let (ssl, check) = match mode.as_str() {
             "disable" => (SslMode::Disable, None),
             "prefer" => (SslMode::Prefer, Some(Check::Nothing)),
+            // As libpq: with a root certificate file, `require` checks the authority.
+            "require" if root_file.is_some() => (SslMode::Require, Some(Check::Authority)),
             "require" => (SslMode::Require, Some(Check::Nothing)),
             "verify-ca" => (SslMode::Require, Some(Check::Authority)),
             "verify-full" => (SslMode::Require, Some(Check::AuthorityAndHost)),

@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use crate::codec::{insert_all, insert_rows, ROWS_PER_INSERT};
-use crate::excerpt::BATCH;
+use crate::codec::insert_all;
+use crate::excerpt::{batched_after, each_batch_after};
 use crate::sql::{args, Arg, Tx};
 use crate::{db, Store, StoreError};
 
@@ -33,29 +33,20 @@ impl Store {
     ) -> Result<HashMap<TextKey, Vec<f32>>, StoreError> {
         const READING: &str = "reading vectors";
         static SQL: LazyLock<String> = LazyLock::new(|| {
-            let places: Vec<String> = (3..BATCH + 3).map(|i| format!("?{i}")).collect();
-            format!(
-                "SELECT key, vector FROM vectors WHERE document = ?1 AND model = ?2 AND key IN ({})",
-                places.join(", ")
-            )
+            batched_after("SELECT key, vector FROM vectors WHERE document = ?1 AND model = ?2 AND key IN", 2)
         });
+        let keys: Vec<&[u8]> = keys.iter().map(|key| &key[..]).collect();
         self.db.read(|tx| {
             let mut found = HashMap::new();
-            for batch in keys.chunks(BATCH) {
-                let mut args = vec![Arg::Text(document), Arg::Text(model)];
-                // The last key again fills the batch: one statement, prepared once.
-                let last = &batch[batch.len() - 1];
-                args.extend(batch.iter().chain(std::iter::repeat_n(last, BATCH - batch.len())).map(|k| Arg::Bytes(k)));
-                tx.each(READING, &SQL, &args, |row| {
-                    let key = row.bytes(0).map_err(db(READING))?.and_then(|k| TextKey::try_from(k).ok());
-                    let vector = row.bytes(1).map_err(db(READING))?.filter(|v| v.len() % 4 == 0);
-                    if let (Some(key), Some(vector)) = (key, vector) {
-                        let floats = vector.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")));
-                        found.insert(key, floats.collect());
-                    }
-                    Ok(())
-                })?;
-            }
+            each_batch_after(tx, READING, &SQL, &[Arg::Text(document), Arg::Text(model)], &keys, |row| {
+                let key = row.bytes(0).map_err(db(READING))?.and_then(|k| TextKey::try_from(k).ok());
+                let vector = row.bytes(1).map_err(db(READING))?.filter(|v| v.len() % 4 == 0);
+                if let (Some(key), Some(vector)) = (key, vector) {
+                    let floats = vector.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4 bytes")));
+                    found.insert(key, floats.collect());
+                }
+                Ok(())
+            })?;
             Ok(found)
         })
     }
@@ -95,9 +86,7 @@ pub(crate) fn read_vectors(tx: &Tx<'_>, name: &str) -> Result<Vec<VectorRow>, St
 /// Writes `rows` as vectors of document `name` in `tx`; a key stored
 /// already keeps its vector.
 pub(crate) fn write_vectors(tx: &Tx<'_>, name: &str, rows: &[VectorRow]) -> Result<(), StoreError> {
-    static FULL: LazyLock<String> =
-        LazyLock::new(|| format!("{} {KEEP}", insert_rows("vectors", &COLUMNS, ROWS_PER_INSERT)));
-    insert_all(tx, "writing vectors", "vectors", &COLUMNS, &FULL, KEEP, rows, |(model, key, bytes), args| {
+    insert_all(tx, "writing vectors", "vectors", &COLUMNS, KEEP, rows, |(model, key, bytes), args| {
         args.extend([Arg::Text(name), Arg::Text(model), Arg::Bytes(&key[..]), Arg::Bytes(bytes)]);
     })
 }

@@ -139,6 +139,10 @@ fn each_sslmode_secures_and_checks_as_libpq_does() {
     std::fs::write(&other, other_authority).unwrap();
     let untrusted = refused(&with("localhost", &format!("sslmode=verify-full&sslrootcert={}", other.display())));
     assert!(untrusted.contains("certificate"), "{untrusted}");
+    // As libpq: `require` with a root file checks the authority.
+    let required = refused(&with("127.0.0.1", &format!("sslmode=require&sslrootcert={}", other.display())));
+    assert!(required.contains("certificate"), "{required}");
+    assert!(encrypted(&with("127.0.0.1", &format!("sslmode=require&{trusted}")), "require-ca"));
     let plain = refused(&with("127.0.0.1", "sslmode=disable"));
     assert!(plain.contains("no encryption"), "{plain}");
     assert!(!plain.contains(&password(&url)), "the password is never shown: {plain}");

@@ -315,12 +315,13 @@ impl Library {
     /// which takes their memory back at once (freeing 750,000 blocks one
     /// by one costs a quarter of a second, for nothing).
     pub fn close_for_exit(self) {
-        let Library { store, loaded, .. } = self;
+        let Library { store, loaded, behind, .. } = self;
         // Loaded documents' indexes hold the pool too: its connections
         // are closed here, not when the last of them goes.
         store.close_idle();
         drop(store);
         std::mem::forget(loaded);
+        std::mem::forget(behind);
     }
 
     /// The configuration.
@@ -381,15 +382,21 @@ impl Library {
     /// The document `name`, loaded on first use with its search index
     /// (built or caught up when it is missing or behind).
     pub fn workspace(&self, name: &str) -> Result<Arc<Workspace>, WorkspaceError> {
+        if let Some(workspace) = lock(&self.loaded).get(name) {
+            return Ok(Arc::clone(workspace));
+        }
+        // Caught up without holding `loaded`: a write to the stale copy
+        // holds its `saved` and then takes `loaded`, so the other order
+        // here could deadlock (and would stall every other document).
+        let behind = lock(&self.behind).remove(name);
+        if let Some(caught_up) = behind.and_then(|stale| self.caught_up(&stale)) {
+            // Another caller may have loaded it meanwhile: theirs stays.
+            let mut loaded = lock(&self.loaded);
+            return Ok(Arc::clone(loaded.entry(name.to_owned()).or_insert_with(|| Arc::new(caught_up))));
+        }
         let mut loaded = lock(&self.loaded);
         if let Some(workspace) = loaded.get(name) {
             return Ok(Arc::clone(workspace));
-        }
-        let behind = lock(&self.behind).remove(name);
-        if let Some(workspace) = behind.and_then(|stale| self.caught_up(&stale)) {
-            let workspace = Arc::new(workspace);
-            loaded.insert(name.to_owned(), Arc::clone(&workspace));
-            return Ok(workspace);
         }
         let (doc, snapshots, revision) = {
             let store = self.store()?;
@@ -442,8 +449,8 @@ impl Library {
 
     /// Opens the search index of `doc`, as the store holds it at
     /// `revision`, building or catching it up: from the store's log of
-    /// changed blocks when it reaches back to the index's revision, else
-    /// by looking at every block.
+    /// changed blocks when it reaches back to the index's revision (and
+    /// no model is set), else by looking at every block.
     fn open_index(&self, doc: &Document, revision: u64) -> Result<(SearchIndex, SyncReport), WorkspaceError> {
         let embedder = self.config.model.as_deref().map(load_embedder).transpose()?.map(|model| {
             Box::new(StoredVectors {
@@ -466,6 +473,13 @@ impl Library {
             _ => None,
         };
         Ok(SearchIndex::open_at(&dir, doc, Some(revision), changed, embedder, SearchConfig::default(), progress)?)
+    }
+
+    /// Makes `workspace` the library's copy of document `name`, written or
+    /// read just now: a stale copy set aside for catching up goes.
+    fn install(&self, name: &str, workspace: &Arc<Workspace>) {
+        lock(&self.loaded).insert(name.to_owned(), Arc::clone(workspace));
+        lock(&self.behind).remove(name);
     }
 
     /// Whether `workspace` is still the library's copy of its document and
@@ -644,7 +658,7 @@ impl Library {
             let mut document = ingested.document;
             document.mark_saved();
             let workspace = Arc::new(self.load(document, snapshots, revision)?);
-            lock(&self.loaded).insert(name.clone(), Arc::clone(&workspace));
+            self.install(&name, &workspace);
             Some(workspace)
         } else if load {
             Some(self.workspace(&name)?)
@@ -737,7 +751,7 @@ impl Library {
         };
         document.mark_saved();
         let workspace = Arc::new(self.assemble(document, snapshots, revision, Arc::new(index), synced));
-        lock(&self.loaded).insert(name.to_owned(), Arc::clone(&workspace));
+        self.install(name, &workspace);
         Ok(Some((workspace, report, true)))
     }
 
@@ -763,6 +777,10 @@ impl Library {
         refuse_agent_state(new)?;
         self.store()?.rename_document(old, new)?;
         lock(&self.loaded).remove(old);
+        let mut behind = lock(&self.behind);
+        behind.remove(old);
+        behind.remove(new);
+        drop(behind);
         let (from, to) = (
             ucpkit_search::index_dir(&self.config.store_dir, old),
             ucpkit_search::index_dir(&self.config.store_dir, new),
@@ -794,7 +812,7 @@ impl Library {
         document.mark_saved();
         let name = document.name().to_owned();
         let workspace = Arc::new(self.load(document, snapshots, revision)?);
-        lock(&self.loaded).insert(name, Arc::clone(&workspace));
+        self.install(&name, &workspace);
         Ok(workspace)
     }
 
