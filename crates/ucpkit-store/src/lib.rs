@@ -405,17 +405,23 @@ impl Store {
     /// transaction), so a later [`Store::save_checked`] can tell whether
     /// another writer came in between.
     pub fn load_with_revision(&self, name: &str) -> Result<(Document, u64), StoreError> {
-        // Only a SQLite file can be read by several connections of this
-        // process at one revision.
-        let path = matches!(self.db, Database::Sqlite(_)).then(|| self.dir.join(DATABASE_FILE));
+        // A big document is read by several connections at once, at one
+        // revision (SQLite: each checks it; PostgreSQL: they share the
+        // reading transaction's snapshot).
+        let path = self.dir.join(DATABASE_FILE);
+        let helpers = || match &self.db {
+            Database::Sqlite(_) => load::Helpers::Sqlite(&path),
+            #[cfg(feature = "postgres")]
+            Database::Postgres(client) => load::Helpers::Postgres(client.settings()),
+        };
         let mut attempt = 0;
         loop {
             let read = self.db.read(|tx| {
                 let revision = revision_in(tx, name)?;
                 let doc = document_number(tx, name)?;
-                let document = match &path {
-                    Some(path) if attempt < load::TRIES => load::read_in_parts(tx, path, doc, name, revision)?,
-                    _ => Some(load::read_document(tx, doc, name)?),
+                let document = match attempt < load::TRIES {
+                    true => load::read_in_parts(tx, helpers(), doc, name, revision)?,
+                    false => Some(load::read_document(tx, doc, name)?),
                 };
                 Ok(document.map(|document| (document, revision)))
             })?;

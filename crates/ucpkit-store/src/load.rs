@@ -46,14 +46,24 @@ pub(crate) fn read_document(tx: &Tx<'_>, doc: i64, name: &str) -> Result<Documen
     Ok(assemble(name, header, vec![rows], edges))
 }
 
+/// Where the helper threads of [`read_in_parts`] read from.
+pub(crate) enum Helpers<'a> {
+    /// The SQLite database at this path, each on a connection of its own.
+    Sqlite(&'a Path),
+    /// The PostgreSQL server these settings reach, each on a connection of
+    /// its own at the reading transaction's snapshot.
+    #[cfg(feature = "postgres")]
+    Postgres(&'a crate::postgres_tls::Settings),
+}
+
 /// Reads document number `doc` (named `name`) as the store holds it at
 /// `revision`, which read transaction `tx` sees, splitting a big
-/// document's rows between threads reading the SQLite database at `path`.
+/// document's rows between threads reading through `helpers`.
 /// `Ok(None)`: a part was read at another revision (a writer came in);
 /// read again.
 pub(crate) fn read_in_parts(
     tx: &Tx<'_>,
-    path: &Path,
+    helpers: Helpers<'_>,
     doc: i64,
     name: &str,
     revision: u64,
@@ -63,11 +73,30 @@ pub(crate) fn read_in_parts(
     if header.blocks < PARALLEL_FROM || readers < 2 {
         return read_document(tx, doc, name).map(Some);
     }
+    #[cfg(feature = "postgres")]
+    let snapshot = match helpers {
+        Helpers::Postgres(_) => {
+            const EXPORTING: &str = "sharing the read's snapshot";
+            tx.first(EXPORTING, "SELECT pg_export_snapshot()", &[], |row| row.string(0).map_err(db(EXPORTING)))?
+        }
+        Helpers::Sqlite(_) => None,
+    };
+    let read_part = |range: &IdRange| match helpers {
+        Helpers::Sqlite(path) => read_part(path, doc, name, range),
+        #[cfg(feature = "postgres")]
+        Helpers::Postgres(settings) => {
+            let snapshot = snapshot.as_deref().expect("exported above");
+            crate::postgres::Client::read_in_snapshot(settings, snapshot, |tx| {
+                // The snapshot is the reading transaction's: its revision.
+                Ok((revision, read_blocks(tx, doc, name, range)?))
+            })
+        }
+    };
     let ranges = IdRange::split(readers);
     let (mine, others) = ranges.split_first().expect("at least two ranges");
     let (rows, edges, parts) = std::thread::scope(|scope| {
-        let readers: Vec<_> =
-            others.iter().map(|range| scope.spawn(move || read_part(path, doc, name, range))).collect();
+        let read_part = &read_part;
+        let readers: Vec<_> = others.iter().map(|range| scope.spawn(move || read_part(range))).collect();
         let rows = read_blocks(tx, doc, name, mine);
         let edges = read_edges(tx, doc, name);
         let parts: Vec<_> = readers.into_iter().map(|r| r.join().expect("a reader thread does not panic")).collect();

@@ -229,6 +229,33 @@ impl Client {
         Ok(out)
     }
 
+    /// Runs `read` on a new connection of its own (made with `settings`),
+    /// in a read transaction that sees the snapshot another transaction
+    /// exported (`pg_export_snapshot()`): a helper reading part of what
+    /// that transaction reads, at the same instant.
+    pub(crate) fn read_in_snapshot<T>(
+        settings: &Settings,
+        snapshot: &str,
+        read: impl FnOnce(&Tx<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let helper = Client::with_settings(settings.clone())?;
+        let mut client = helper.connection()?;
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(db("starting a read"))?;
+        // The id comes from the server, not from input: it is quoted as is.
+        tx.batch_execute(&format!("SET TRANSACTION SNAPSHOT '{}'", snapshot.replace('\'', "")))
+            .map_err(db("reading at another transaction's snapshot"))?;
+        let tx = Tx::Postgres(Transaction::new(tx, &helper.statements));
+        let out = read(&tx)?;
+        let Tx::Postgres(tx) = tx else { unreachable!("built above") };
+        tx.tx.into_inner().commit().map_err(db("ending a read"))?;
+        Ok(out)
+    }
+
     /// Runs `write` in a transaction holding the writers' lock; committed
     /// when it returns `Ok`, rolled back otherwise.
     pub(crate) fn write<T>(&self, write: impl FnOnce(&Tx<'_>) -> Result<T, StoreError>) -> Result<T, StoreError> {
