@@ -88,14 +88,10 @@ impl StorePool {
                 state.open += 1;
                 // Opened without the lock: other callers go on meanwhile.
                 drop(state);
-                return match self.shared.opener.open() {
-                    Ok(store) => Ok(self.pooled(store)),
-                    Err(error) => {
-                        lock(&self.shared.state).open -= 1;
-                        self.shared.returned.notify_one();
-                        Err(error)
-                    }
-                };
+                let mut slot = Slot { shared: &self.shared, taken: true };
+                let store = self.shared.opener.open()?;
+                slot.taken = false;
+                return Ok(self.pooled(store));
             }
             let left = self.shared.wait.saturating_sub(started.elapsed());
             if left.is_zero() {
@@ -119,6 +115,22 @@ impl StorePool {
 
     fn pooled(&self, store: Store) -> PooledStore {
         PooledStore { store: Some(store), shared: Arc::clone(&self.shared) }
+    }
+}
+
+/// An open slot taken for a handle being opened: given back when dropped
+/// still taken (the opening failed, or panicked).
+struct Slot<'a> {
+    shared: &'a Shared,
+    taken: bool,
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        if self.taken {
+            lock(&self.shared.state).open -= 1;
+            self.shared.returned.notify_one();
+        }
     }
 }
 

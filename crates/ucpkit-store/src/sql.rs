@@ -175,6 +175,7 @@ impl Tx<'_> {
     /// Tells the store's other nodes, when this transaction commits, that
     /// document `name` changed (PostgreSQL's NOTIFY; nothing on SQLite,
     /// whose readers are on this machine and look before each call).
+    #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
     pub(crate) fn notify(&self, name: &str) -> Result<(), StoreError> {
         match self {
             Tx::Sqlite(_) => Ok(()),
