@@ -198,7 +198,8 @@ impl Session {
         let answer: Answer = Arc::new(Mutex::new(Some(responder)));
         self.state().turn = Some(answer.clone());
         let session = self.clone();
-        std::thread::spawn(move || {
+        let turn = answer.clone();
+        let started = std::thread::Builder::new().name("acp-turn".into()).spawn(move || {
             if !session.wait_for_turn(&answer) {
                 return;
             }
@@ -213,7 +214,13 @@ impl Session {
                 };
             }
         });
-        Ok(())
+        match started {
+            Ok(_) => Ok(()),
+            Err(e) => match take(&turn) {
+                Some(responder) => responder.respond_with_error(internal(format!("no thread can run the turn: {e}"))),
+                None => Ok(()),
+            },
+        }
     }
 
     /// Waits for the last turn's thread to end, then holds the session for

@@ -143,7 +143,7 @@ impl Tasks {
         }
         let (runner, finished, task_id) = (self.runner(), self.finished.clone(), id.clone());
         let (kind, prompt) = (kind.to_owned(), prompt.to_owned());
-        std::thread::spawn(move || {
+        let started = std::thread::Builder::new().name(id.clone()).spawn(move || {
             let run = || runner.run(task_id.clone(), &kind, &prompt);
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).unwrap_or_else(|_| TaskResult {
                 id: task_id.clone(),
@@ -159,6 +159,10 @@ impl Tasks {
             finished.0.lock().unwrap_or_else(|e| e.into_inner()).insert(task_id, Some(result));
             finished.1.notify_all();
         });
+        if let Err(e) = started {
+            self.finished.0.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+            return Err(format!("no thread can run the task: {e}"));
+        }
         Ok(id)
     }
 

@@ -286,7 +286,8 @@ impl Asker for TerminalAsker {
 fn cancel_on_interrupt() -> Cancel {
     let cancel = Cancel::new();
     let raised = cancel.clone();
-    std::thread::spawn(move || {
+    // Without a thread (the process limit is reached), Ctrl-C just exits.
+    let _ = std::thread::Builder::new().name("interrupt".into()).spawn(move || {
         let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else { return };
         runtime.block_on(async {
             if tokio::signal::ctrl_c().await.is_ok() {

@@ -60,6 +60,16 @@ pub enum LspError {
         #[source]
         source: std::io::Error,
     },
+    /// No thread could be started to talk to the server (the process
+    /// limit is reached); the server was stopped.
+    #[error("no thread can talk to language server {server}: {source}")]
+    Threads {
+        /// The server's name.
+        server: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// The server exited.
     #[error("language server {server} exited{}", if .stderr.is_empty() { String::new() } else { format!("; its last output:\n{}", .stderr) })]
     Exited {

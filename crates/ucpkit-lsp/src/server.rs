@@ -76,7 +76,15 @@ impl Server {
             return Err(LspError::Protocol(format!("{name}: no pipes to the server")));
         };
         let alive = Arc::new(AtomicBool::new(true));
-        let outbox = write_stdin(stdin, Arc::clone(&alive));
+        let threads = |source| LspError::Threads { server: name.to_owned(), source };
+        let outbox = match write_stdin(stdin, Arc::clone(&alive)) {
+            Ok(outbox) => outbox,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(threads(e));
+            }
+        };
         let server = Server {
             name: name.to_owned(),
             child: Mutex::new(child),
@@ -87,8 +95,13 @@ impl Server {
             stderr: Arc::default(),
             opened: Mutex::default(),
         };
-        server.read_stderr(stderr);
-        server.read_stdout(stdout);
+        // A server dropped here is shut down.
+        server.read_stderr(stderr).map_err(threads)?;
+        server.read_stdout(stdout).map_err(|e| {
+            // Nothing would read its answer to `shutdown`.
+            server.alive.store(false, Ordering::SeqCst);
+            threads(e)
+        })?;
         let root_uri = file_uri(root);
         let folder_name = root.file_name().map_or("root".into(), |n| n.to_string_lossy().into_owned());
         let params = json!({
@@ -114,9 +127,9 @@ impl Server {
 
     /// Drains the server's stderr to its end (so the server never blocks
     /// on it), keeping the last lines, each cut at [`STDERR_LINE_BYTES`].
-    fn read_stderr(&self, stderr: impl Read + Send + 'static) {
+    fn read_stderr(&self, stderr: impl Read + Send + 'static) -> std::io::Result<()> {
         let tail = Arc::clone(&self.stderr);
-        std::thread::spawn(move || {
+        std::thread::Builder::new().name("lsp-stderr".into()).spawn(move || {
             use std::io::BufRead;
             let mut input = BufReader::new(stderr);
             let mut line = Vec::new();
@@ -142,13 +155,14 @@ impl Server {
                 }
                 tail.push_back(text);
             }
-        });
+        })?;
+        Ok(())
     }
 
-    fn read_stdout(&self, stdout: impl Read + Send + 'static) {
+    fn read_stdout(&self, stdout: impl Read + Send + 'static) -> std::io::Result<()> {
         let (pending, alive) = (Arc::clone(&self.pending), Arc::clone(&self.alive));
         let outbox = lock(&self.outbox).clone();
-        std::thread::spawn(move || {
+        std::thread::Builder::new().name("lsp-stdout".into()).spawn(move || {
             let mut input = BufReader::new(stdout);
             while let Ok(Some(message)) = read_message(&mut input) {
                 let id = message.get("id").cloned();
@@ -185,7 +199,8 @@ impl Server {
             alive.store(false, Ordering::SeqCst);
             // Waiting requests learn that the server is gone.
             lock(&pending).clear();
-        });
+        })?;
+        Ok(())
     }
 
     /// Whether the server is still running.
@@ -302,17 +317,17 @@ impl Server {
 
 /// The thread that writes queued messages to the server's stdin, until
 /// the queue closes or a write fails (the server is then taken for gone).
-fn write_stdin(mut stdin: ChildStdin, alive: Arc<AtomicBool>) -> Sender<Value> {
+fn write_stdin(mut stdin: ChildStdin, alive: Arc<AtomicBool>) -> std::io::Result<Sender<Value>> {
     let (sender, receiver) = mpsc::channel::<Value>();
-    std::thread::spawn(move || {
+    std::thread::Builder::new().name("lsp-stdin".into()).spawn(move || {
         for message in receiver {
             if write_message(&mut stdin, &message).is_err() {
                 alive.store(false, Ordering::SeqCst);
                 break;
             }
         }
-    });
-    sender
+    })?;
+    Ok(sender)
 }
 
 impl Drop for Server {

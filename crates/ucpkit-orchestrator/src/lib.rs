@@ -472,8 +472,15 @@ impl<'a> Exploration<'a> {
             agent();
         } else {
             std::thread::scope(|scope| {
-                for _ in 0..agents {
-                    scope.spawn(agent);
+                let started = (0..agents)
+                    .map_while(|n| {
+                        std::thread::Builder::new().name(format!("agent-{n}")).spawn_scoped(scope, agent).ok()
+                    })
+                    .count();
+                // No thread could start (the process limit is reached):
+                // the caller's thread explores alone.
+                if started == 0 {
+                    agent();
                 }
             });
         }

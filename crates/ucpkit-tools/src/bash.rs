@@ -164,6 +164,14 @@ impl Running {
         sandbox: Option<Prepared>,
     ) -> Result<Self, ToolError> {
         let (reader, writer) = std::io::pipe().map_err(|e| ToolError::io("cannot start", command, e))?;
+        // The reader starts first: should the command not start, its end
+        // of the pipe closes and the reader stops.
+        let output = Arc::new(Mutex::new(Tail::default()));
+        let sink = Arc::clone(&output);
+        std::thread::Builder::new()
+            .name("bash-output".into())
+            .spawn(move || drain(reader, &sink))
+            .map_err(|e| ToolError::io("no thread can read the output of", command, e))?;
         let mut shell = Command::new("bash");
         shell
             .arg("-c")
@@ -174,9 +182,6 @@ impl Running {
         config.environment(&mut shell);
         // `shell` goes with this process's copies of the pipe's write end.
         let kept = Kept::spawn(shell, cwd, sandbox).map_err(|e| ToolError::io("cannot start bash for", command, e))?;
-        let output = Arc::new(Mutex::new(Tail::default()));
-        let sink = Arc::clone(&output);
-        std::thread::spawn(move || drain(reader, &sink));
         let started = Instant::now();
         Ok(Running { kept, output, ended: None, started, deadline: started + timeout })
     }
@@ -287,15 +292,20 @@ impl Jobs {
         Ok(())
     }
 
-    /// Adds a job, starting the watcher when none runs.
-    fn add(&self, id: u64, job: Running) {
+    /// Adds a job, starting the watcher when none runs. A job whose
+    /// deadline nothing could watch is stopped and not added.
+    fn add(&self, id: u64, mut job: Running) -> Result<(), ToolError> {
         let mut table = self.lock();
-        table.jobs.insert(id, job);
         if !table.watched {
+            let weak = Arc::downgrade(&self.table);
+            if let Err(e) = std::thread::Builder::new().name("bash-jobs".into()).spawn(move || watch(&weak)) {
+                job.stop();
+                return Err(ToolError::io("no thread can watch the deadline of job", id.to_string(), e));
+            }
             table.watched = true;
-            let table = Arc::downgrade(&self.table);
-            std::thread::spawn(move || watch(&table));
         }
+        table.jobs.insert(id, job);
+        Ok(())
     }
 }
 
@@ -346,7 +356,7 @@ impl Tools {
         let running = Running::start(&self.bash, &request.command, (folder, &cwd), timeout, sandbox)?;
         if request.background {
             let id = self.jobs.next.fetch_add(1, Ordering::Relaxed) + 1;
-            self.jobs.add(id, running);
+            self.jobs.add(id, running)?;
             let text = format!("started job {id} in the background: poll it with job={id}, stop it with kill\n");
             return Ok(BashResult {
                 job: Some(id),

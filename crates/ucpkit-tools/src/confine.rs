@@ -212,7 +212,9 @@ impl AgentSandbox {
             let socket = net.join(format!("{n}.sock"));
             let listener = UnixListener::bind(&socket).map_err(|e| fail("no forwarder", &e))?;
             let target = endpoint.clone();
-            std::thread::spawn(move || crate::forward::forward_out(listener, target));
+            std::thread::Builder::new()
+                .spawn(move || crate::forward::forward_out(listener, target))
+                .map_err(|e| fail("no forwarder", &e))?;
             forwards.push((SocketAddr::new(local, endpoint.port), socket));
         }
         hosts_file.push_str("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n");
@@ -240,7 +242,7 @@ impl AgentSandbox {
         let pidfd = (pidfd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(pidfd as i32) });
         let (done, finished) = std::sync::mpsc::channel::<()>();
         if let (Some(limit), Some(pidfd)) = (self.time_limit, pidfd) {
-            std::thread::spawn(move || {
+            let watcher = std::thread::Builder::new().spawn(move || {
                 if finished.recv_timeout(limit).is_err() {
                     eprintln!("ucp: the sandboxed agent ran past its time limit of {} s; stopping it", limit.as_secs());
                     // SAFETY: a valid pidfd, a signal number, no info.
@@ -255,6 +257,12 @@ impl AgentSandbox {
                     };
                 }
             });
+            if let Err(e) = watcher {
+                // An agent nothing holds to its time limit does not run.
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(fail("cannot watch its time limit", &e));
+            }
         }
         // The terminal's Ctrl-C is the agent's to handle (it stops after
         // the current call); this process waits for it to end.
@@ -467,7 +475,7 @@ impl Inside {
         for (address, socket) in &self.forwards {
             let listener = TcpListener::bind(address)?;
             let socket = socket.clone();
-            std::thread::spawn(move || crate::forward::forward_in(listener, socket));
+            std::thread::Builder::new().spawn(move || crate::forward::forward_in(listener, socket))?;
         }
         Ok(())
     }

@@ -22,15 +22,19 @@ pub(crate) fn forward_out(listener: UnixListener, target: Endpoint) {
             open.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
             continue;
         }
-        let (target, open) = (target.clone(), open.clone());
-        std::thread::spawn(move || {
+        let (target, carrying) = (target.clone(), open.clone());
+        // Where no thread can start, the connection is closed (the
+        // closure drops it): its client sees the refusal.
+        let started = std::thread::Builder::new().spawn(move || {
             match TcpStream::connect((target.host.as_str(), target.port)) {
                 Ok(remote) => carry(stream, remote),
-                // The connection inside is closed: its client sees the refusal.
                 Err(_) => drop(stream),
             }
-            open.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+            carrying.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         });
+        if started.is_err() {
+            open.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        }
     }
 }
 
@@ -39,7 +43,8 @@ pub(crate) fn forward_out(listener: UnixListener, target: Endpoint) {
 pub(crate) fn forward_in(listener: TcpListener, socket: PathBuf) {
     for stream in listener.incoming().flatten() {
         let socket = socket.clone();
-        std::thread::spawn(move || {
+        // Where no thread can start, the connection is closed.
+        let _ = std::thread::Builder::new().spawn(move || {
             if let Ok(outside) = UnixStream::connect(&socket) {
                 carry(stream, outside);
             }
@@ -77,10 +82,14 @@ impl HalfClose for UnixStream {
 fn carry<A: HalfClose, B: HalfClose>(a: A, b: B) {
     let (Ok(mut a_read), Ok(mut b_read)) = (a.twin(), b.twin()) else { return };
     let (mut a_write, mut b_write) = (a, b);
-    let upstream = std::thread::spawn(move || {
+    // Where no thread can start, both streams close (the failed closure
+    // drops its halves).
+    let Ok(upstream) = std::thread::Builder::new().spawn(move || {
         let _ = std::io::copy(&mut a_read, &mut b_write);
         b_write.close_write();
-    });
+    }) else {
+        return;
+    };
     let _ = std::io::copy(&mut b_read, &mut a_write);
     a_write.close_write();
     let _ = upstream.join();

@@ -293,9 +293,11 @@ impl Library {
         store_paths.sort_by_key(|p| std::cmp::Reverse(p.len()));
         store_paths.dedup();
         // The tables take a while to build; the first caller waits for
-        // this thread's work instead of repeating it.
+        // this thread's work instead of repeating it. Where no thread can
+        // be started (the process limit is reached), the first caller
+        // builds them.
         if config.warm_tokenizer {
-            std::thread::spawn(|| {
+            let _ = std::thread::Builder::new().name("tokenizer-warm-up".into()).spawn(|| {
                 let _ = BpeTokenizer::default();
             });
         }
