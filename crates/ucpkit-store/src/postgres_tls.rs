@@ -1,14 +1,18 @@
 //! How a node reaches the PostgreSQL server: the URL's settings, with
-//! `sslmode` and `sslrootcert` read the way libpq reads them, and TLS by
-//! rustls. `disable` sends plain text; `prefer` (the default) and
-//! `require` encrypt without checking the server's certificate (`prefer`
-//! falls back to plain text when the server has no TLS; `require` with
-//! `sslrootcert` checks the authority, as libpq's does); `verify-ca`
-//! checks that a trusted authority signed it; `verify-full` checks that
-//! and that it names the host. The authorities are those in the file
-//! `sslrootcert` names, else the system's (libpq's default file,
-//! `~/.postgresql/root.crt`, is not read; `sslrootcert=system` and
-//! `sslmode=allow` are not supported).
+//! `sslmode`, `sslrootcert`, `sslcert` and `sslkey` read the way libpq
+//! reads them, and TLS by rustls. `disable` sends plain text; `allow`
+//! tries plain text first and TLS when that fails; `prefer` (the default)
+//! and `require` encrypt without checking the server's certificate
+//! (`prefer` falls back to plain text when the server has no TLS;
+//! `require` with `sslrootcert` checks the authority, as libpq's does);
+//! `verify-ca` checks that a trusted authority signed it; `verify-full`
+//! checks that and that it names the host. The authorities are those in
+//! the file `sslrootcert` names, else the system's (`sslrootcert=system`
+//! says so, and then asks for `verify-full`, as libpq 16 does; libpq's
+//! default files under `~/.postgresql/` are not read). `sslcert` and
+//! `sslkey` give the client's certificate and its key; a key others can
+//! read is refused, as libpq refuses it, and an encrypted key
+//! (`sslpassword`) is not supported.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -19,7 +23,7 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::client::WebPkiServerVerifier;
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
@@ -33,6 +37,14 @@ pub(crate) struct Settings {
     pub(crate) config: postgres::Config,
     /// `None` for `sslmode=disable`.
     tls: Option<MakeRustlsConnect>,
+    /// `sslmode=allow`: plain text first, TLS when that fails.
+    plain_first: bool,
+}
+
+/// The client's certificate chain and key files (`sslcert`, `sslkey`).
+struct ClientFiles {
+    certificate: String,
+    key: String,
 }
 
 /// How much of the server's certificate is checked.
@@ -48,22 +60,39 @@ impl Settings {
     pub(crate) fn parse(url: &str) -> Result<Settings, StoreError> {
         let bad = |message: String| StoreError::Url(format!("{}: {message}", redact(url)));
         let (base, query) = url.split_once('?').map_or((url, ""), |(b, q)| (b, q));
-        let mut mode = "prefer".to_owned();
-        let mut root_file: Option<String> = None;
+        let mut mode: Option<String> = None;
+        let (mut root_file, mut cert_file, mut key_file): (Option<String>, Option<String>, Option<String>) =
+            (None, None, None);
         let mut kept: Vec<&str> = Vec::new();
         for pair in query.split('&').filter(|p| !p.is_empty()) {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
             match key {
-                "sslmode" => mode = value.to_owned(),
+                "sslmode" => mode = Some(value.to_owned()),
                 "sslrootcert" => root_file = Some(decode(value).map_err(&bad)?),
+                "sslcert" => cert_file = Some(decode(value).map_err(&bad)?),
+                "sslkey" => key_file = Some(decode(value).map_err(&bad)?),
+                "sslpassword" => return Err(bad("an encrypted client key (sslpassword) is not supported".into())),
                 _ => kept.push(pair),
             }
         }
+        // As libpq 16: the system's authorities ask for the full check.
+        let system_roots = root_file.as_deref() == Some("system");
+        let mode = mode.unwrap_or_else(|| if system_roots { "verify-full" } else { "prefer" }.to_owned());
+        if system_roots && mode != "verify-full" {
+            return Err(bad(format!("sslrootcert=system needs sslmode=verify-full, not {mode}")));
+        }
+        let root_file = root_file.filter(|_| !system_roots);
+        let client = match (cert_file, key_file) {
+            (Some(certificate), Some(key)) => Some(ClientFiles { certificate, key }),
+            (None, None) => None,
+            _ => return Err(bad("a client certificate needs both sslcert and sslkey".into())),
+        };
         let rest = if kept.is_empty() { base.to_owned() } else { format!("{base}?{}", kept.join("&")) };
         let mut config: postgres::Config =
             rest.parse().map_err(|e: postgres::Error| bad(crate::postgres::describe(&e)))?;
         let (ssl, check) = match mode.as_str() {
             "disable" => (SslMode::Disable, None),
+            "allow" => (SslMode::Disable, Some(Check::Nothing)),
             "prefer" => (SslMode::Prefer, Some(Check::Nothing)),
             // As libpq: with a root certificate file, `require` checks the authority.
             "require" if root_file.is_some() => (SslMode::Require, Some(Check::Authority)),
@@ -72,21 +101,29 @@ impl Settings {
             "verify-full" => (SslMode::Require, Some(Check::AuthorityAndHost)),
             other => {
                 return Err(bad(format!(
-                    "sslmode={other} is not one of disable, prefer, require, verify-ca, verify-full"
+                    "sslmode={other} is not one of disable, allow, prefer, require, verify-ca, verify-full"
                 )))
             }
         };
         config.ssl_mode(ssl);
         let tls = match check {
+            None if client.is_some() => return Err(bad("sslmode=disable sends no client certificate".into())),
             None => None,
-            Some(check) => Some(MakeRustlsConnect::new(client_config(check, root_file.as_deref()).map_err(&bad)?)),
+            Some(check) => {
+                Some(MakeRustlsConnect::new(client_config(check, root_file.as_deref(), client.as_ref()).map_err(&bad)?))
+            }
         };
-        Ok(Settings { config, tls })
+        Ok(Settings { config, tls, plain_first: mode == "allow" })
     }
 
     /// A new connection to the server, secured as the settings say.
     pub(crate) fn connect(&self) -> Result<postgres::Client, postgres::Error> {
         match &self.tls {
+            Some(tls) if self.plain_first => self.config.connect(NoTls).or_else(|_| {
+                let mut secured = self.config.clone();
+                secured.ssl_mode(SslMode::Require);
+                secured.connect(tls.clone())
+            }),
             Some(tls) => self.config.connect(tls.clone()),
             None => self.config.connect(NoTls),
         }
@@ -112,8 +149,9 @@ fn decode(value: &str) -> Result<String, String> {
 }
 
 /// rustls's settings for `check`, trusting the authorities in
-/// `root_file`, else the system's.
-fn client_config(check: Check, root_file: Option<&str>) -> Result<ClientConfig, String> {
+/// `root_file`, else the system's, and showing the `client` certificate
+/// when there is one.
+fn client_config(check: Check, root_file: Option<&str>, client: Option<&ClientFiles>) -> Result<ClientConfig, String> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
@@ -128,7 +166,42 @@ fn client_config(check: Check, root_file: Option<&str>) -> Result<ClientConfig, 
             Arc::new(Signed { webpki, host: check == Check::AuthorityAndHost })
         }
     };
-    Ok(builder.dangerous().with_custom_certificate_verifier(verifier).with_no_client_auth())
+    let builder = builder.dangerous().with_custom_certificate_verifier(verifier);
+    match client {
+        None => Ok(builder.with_no_client_auth()),
+        Some(files) => {
+            let (chain, key) = client_identity(files)?;
+            builder.with_client_auth_cert(chain, key).map_err(|e| format!("sslkey={}: {e}", files.key))
+        }
+    }
+}
+
+/// The client's certificate chain and its key, read from their files; a
+/// key file others can read is refused (libpq's rule: no access for the
+/// group or the world, or read access for the group when root owns it).
+fn client_identity(files: &ClientFiles) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let chain = CertificateDer::pem_file_iter(Path::new(&files.certificate))
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| format!("sslcert={}: {e}", files.certificate))?;
+    if chain.is_empty() {
+        return Err(format!("sslcert={} holds no certificate", files.certificate));
+    }
+    // The key is opened once: its permissions and its text are of one file.
+    let mut file = std::fs::File::open(&files.key).map_err(|e| format!("sslkey={}: {e}", files.key))?;
+    let meta = file.metadata().map_err(|e| format!("sslkey={}: {e}", files.key))?;
+    let (forbidden, at_most) = if meta.uid() == 0 { (0o037, "u=rw,g=r (0640)") } else { (0o077, "u=rw (0600)") };
+    if meta.mode() & forbidden != 0 {
+        return Err(format!(
+            "sslkey={} is open to others (mode {:o}): allow {at_most} or less",
+            files.key,
+            meta.mode() & 0o777
+        ));
+    }
+    let mut pem = Vec::new();
+    std::io::Read::read_to_end(&mut file, &mut pem).map_err(|e| format!("sslkey={}: {e}", files.key))?;
+    let key = PrivateKeyDer::from_pem_slice(&pem).map_err(|e| format!("sslkey={}: {e}", files.key))?;
+    Ok((chain, key))
 }
 
 /// The authorities certificates are checked against.
@@ -269,5 +342,52 @@ mod tests {
         let missing = missing.err().unwrap().to_string();
         assert!(missing.contains("sslrootcert=/no/such.pem"), "{missing}");
         assert!(decode("%zz").is_err());
+
+        let allow = Settings::parse("postgres://u@h/db?sslmode=allow").unwrap();
+        assert!(allow.plain_first && allow.tls.is_some(), "plain text first, TLS held ready");
+        assert_eq!(allow.config.get_ssl_mode(), SslMode::Disable);
+        assert!(!default.plain_first);
+    }
+
+    #[test]
+    fn system_authorities_ask_for_the_full_check_as_in_libpq() {
+        let error = |url: &str| Settings::parse(url).err().expect("refused").to_string();
+        assert!(error("postgres://u@h/db?sslrootcert=system&sslmode=require").contains("needs sslmode=verify-full"));
+        assert!(error("postgres://u@h/db?sslrootcert=system&sslmode=verify-ca").contains("needs sslmode=verify-full"));
+        // The system's store may be empty on a bare machine: then it says so.
+        match Settings::parse("postgres://u@h/db?sslrootcert=system") {
+            Ok(settings) => assert_eq!(settings.config.get_ssl_mode(), SslMode::Require),
+            Err(e) => assert!(e.to_string().contains("no trusted authorities on this system"), "{e}"),
+        }
+    }
+
+    #[test]
+    fn a_client_certificate_needs_its_key_kept_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec!["client".to_owned()]).unwrap().self_signed(&key).unwrap();
+        let (cert_file, key_file) = (dir.path().join("client.crt"), dir.path().join("client.key"));
+        std::fs::write(&cert_file, cert.pem()).unwrap();
+        std::fs::write(&key_file, key.serialize_pem()).unwrap();
+        let url =
+            format!("postgres://u@h/db?sslmode=require&sslcert={}&sslkey={}", cert_file.display(), key_file.display());
+        let set_mode = |mode| {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        set_mode(0o604);
+        let open = Settings::parse(&url).err().expect("a key the world reads is refused").to_string();
+        assert!(open.contains("is open to others (mode 604)"), "{open}");
+        set_mode(0o600);
+        assert!(Settings::parse(&url).unwrap().tls.is_some());
+
+        let error = |url: &str| Settings::parse(url).err().expect("refused").to_string();
+        let half = error(&format!("postgres://u@h/db?sslcert={}", cert_file.display()));
+        assert!(half.contains("needs both sslcert and sslkey"), "{half}");
+        assert!(error("postgres://u@h/db?sslpassword=x").contains("not supported"));
+        let plain = error(&format!("{url}&sslmode=disable"));
+        assert!(plain.contains("sends no client certificate"), "{plain}");
+        std::fs::write(&key_file, "not a key").unwrap();
+        assert!(error(&url).contains(&format!("sslkey={}", key_file.display())));
     }
 }

@@ -5,7 +5,9 @@
 //! `verify-ca` the authority only, `require` and the default encrypt
 //! without checking, `disable` is refused by this server; a certificate
 //! from another authority, or for another host, is refused with a clear
-//! error.
+//! error. `allow` tries plain text, is refused, and encrypts; a client
+//! certificate from the trusted authority lets a user in whom the server
+//! admits by certificate only, and one from another authority does not.
 #![cfg(feature = "postgres")]
 
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -31,9 +33,18 @@ impl Drop for Cluster {
     }
 }
 
-/// A certificate authority and a server certificate it signed for
-/// `localhost`, as PEM: (authority, server certificate, server key).
-fn certificates() -> (String, String, String) {
+/// PEM texts of an authority and what it signed.
+struct Certificates {
+    authority: String,
+    /// For `localhost`.
+    server: (String, String),
+    /// For user `certuser` (its common name).
+    client: (String, String),
+}
+
+/// A certificate authority and the server and client certificates it
+/// signed, each with its key.
+fn certificates() -> Certificates {
     let ca_key = rcgen::KeyPair::generate().unwrap();
     let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
     ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
@@ -42,7 +53,15 @@ fn certificates() -> (String, String, String) {
     let server_key = rcgen::KeyPair::generate().unwrap();
     let server = rcgen::CertificateParams::new(vec!["localhost".to_owned()]).unwrap();
     let server = server.signed_by(&server_key, &ca, &ca_key).unwrap();
-    (ca.pem(), server.pem(), server_key.serialize_pem())
+    let client_key = rcgen::KeyPair::generate().unwrap();
+    let mut client = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    client.distinguished_name.push(rcgen::DnType::CommonName, "certuser");
+    let client = client.signed_by(&client_key, &ca, &ca_key).unwrap();
+    Certificates {
+        authority: ca.pem(),
+        server: (server.pem(), server_key.serialize_pem()),
+        client: (client.pem(), client_key.serialize_pem()),
+    }
 }
 
 /// Writes `text` to `path`, readable by the server (which runs as the
@@ -75,11 +94,12 @@ fn each_sslmode_secures_and_checks_as_libpq_does() {
     let cluster = Cluster(dir.clone());
     let url = printed.trim().strip_prefix("UCP_TEST_POSTGRES=").expect("the URL").to_owned();
 
-    let (authority, certificate, key) = certificates();
+    let made = certificates();
     let ca_file = root.path().join("authority.pem");
-    std::fs::write(&ca_file, &authority).unwrap();
-    write_for_server(&dir, &dir.join("server.crt"), &certificate, false);
-    write_for_server(&dir, &dir.join("server.key"), &key, true);
+    std::fs::write(&ca_file, &made.authority).unwrap();
+    write_for_server(&dir, &dir.join("server.crt"), &made.server.0, false);
+    write_for_server(&dir, &dir.join("server.key"), &made.server.1, true);
+    write_for_server(&dir, &dir.join("clients.crt"), &made.authority, false);
     // The test's own connection goes through the cluster's socket, which
     // the TLS rules below do not touch.
     let port: u16 = std::fs::read_to_string(dir.join("port")).unwrap().trim().parse().unwrap();
@@ -94,13 +114,18 @@ fn each_sslmode_secures_and_checks_as_libpq_does() {
         "ssl = on".to_owned(),
         format!("ssl_cert_file = '{}'", dir.join("server.crt").display()),
         format!("ssl_key_file = '{}'", dir.join("server.key").display()),
+        format!("ssl_ca_file = '{}'", dir.join("clients.crt").display()),
     ] {
         admin.batch_execute(&format!("ALTER SYSTEM SET {setting}")).unwrap();
     }
+    // A user the server admits by its certificate only.
+    admin.batch_execute("CREATE ROLE certuser LOGIN").unwrap();
+    admin.batch_execute("CREATE DATABASE certdb OWNER certuser").unwrap();
     // Plain text is refused from now on.
     let hba = dir.join("data/pg_hba.conf");
     let rules = std::fs::read_to_string(&hba).unwrap();
-    std::fs::write(&hba, format!("hostnossl all all 0.0.0.0/0 reject\n{rules}")).unwrap();
+    let first = "hostnossl all all 0.0.0.0/0 reject\nhostssl certdb certuser 0.0.0.0/0 cert\n";
+    std::fs::write(&hba, format!("{first}{rules}")).unwrap();
     admin.batch_execute("SELECT pg_reload_conf()").unwrap();
 
     let with = |host: &str, query: &str| {
@@ -134,9 +159,9 @@ fn each_sslmode_secures_and_checks_as_libpq_does() {
     let refused = |url: &str| Store::open_url(url, root.path().join("cache")).err().expect("refused").to_string();
     let wrong_host = refused(&with("127.0.0.1", &format!("sslmode=verify-full&{trusted}")));
     assert!(wrong_host.contains("certificate") && wrong_host.contains("connecting to PostgreSQL"), "{wrong_host}");
-    let (other_authority, _, _) = certificates();
+    let others = certificates();
     let other = root.path().join("other.pem");
-    std::fs::write(&other, other_authority).unwrap();
+    std::fs::write(&other, &others.authority).unwrap();
     let untrusted = refused(&with("localhost", &format!("sslmode=verify-full&sslrootcert={}", other.display())));
     assert!(untrusted.contains("certificate"), "{untrusted}");
     // As libpq: `require` with a root file checks the authority.
@@ -146,6 +171,27 @@ fn each_sslmode_secures_and_checks_as_libpq_does() {
     let plain = refused(&with("127.0.0.1", "sslmode=disable"));
     assert!(plain.contains("no encryption"), "{plain}");
     assert!(!plain.contains(&password(&url)), "the password is never shown: {plain}");
+    assert!(encrypted(&with("127.0.0.1", "sslmode=allow"), "allow"), "plain text refused, then TLS");
+
+    // `certuser` at `certdb`: only with a certificate from the trusted authority.
+    let as_certuser = |query: &str| {
+        let (userinfo, rest) = url.split_once('@').unwrap();
+        let scheme = &userinfo[..userinfo.find("://").unwrap() + 3];
+        let (host, _) = rest.split_once('/').unwrap();
+        format!("{scheme}certuser@{host}/certdb?sslmode=require{query}")
+    };
+    let identity = |name: &str, (certificate, key): &(String, String)| {
+        let (cert_file, key_file) = (root.path().join(format!("{name}.crt")), root.path().join(format!("{name}.key")));
+        std::fs::write(&cert_file, certificate).unwrap();
+        std::fs::write(&key_file, key).unwrap();
+        std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        format!("&sslcert={}&sslkey={}", cert_file.display(), key_file.display())
+    };
+    let without = refused(&as_certuser(""));
+    assert!(without.contains("connecting to PostgreSQL"), "{without}");
+    assert!(encrypted(&as_certuser(&identity("client", &made.client)), "client-cert"), "admitted by its certificate");
+    let stranger = refused(&as_certuser(&identity("stranger", &others.client)));
+    assert!(stranger.contains("connecting to PostgreSQL"), "{stranger}");
     drop(admin);
     drop(cluster);
 }
