@@ -57,6 +57,13 @@ impl Indexable<'_> {
     }
 }
 
+/// The text the embedding model sees of each block of `doc` worth
+/// indexing, in document order: what a document's vectors are of.
+#[cfg(feature = "index")]
+pub fn embedding_texts(doc: &Document) -> Vec<String> {
+    indexables(doc).iter().map(Indexable::embedding_text).collect()
+}
+
 /// Every block worth indexing, in document order: blocks with text (files
 /// and folders only lend their names to the heading paths below them).
 pub(crate) fn indexables(doc: &Document) -> Vec<Indexable<'_>> {

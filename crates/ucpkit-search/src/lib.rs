@@ -55,6 +55,8 @@ pub use error::SearchError;
 pub use fusion::fuse;
 #[cfg(feature = "index")]
 pub use index::{ChangedSince, Mode, SearchConfig, SearchIndex, SyncProgress, SyncReport, Write};
+#[cfg(feature = "index")]
+pub use indexable::embedding_texts;
 pub use memory::MemoryIndex;
 pub use provider::{BlockLengths, RagCapabilities, RagProvider, SearchHit, SearchOptions, TermPostings, MAX_HITS};
 #[cfg(feature = "index")]

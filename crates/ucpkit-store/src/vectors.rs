@@ -65,6 +65,44 @@ impl Store {
             .collect();
         self.db.write(|tx| write_vectors(tx, document, &rows))
     }
+
+    /// Deletes the vectors of document `document` under `model` whose
+    /// texts `held` (the keys of every block text at `revision`) leaves
+    /// out: texts edited away. Nothing is deleted unless the store still
+    /// holds `revision` (`None` then): a node behind would delete the
+    /// vectors of newer texts. The number deleted otherwise.
+    pub fn prune_vectors(
+        &mut self,
+        document: &str,
+        model: &str,
+        held: &[TextKey],
+        revision: u64,
+    ) -> Result<Option<usize>, StoreError> {
+        const PRUNING: &str = "pruning vectors";
+        static SQL: LazyLock<String> =
+            LazyLock::new(|| batched_after("DELETE FROM vectors WHERE document = ?1 AND model = ?2 AND key IN", 2));
+        let held: std::collections::HashSet<&TextKey> = held.iter().collect();
+        self.db.write(|tx| {
+            if crate::revision_in(tx, document)? != revision {
+                return Ok(None);
+            }
+            let stored = tx.all(
+                PRUNING,
+                "SELECT key FROM vectors WHERE document = ?1 AND model = ?2",
+                args![document, model],
+                |row| Ok(row.bytes(0).map_err(db(PRUNING))?.map(<[u8]>::to_vec)),
+            )?;
+            // A damaged key is an orphan too.
+            let orphans: Vec<Vec<u8>> = stored
+                .into_iter()
+                .flatten()
+                .filter(|key| TextKey::try_from(key.as_slice()).map_or(true, |key| !held.contains(&key)))
+                .collect();
+            let keys: Vec<&[u8]> = orphans.iter().map(Vec::as_slice).collect();
+            each_batch_after(tx, PRUNING, &SQL, &[Arg::Text(document), Arg::Text(model)], &keys, |_| Ok(()))?;
+            Ok(Some(orphans.len()))
+        })
+    }
 }
 
 /// A stored vector: its model, its text's key and its bytes.
@@ -123,6 +161,30 @@ mod tests {
             assert_eq!(store.load_vectors("e", "m1", &keys).unwrap().len(), 150, "they follow a rename");
             store.delete_document("e").unwrap();
             assert!(store.load_vectors("e", "m1", &keys).unwrap().is_empty(), "they go with their document");
+        }
+    }
+
+    #[test]
+    fn pruning_drops_the_vectors_of_texts_no_block_holds_at_the_revision_read() {
+        for place in places() {
+            let mut store = place.open();
+            store.save_document(&Document::new("d")).unwrap();
+            let revision = store.revision("d").unwrap();
+            let many: Vec<([u8; 16], Vec<f32>)> = (0..150u8).map(|n| ([n; 16], vec![f32::from(n)])).collect();
+            store.save_vectors("d", "m1", &many).unwrap();
+            store.save_vectors("d", "m2", &many).unwrap();
+            let keys: Vec<[u8; 16]> = (0..150u8).map(|n| [n; 16]).collect();
+            let held: Vec<[u8; 16]> = (0..150u8).filter(|n| n % 3 == 0).map(|n| [n; 16]).collect();
+
+            let behind = store.prune_vectors("d", "m1", &held, revision + 1).unwrap();
+            assert_eq!(behind, None, "{}: a node behind or ahead deletes nothing", place.backend);
+            assert_eq!(store.load_vectors("d", "m1", &keys).unwrap().len(), 150);
+            assert_eq!(store.prune_vectors("d", "m1", &held, revision).unwrap(), Some(100), "{}", place.backend);
+            let kept = store.load_vectors("d", "m1", &keys).unwrap();
+            assert_eq!(kept.len(), 50);
+            assert!(held.iter().all(|key| kept.contains_key(key)), "every held text keeps its vector");
+            assert_eq!(store.load_vectors("d", "m2", &keys).unwrap().len(), 150, "another model's are untouched");
+            assert_eq!(store.prune_vectors("d", "m1", &held, revision).unwrap(), Some(0));
         }
     }
 }

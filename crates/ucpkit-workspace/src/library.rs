@@ -452,7 +452,8 @@ impl Library {
     /// Opens the search index of `doc`, as the store holds it at
     /// `revision`, building or catching it up: from the store's log of
     /// changed blocks when it reaches back to the index's revision (and
-    /// no model is set), else by looking at every block.
+    /// no model is set), else by looking at every block. With a model,
+    /// the store's vectors of texts no block holds any more are dropped.
     fn open_index(&self, doc: &Document, revision: u64) -> Result<(SearchIndex, SyncReport), WorkspaceError> {
         let embedder = self.config.model.as_deref().map(load_embedder).transpose()?.map(|model| {
             Box::new(StoredVectors {
@@ -474,7 +475,10 @@ impl Library {
             (Some(at), Some((now, blocks))) if *now == revision => Some(ChangedSince { revision: at, blocks }),
             _ => None,
         };
-        Ok(SearchIndex::open_at(&dir, doc, Some(revision), changed, embedder, SearchConfig::default(), progress)?)
+        let (index, report) =
+            SearchIndex::open_at(&dir, doc, Some(revision), changed, embedder, SearchConfig::default(), progress)?;
+        self.prune_vectors(doc.name(), crate::vectors::held_texts(&index, doc, &report), revision);
+        Ok((index, report))
     }
 
     /// Makes `workspace` the library's copy of document `name`, written or
@@ -834,11 +838,12 @@ impl Library {
 
     /// Saves the document and its snapshots when an edit changed them since
     /// the last save (with a named session's record, in one transaction),
-    /// and brings the search index up to date. Returns whether the
-    /// document was written.
+    /// and brings the search index up to date; with a model, the store's
+    /// vectors of texts edited away go. Returns whether the document was
+    /// written.
     pub(crate) fn write(&self, workspace: &Workspace, session: Option<(&str, &str)>) -> Result<bool, WorkspaceError> {
         // No script is half-way through what is written.
-        let _writer = workspace.traversal.writer();
+        let writer = workspace.traversal.writer();
         let mut saved = lock(&workspace.saved);
         let engine = workspace.traversal.engine();
         let version = engine.document().version();
@@ -883,20 +888,28 @@ impl Library {
         };
         let write = ucpkit_search::Write { from: saved.revision, to: revision };
         saved.revision = revision;
+        let mut held = None;
         if changed {
-            match (&changes, &workspace.part) {
+            let report = match (&changes, &workspace.part) {
                 (Some(changes), Some(part)) => {
                     workspace.index.sync_part(&part.document(), engine.document(), &changes.blocks, write)?
                 }
                 (Some(changes), None) => workspace.index.sync_changed(engine.document(), &changes.blocks, write)?,
                 (None, _) => workspace.index.sync_written(engine.document(), write.to)?,
             };
+            // A part does not hold every text its document still has.
+            if workspace.part.is_none() {
+                held = crate::vectors::held_texts(&workspace.index, engine.document(), &report);
+            }
             saved.version = version;
             saved.snapshots = snapshots;
             drop(engine);
             // The writer lock is held: no edit came in since the save.
             workspace.traversal.mark_saved();
         }
+        // The store is written again with no lock of the copy held.
+        drop((saved, writer));
+        self.prune_vectors(&workspace.name, held, revision);
         Ok(changed)
     }
 

@@ -3,8 +3,11 @@
 //! other node, and by this one when its search index is rebuilt, instead
 //! of being embedded again. Queries are embedded as they come.
 
-use ucpkit_search::{Embedder, SearchError};
+use ucpkit_core::Document;
+use ucpkit_search::{Embedder, SearchError, SearchIndex, SyncReport};
 use ucpkit_store::{StorePool, TextKey};
+
+use crate::library::Library;
 
 /// A model whose block vectors are looked up in, and kept in, the store.
 pub(crate) struct StoredVectors {
@@ -21,6 +24,42 @@ pub(crate) struct StoredVectors {
 fn key_of(text: &str) -> TextKey {
     let hash = blake3::hash(text.as_bytes());
     hash.as_bytes()[..16].try_into().expect("16 bytes")
+}
+
+/// A document's texts as its vectors are kept: the model's identity and
+/// the key of each text its blocks are embedded as.
+pub(crate) struct HeldTexts {
+    model: String,
+    keys: Vec<TextKey>,
+}
+
+/// The texts `doc` holds, when the sync `report` describes may have left
+/// vectors of texts no block holds: `index` has a model, and it was
+/// rebuilt, or blocks changed or went, or it embedded more than the new
+/// blocks (it held no vector of that model for them).
+pub(crate) fn held_texts(index: &SearchIndex, doc: &Document, report: &SyncReport) -> Option<HeldTexts> {
+    let model = index.embedder()?;
+    let looked_again =
+        report.rebuilt.is_some() || report.updated + report.removed > 0 || report.embedded > report.added;
+    looked_again.then(|| HeldTexts {
+        model: model.identity().to_owned(),
+        keys: ucpkit_search::embedding_texts(doc).iter().map(|text| key_of(text)).collect(),
+    })
+}
+
+impl Library {
+    /// Drops the vectors the store keeps of document `name` for texts none
+    /// of its blocks holds at `revision` (`held`): texts edited away. Best
+    /// effort, never by a read-only library, and nothing is dropped when
+    /// the store has moved on from `revision` (the vectors are made again
+    /// when needed).
+    pub(crate) fn prune_vectors(&self, name: &str, held: Option<HeldTexts>, revision: u64) {
+        if let (Some(held), false) = (held, self.config.read_only) {
+            if let Ok(mut store) = self.store() {
+                let _ = store.prune_vectors(name, &held.model, &held.keys, revision);
+            }
+        }
+    }
 }
 
 impl Embedder for StoredVectors {
