@@ -248,6 +248,31 @@ impl SearchIndex {
         Ok((index, report))
     }
 
+    /// Brings the index in `dir` from the revision `changed` starts at to
+    /// `revision` by looking only at the blocks `changed` names and those
+    /// below them: `doc` holds every one of them the store still holds,
+    /// with its ancestors (part of the document will do). False, changing
+    /// nothing, when the index was not recorded current with that earlier
+    /// revision, holds vectors of a model, or cannot be read.
+    pub fn catch_up(
+        dir: &Path,
+        doc: &Document,
+        changed: ChangedSince<'_>,
+        revision: u64,
+        config: SearchConfig,
+    ) -> Result<bool, SearchError> {
+        let _turn = take_turn(dir)?;
+        let Ok((index, meta)) = SearchIndex::load(dir, doc.name(), None, config, Opened::Whole) else {
+            return Ok(false);
+        };
+        if meta.revision != Some(changed.revision) || meta.model.is_some() {
+            return Ok(false);
+        }
+        index.sync_scope(doc, Some(changed.blocks), None, &())?;
+        index.save_meta(Some(revision))?;
+        Ok(true)
+    }
+
     /// The store revision the index in `dir` was last recorded current
     /// with, if any: where a caller asks its store what changed since.
     pub fn recorded_revision(dir: &Path) -> Option<u64> {

@@ -10,9 +10,13 @@
 //! the context job runs on that partial document, reusing the ranking. Every id the job asks for that the part does not hold
 //! is recorded ([`ucpkit_core::Document::partial`]); when there are any, their
 //! sections are read too and the job runs again, so the answer is the one
-//! the whole document gives. When the layout is missing or stale, the
-//! index is behind, the job keeps reaching further, or a model is
-//! configured, the document is loaded whole as before.
+//! the whole document gives. A layout and index of an earlier revision
+//! are caught up from the store's log when the blocks written since kept
+//! their place in the tree (text edits): the index looks at those blocks
+//! alone and the layout takes their new lengths ([`Layout::patched`]).
+//! When the layout is missing or cannot be caught up, the index is behind
+//! otherwise, the job keeps reaching further, or a model is configured,
+//! the document is loaded whole as before.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -22,9 +26,10 @@ use ucpkit_core::BlockId;
 use ucpkit_engine::Engine;
 use ucpkit_orchestrator::rank::{self, Layout, QuestionRanking};
 use ucpkit_orchestrator::BuiltContext;
-use ucpkit_search::{SearchConfig, SearchIndex};
+use ucpkit_search::{ChangedSince, SearchConfig, SearchIndex};
 use ucpkit_sessions::RagProvider;
 use ucpkit_sessions::SessionHost;
+use ucpkit_store::Part;
 
 use crate::library::{lock, Library, Workspace};
 use crate::{ContextOptions, WorkspaceError};
@@ -95,7 +100,13 @@ impl Library {
         }
         let dir = ucpkit_search::index_dir(&self.config.store_dir, name);
         let Some(mut part) = self.store()?.part(name)? else { return Ok(None) };
-        let Some(layout) = read_layout(&dir, part.revision()) else { return Ok(None) };
+        let layout = match read_layout(&dir, part.revision()) {
+            Some(layout) => layout,
+            None => match self.caught_up_layout(name, &dir, &mut part)? {
+                Some(layout) => layout,
+                None => return Ok(None),
+            },
+        };
         let Some(index) = SearchIndex::open_current(&dir, name, part.revision(), SearchConfig::default())? else {
             return Ok(None);
         };
@@ -143,6 +154,49 @@ impl Library {
             wanted = missed.into_iter().collect();
         }
         Ok(None)
+    }
+}
+
+impl Library {
+    /// The layout of stored document `name` at `part`'s revision, made
+    /// from the one in `dir` of an earlier revision when the store's log
+    /// names every block written since and each kept its place in the
+    /// tree; the search index is caught up from the log too, and both are
+    /// written back. `part` grows by the blocks written (their subtrees,
+    /// with their ancestors). `None` when that cannot be done: the caller
+    /// reads the document whole.
+    fn caught_up_layout(&self, name: &str, dir: &Path, part: &mut Part) -> Result<Option<Layout>, WorkspaceError> {
+        let now = part.revision();
+        let Some(since) = layout_revision(dir).filter(|&since| since < now && !self.config.read_only) else {
+            return Ok(None);
+        };
+        let Some(earlier) = read_layout(dir, since) else { return Ok(None) };
+        let Some((at, changed)) = self.store()?.changed_since(name, since)? else { return Ok(None) };
+        // More than a few blocks written costs about what a whole read does.
+        if at != now || changed.len() > earlier.len() / 8 + 64 {
+            return Ok(None);
+        }
+        let most = earlier.len() / 2 + 1_000;
+        if !self.store()?.extend_part(part, &changed, usize::MAX, most)? {
+            return Ok(None);
+        }
+        let doc = part.document();
+        let caught_up = match SearchIndex::recorded_revision(dir) {
+            Some(revision) if revision == now => true,
+            Some(revision) if revision == since => {
+                let changed = ChangedSince { revision: since, blocks: &changed };
+                SearchIndex::catch_up(dir, &doc, changed, now, SearchConfig::default())?
+            }
+            _ => false,
+        };
+        let Some(index) = caught_up.then(|| SearchIndex::open_current(dir, name, now, SearchConfig::default())) else {
+            return Ok(None);
+        };
+        let Some(index) = index? else { return Ok(None) };
+        let Some(layout) = earlier.patched(&doc, &changed, index.block_lengths().as_deref()) else { return Ok(None) };
+        // Best effort: without the file, the next call catches up again.
+        let _ = write_layout(dir, now, &layout);
+        Ok(Some(layout))
     }
 }
 

@@ -1,8 +1,10 @@
 //! A one-shot context read from parts of the store is the context the
 //! whole document gives: over the Node.js excerpt (cross-file links the
 //! sub-agents follow) and over a code fixture (the call graph walked), at
-//! several budgets and formats; and a store whose layout is stale or
-//! damaged is read whole instead.
+//! several budgets and formats; a layout and index another writer's text
+//! edit left behind are caught up from the store's log, still from parts;
+//! and a store whose layout is stale after a structural edit, or damaged,
+//! is read whole instead.
 
 mod common;
 
@@ -104,6 +106,34 @@ fn an_edited_document_is_read_whole_then_from_parts_again() {
     assert!(first.text.contains("unref'd"), "{}", first.text);
     // That call kept the new revision's layout: the next one reads parts.
     same(&from_parts(dir.path(), "node", &options), &first);
+}
+
+#[test]
+fn a_text_edit_by_another_writer_is_caught_up_from_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = open(dir.path());
+    library.index(&[data("node-excerpt")], Some("node"), &IndexOptions::default(), &()).unwrap();
+    let workspace = library.workspace("node").unwrap();
+    let request = SearchRequest { roles: vec!["paragraph".into()], ..SearchRequest::new("breakpoint") };
+    let paragraph: ucpkit_core::BlockId = workspace.search(&request).unwrap().results[0].id.parse().unwrap();
+    drop((workspace, library));
+
+    // Another writer, straight to the store: this node's index and layout
+    // are left at the revision before.
+    let mut writer = ucpkit_store::Store::open(dir.path().join(".ucp")).unwrap();
+    let (mut doc, revision) = writer.load_with_revision("node").unwrap();
+    let text = "Wombats set a breakpoint with the debugger statement before they dig.";
+    doc.get_mut(paragraph).unwrap().content = ucpkit_core::Content::markdown(text);
+    writer.save_checked("node", revision, Some((&doc, &[])), None).unwrap();
+
+    let layout = ucpkit_search::index_dir(&dir.path().join(".ucp"), "node");
+    let options = ContextOptions { budget: 1000, ..ContextOptions::new("How do wombats set a breakpoint?") };
+    let caught_up = from_parts(dir.path(), "node", &options);
+    assert!(caught_up.text.contains(text), "the edited text is found: {}", caught_up.text);
+    assert_eq!(ucpkit_search::SearchIndex::recorded_revision(&layout), Some(revision + 1), "the index caught up");
+    same(&caught_up, &whole(dir.path(), "node", &options));
+    // The caught-up layout was kept: the next call reads it as it is.
+    same(&from_parts(dir.path(), "node", &options), &caught_up);
 }
 
 #[test]

@@ -3,19 +3,38 @@
 //! walked on its own (in parallel: a big corpus is one subtree per file),
 //! then the walks are joined in order; only the root's own section (blocks
 //! directly under the root) can span two walks, and it is joined into one.
+//! A later revision whose changed blocks kept their shape is laid out from
+//! an earlier one's layout without the walk ([`Layout::patched`]).
 
 use rayon::prelude::*;
-use ucpkit_core::{outline, BlockId, Document, IdMap};
+use ucpkit_core::{outline, Block, BlockId, Document, IdMap};
 use ucpkit_search::BlockLengths;
 
-use super::{is_content, is_section_root, mean, Layout, Section, SlotTable};
+use super::{is_content, is_section_root, mean, shape_of, Layout, Section, SlotTable};
+
+/// Each block's lengths as the search index measured them: text, heading path.
+type Measured = IdMap<(u32, u32)>;
+
+fn measured(lengths: Option<&[BlockLengths]>) -> Measured {
+    lengths.unwrap_or_default().iter().map(|l| (l.id, (l.text, l.headings))).collect()
+}
+
+/// Block `id`'s lengths (text, heading path), at least 1 each: as
+/// `measured`, else its token count (or a quarter of its text's bytes)
+/// and 1.
+fn lengths_of(block: &Block, id: BlockId, measured: &Measured) -> (u32, u32) {
+    let (tokens, path_tokens) = measured
+        .get(&id)
+        .copied()
+        .unwrap_or_else(|| (block.metadata.tokens.unwrap_or_else(|| (block.plain_text().len() / 4) as u32), 1));
+    (tokens.max(1), path_tokens.max(1))
+}
 
 impl Layout {
     /// The layout of `doc`, with the blocks' `lengths` as the search index
     /// measured them (else their token counts).
     pub fn build(doc: &Document, lengths: Option<&[BlockLengths]>) -> Self {
-        let measured: IdMap<(u32, u32)> =
-            lengths.unwrap_or_default().iter().map(|l| (l.id, (l.text, l.headings))).collect();
+        let measured = measured(lengths);
         let walks: Vec<Layout> = doc.children(BlockId::ROOT).par_iter().map(|&top| walk(doc, top, &measured)).collect();
         let mut layout = Layout::empty();
         let mut root_section = None;
@@ -23,15 +42,46 @@ impl Layout {
             layout.join(walked, &mut root_section);
         }
         layout.slot = SlotTable::build(&layout.blocks);
-        layout.window_tokens = (0..layout.blocks.len())
-            .map(|i| layout.window(i).map(|j| u64::from(layout.tokens[j as usize])).sum())
-            .collect();
-        let n = layout.blocks.len();
-        layout.mean_block = mean(layout.tokens.iter().map(|&t| f64::from(t)).sum(), n);
-        layout.mean_path = mean(layout.path_tokens.iter().map(|&t| f64::from(t)).sum(), n);
-        layout.mean_window = mean(layout.window_tokens.iter().map(|&t| t as f64).sum(), n);
-        layout.mean_section = mean(layout.sections.iter().map(|s| s.tokens as f64).sum(), layout.sections.len());
+        layout.measure_windows();
         layout
+    }
+
+    /// This layout (of an earlier revision) brought to `doc`, a document
+    /// or part of one holding at least `changed` with their parents, when
+    /// `changed` are the only blocks written since and each is still a
+    /// content block of the same shape (the same parent and children):
+    /// then the tree, its sections and heading paths are as they were, and
+    /// only those blocks' lengths and priors are taken again, with
+    /// `lengths` as for [`Layout::build`]. `None` when a changed block is
+    /// new, gone, no longer content or moved: the caller builds afresh.
+    pub fn patched(mut self, doc: &Document, changed: &[BlockId], lengths: Option<&[BlockLengths]>) -> Option<Layout> {
+        let measured = measured(lengths);
+        for &id in changed {
+            let at = self.slot_of(&id)? as usize;
+            let block = doc.get(id).filter(|block| is_content(block))?;
+            if shape_of(doc, id, doc.parent(id)?) != self.shape[at] {
+                return None;
+            }
+            let (tokens, path_tokens) = lengths_of(block, id, &measured);
+            let section = &mut self.sections[self.section[at].0 as usize];
+            section.tokens = section.tokens - u64::from(self.tokens[at]) + u64::from(tokens);
+            self.tokens[at] = tokens;
+            self.path_tokens[at] = path_tokens;
+            self.prior[at] = outline::rank_prior(block);
+        }
+        self.measure_windows();
+        Some(self)
+    }
+
+    /// Each block's window length and the mean lengths, from the blocks'.
+    fn measure_windows(&mut self) {
+        self.window_tokens =
+            (0..self.blocks.len()).map(|i| self.window(i).map(|j| u64::from(self.tokens[j as usize])).sum()).collect();
+        let n = self.blocks.len();
+        self.mean_block = mean(self.tokens.iter().map(|&t| f64::from(t)).sum(), n);
+        self.mean_path = mean(self.path_tokens.iter().map(|&t| f64::from(t)).sum(), n);
+        self.mean_window = mean(self.window_tokens.iter().map(|&t| t as f64).sum(), n);
+        self.mean_section = mean(self.sections.iter().map(|s| s.tokens as f64).sum(), self.sections.len());
     }
 
     fn empty() -> Layout {
@@ -43,6 +93,7 @@ impl Layout {
             prior: Vec::new(),
             section: Vec::new(),
             window_tokens: Vec::new(),
+            shape: Vec::new(),
             sections: Vec::new(),
             mean_block: 1.0,
             mean_path: 1.0,
@@ -89,13 +140,14 @@ impl Layout {
         self.tokens.extend(walked.tokens);
         self.path_tokens.extend(walked.path_tokens);
         self.prior.extend(walked.prior);
+        self.shape.extend(walked.shape);
     }
 }
 
 /// The content blocks of the subtree under `top` (a child of the root), in
 /// document order with their sections, as a layout of its own (no slots,
 /// windows or means yet).
-fn walk(doc: &Document, top: BlockId, measured: &IdMap<(u32, u32)>) -> Layout {
+fn walk(doc: &Document, top: BlockId, measured: &Measured) -> Layout {
     let mut layout = Layout::empty();
     let mut section_slot: IdMap<u32> = IdMap::default();
     // Depth first in document order, each block with its parent and the
@@ -115,11 +167,7 @@ fn walk(doc: &Document, top: BlockId, measured: &IdMap<(u32, u32)>) -> Layout {
             layout.sections.push(Section { root, blocks: Vec::new(), tokens: 0 });
             (layout.sections.len() - 1) as u32
         });
-        let (tokens, path_tokens) = measured
-            .get(&id)
-            .copied()
-            .unwrap_or_else(|| (block.metadata.tokens.unwrap_or_else(|| (block.plain_text().len() / 4) as u32), 1));
-        let tokens = tokens.max(1);
+        let (tokens, path_tokens) = lengths_of(block, id, measured);
         let index = layout.blocks.len() as u32;
         let section = &mut layout.sections[at as usize];
         layout.section.push((at, section.blocks.len() as u32));
@@ -127,8 +175,9 @@ fn walk(doc: &Document, top: BlockId, measured: &IdMap<(u32, u32)>) -> Layout {
         section.tokens += u64::from(tokens);
         layout.blocks.push(id);
         layout.tokens.push(tokens);
-        layout.path_tokens.push(path_tokens.max(1));
+        layout.path_tokens.push(path_tokens);
         layout.prior.push(outline::rank_prior(block));
+        layout.shape.push(shape_of(doc, id, parent));
     }
     layout
 }
@@ -199,5 +248,52 @@ mod tests {
                 prop_assert_eq!(section.tokens, tokens);
             }
         }
+
+        /// Blocks whose text (and with it, role) changed: the layout patched
+        /// with them is the one built afresh, and it is refused only when a
+        /// changed block was not content before or after.
+        #[test]
+        fn a_patched_layout_is_the_one_built_afresh(
+            shape in prop::collection::vec((0u8..4, 0usize..64), 1..60),
+            edits in prop::collection::vec((0usize..64, 0u8..4), 1..6),
+        ) {
+            let before = document(&shape);
+            let layout = Layout::build(&before, None);
+            let ids: Vec<BlockId> = before.document_order().filter(|id| !id.is_root()).collect();
+            let mut after = before.clone();
+            let mut changed = Vec::new();
+            for (n, &(pick, kind)) in edits.iter().enumerate() {
+                let id = ids[pick % ids.len()];
+                let (role, text) = match kind {
+                    0 => (Role::Heading2, format!("## Edited {n}")),
+                    1 => (Role::Paragraph, " ".to_owned()),
+                    _ => (Role::Paragraph, format!("rewritten words, {n} of them and more")),
+                };
+                let block = after.get_mut(id).unwrap();
+                block.content = Content::markdown(text);
+                block.metadata = Metadata::with_role(role);
+                changed.push(id);
+            }
+            let content = |doc: &Document, id: BlockId| doc.get(id).is_some_and(is_content);
+            let keeps_content = changed.iter().all(|&id| content(&before, id) && content(&after, id));
+            match layout.patched(&after, &changed, None) {
+                Some(patched) => prop_assert_eq!(patched.encode(), Layout::build(&after, None).encode()),
+                None => prop_assert!(!keeps_content, "refused though every changed block stayed content"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_moved_block_is_not_patched_in() {
+        // Paragraphs p0 (holding c) and p1 under the root.
+        let mut doc = document(&[(2, 0), (2, 1), (2, 0)]);
+        let [p0, c, p1] = [0, 1, 2].map(|n| doc.document_order().filter(|id| !id.is_root()).nth(n).unwrap());
+        assert_eq!(doc.parent(c), Some(p0));
+        let layout = Layout::build(&doc, None);
+        // c goes under p1: all three are content blocks the layout holds,
+        // and their texts are as they were.
+        doc.move_block(c, p1, None).unwrap();
+        assert_eq!(Layout::build(&doc, None).blocks, [p0, p1, c], "the order changed");
+        assert!(layout.patched(&doc, &[c, p0, p1], None).is_none());
     }
 }

@@ -8,13 +8,16 @@ use ucpkit_core::BlockId;
 use super::{Layout, Section, SlotTable};
 
 /// The first bytes of an encoded layout (bumped when the form changes).
-const MAGIC: &[u8; 8] = b"UCPLAY03";
+const MAGIC: &[u8; 8] = b"UCPLAY04";
+
+/// Bytes each block takes after its id.
+const PER_BLOCK: usize = 40;
 
 impl Layout {
     /// The layout as bytes ([`Layout::decode`] reads them back).
     pub fn encode(&self) -> Vec<u8> {
         let n = self.blocks.len();
-        let mut out = Vec::with_capacity(MAGIC.len() + 16 + 32 + n * 44 + self.sections.len() * 24);
+        let mut out = Vec::with_capacity(MAGIC.len() + 16 + 32 + n * (12 + PER_BLOCK) + self.sections.len() * 24);
         out.extend_from_slice(MAGIC);
         put_u64(&mut out, n as u64);
         put_u64(&mut out, self.sections.len() as u64);
@@ -31,6 +34,7 @@ impl Layout {
             put_u32(&mut out, self.section[i].0);
             put_u32(&mut out, self.section[i].1);
             put_u64(&mut out, self.window_tokens[i]);
+            put_u64(&mut out, self.shape[i]);
         }
         for section in &self.sections {
             out.extend_from_slice(section.root.as_bytes());
@@ -54,8 +58,8 @@ impl Layout {
         let mut reader = Reader { bytes: bytes.strip_prefix(MAGIC)? };
         let n = usize::try_from(reader.u64()?).ok()?;
         let sections_len = usize::try_from(reader.u64()?).ok()?;
-        // Every block takes 44 bytes and every section 28 at least.
-        if n.checked_mul(44)?.checked_add(sections_len.checked_mul(28)?)? > reader.bytes.len() {
+        // Every block takes its id and PER_BLOCK bytes, every section 28 at least.
+        if n.checked_mul(12 + PER_BLOCK)?.checked_add(sections_len.checked_mul(28)?)? > reader.bytes.len() {
             return None;
         }
         let means = [reader.f64()?, reader.f64()?, reader.f64()?, reader.f64()?];
@@ -68,6 +72,7 @@ impl Layout {
             prior: Vec::with_capacity(n),
             section: Vec::with_capacity(n),
             window_tokens: Vec::with_capacity(n),
+            shape: Vec::with_capacity(n),
             sections: Vec::with_capacity(sections_len),
             mean_block: means[0],
             mean_path: means[1],
@@ -80,6 +85,7 @@ impl Layout {
             layout.prior.push(f32::from_le_bytes(reader.take()?));
             layout.section.push((reader.u32()?, reader.u32()?));
             layout.window_tokens.push(reader.u64()?);
+            layout.shape.push(reader.u64()?);
         }
         for _ in 0..sections_len {
             let root = reader.id()?;

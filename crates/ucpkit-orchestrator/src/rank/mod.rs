@@ -76,11 +76,26 @@ pub struct Layout {
     section: Vec<(u32, u32)>,
     /// Per content block: tokens of its window.
     window_tokens: Vec<u64>,
+    /// Per content block: a hash of its parent and its children
+    /// ([`shape_of`]), so a later revision that changed only blocks of the
+    /// same shape can be laid out from this one ([`Layout::patched`]).
+    shape: Vec<u64>,
     sections: Vec<Section>,
     mean_block: f64,
     mean_path: f64,
     mean_window: f64,
     mean_section: f64,
+}
+
+/// A hash of block `id`'s place in `doc`'s tree: its parent and its
+/// children, in order.
+pub(crate) fn shape_of(doc: &Document, id: BlockId, parent: BlockId) -> u64 {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(parent.as_bytes());
+    for child in doc.children(id) {
+        hasher.update(child.as_bytes());
+    }
+    u64::from_le_bytes(hasher.finalize().as_bytes()[..8].try_into().expect("8 bytes"))
 }
 
 /// Whether a block opens a section (a heading or a file).
