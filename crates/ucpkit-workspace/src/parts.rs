@@ -69,7 +69,7 @@ impl Library {
     }
 
     /// Writes the layout of `workspace`'s document beside its search index,
-    /// unless the file there is for the same revision. Best effort: without
+    /// unless the file there is a whole one of the same revision. Best effort: without
     /// the file, a one-shot context loads the document.
     pub(crate) fn keep_layout(&self, workspace: &Workspace) {
         if self.config.read_only || self.config.model.is_some() {
@@ -80,7 +80,9 @@ impl Library {
             (saved.revision, saved.version)
         };
         let dir = ucpkit_search::index_dir(&self.config.store_dir, workspace.name());
-        if layout_revision(&dir) == Some(revision) {
+        // Read whole, not only its head: a file of another form, or a
+        // damaged one, is written again.
+        if read_layout(&dir, revision).is_some() {
             return;
         }
         let engine = workspace.traversal().engine();

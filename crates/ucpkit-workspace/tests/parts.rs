@@ -152,6 +152,8 @@ fn a_damaged_layout_means_the_whole_document() {
     let built = reader.context_in(Some("node"), &options).unwrap();
     assert!(reader.holds("node"));
     same(&built, &whole(dir.path(), "node", &options));
+    // That call wrote the layout again, though its revision had not changed.
+    same(&from_parts(dir.path(), "node", &options), &built);
 }
 
 /// The first `sample` dev-set questions at three budgets, from parts and
