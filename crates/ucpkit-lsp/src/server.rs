@@ -96,12 +96,13 @@ impl Server {
             opened: Mutex::default(),
         };
         // A server dropped here is shut down.
-        server.read_stderr(stderr).map_err(threads)?;
-        server.read_stdout(stdout).map_err(|e| {
-            // Nothing would read its answer to `shutdown`.
+        // Nothing would read its answer to `shutdown` when a thread is missing.
+        let given_up = |e| {
             server.alive.store(false, Ordering::SeqCst);
             threads(e)
-        })?;
+        };
+        server.read_stderr(stderr).map_err(given_up)?;
+        server.read_stdout(stdout).map_err(given_up)?;
         let root_uri = file_uri(root);
         let folder_name = root.file_name().map_or("root".into(), |n| n.to_string_lossy().into_owned());
         let params = json!({

@@ -10,6 +10,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::error::Error;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::BytesMut;
@@ -156,7 +157,17 @@ impl Drop for Client {
         // thread running another runtime's tasks (a server dropping its
         // store) may not do: it is closed on a thread of its own.
         if let Some(client) = self.client.get_mut().take() {
-            let _ = std::thread::spawn(move || drop(client)).join();
+            let slot = Arc::new(Mutex::new(Some(client)));
+            let closing = Arc::clone(&slot);
+            let take =
+                |slot: &Mutex<Option<postgres::Client>>| slot.lock().unwrap_or_else(PoisonError::into_inner).take();
+            let closer = std::thread::Builder::new().spawn(move || drop(take(&closing)));
+            match closer {
+                Ok(closer) => drop(closer.join()),
+                // No thread at the process limit: the connection is left
+                // to the operating system rather than closed here.
+                Err(_) => std::mem::forget(take(&slot)),
+            }
         }
     }
 }

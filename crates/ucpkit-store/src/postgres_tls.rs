@@ -71,7 +71,10 @@ impl Settings {
                 "sslrootcert" => root_file = Some(decode(value).map_err(&bad)?),
                 "sslcert" => cert_file = Some(decode(value).map_err(&bad)?),
                 "sslkey" => key_file = Some(decode(value).map_err(&bad)?),
-                "sslpassword" => return Err(bad("an encrypted client key (sslpassword) is not supported".into())),
+                "sslpassword" if !value.is_empty() => {
+                    return Err(bad("an encrypted client key (sslpassword) is not supported".into()))
+                }
+                "sslpassword" => {}
                 _ => kept.push(pair),
             }
         }
@@ -119,7 +122,12 @@ impl Settings {
     /// A new connection to the server, secured as the settings say.
     pub(crate) fn connect(&self) -> Result<postgres::Client, postgres::Error> {
         match &self.tls {
-            Some(tls) if self.plain_first => self.config.connect(NoTls).or_else(|_| {
+            // Encrypted again only when the server refused plain text (not
+            // when it could not be reached: that would wait twice).
+            Some(tls) if self.plain_first => self.config.connect(NoTls).or_else(|plain| {
+                if plain.as_db_error().is_none() {
+                    return Err(plain);
+                }
                 let mut secured = self.config.clone();
                 secured.ssl_mode(SslMode::Require);
                 secured.connect(tls.clone())
@@ -180,16 +188,24 @@ fn client_config(check: Check, root_file: Option<&str>, client: Option<&ClientFi
 /// key file others can read is refused (libpq's rule: no access for the
 /// group or the world, or read access for the group when root owns it).
 fn client_identity(files: &ClientFiles) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), String> {
-    use std::os::unix::fs::MetadataExt as _;
+    use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
     let chain = CertificateDer::pem_file_iter(Path::new(&files.certificate))
         .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
         .map_err(|e| format!("sslcert={}: {e}", files.certificate))?;
     if chain.is_empty() {
         return Err(format!("sslcert={} holds no certificate", files.certificate));
     }
-    // The key is opened once: its permissions and its text are of one file.
-    let mut file = std::fs::File::open(&files.key).map_err(|e| format!("sslkey={}: {e}", files.key))?;
+    // The key is opened once, without waiting on a pipe: its kind, its
+    // permissions and its text are of one file.
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&files.key)
+        .map_err(|e| format!("sslkey={}: {e}", files.key))?;
     let meta = file.metadata().map_err(|e| format!("sslkey={}: {e}", files.key))?;
+    if !meta.is_file() {
+        return Err(format!("sslkey={} is not a regular file", files.key));
+    }
     let (forbidden, at_most) = if meta.uid() == 0 { (0o037, "u=rw,g=r (0640)") } else { (0o077, "u=rw (0600)") };
     if meta.mode() & forbidden != 0 {
         return Err(format!(
@@ -385,6 +401,9 @@ mod tests {
         let half = error(&format!("postgres://u@h/db?sslcert={}", cert_file.display()));
         assert!(half.contains("needs both sslcert and sslkey"), "{half}");
         assert!(error("postgres://u@h/db?sslpassword=x").contains("not supported"));
+        assert!(Settings::parse("postgres://u@h/db?sslpassword=").is_ok(), "an empty one asks for nothing");
+        let folder = error(&format!("{url}&sslkey={}", dir.path().display()));
+        assert!(folder.contains("is not a regular file"), "{folder}");
         let plain = error(&format!("{url}&sslmode=disable"));
         assert!(plain.contains("sends no client certificate"), "{plain}");
         std::fs::write(&key_file, "not a key").unwrap();

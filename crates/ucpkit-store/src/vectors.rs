@@ -70,7 +70,9 @@ impl Store {
     /// texts `held` (the keys of every block text at `revision`) leaves
     /// out: texts edited away. Nothing is deleted unless the store still
     /// holds `revision` (`None` then): a node behind would delete the
-    /// vectors of newer texts. The number deleted otherwise.
+    /// vectors of newer texts. The number deleted otherwise. The keys are
+    /// read first; only when some are to go is the store written (so the
+    /// nodes that follow the one that pruned take no writer's lock).
     pub fn prune_vectors(
         &mut self,
         document: &str,
@@ -82,7 +84,7 @@ impl Store {
         static SQL: LazyLock<String> =
             LazyLock::new(|| batched_after("DELETE FROM vectors WHERE document = ?1 AND model = ?2 AND key IN", 2));
         let held: std::collections::HashSet<&TextKey> = held.iter().collect();
-        self.db.write(|tx| {
+        let orphans = self.db.read(|tx| {
             if crate::revision_in(tx, document)? != revision {
                 return Ok(None);
             }
@@ -98,9 +100,20 @@ impl Store {
                 .flatten()
                 .filter(|key| TextKey::try_from(key.as_slice()).map_or(true, |key| !held.contains(&key)))
                 .collect();
-            let keys: Vec<&[u8]> = orphans.iter().map(Vec::as_slice).collect();
+            Ok(Some(orphans))
+        })?;
+        let Some(orphans) = orphans else { return Ok(None) };
+        if orphans.is_empty() {
+            return Ok(Some(0));
+        }
+        let keys: Vec<&[u8]> = orphans.iter().map(Vec::as_slice).collect();
+        self.db.write(|tx| {
+            // A write in between may have made an orphan's text current again.
+            if crate::revision_in(tx, document)? != revision {
+                return Ok(None);
+            }
             each_batch_after(tx, PRUNING, &SQL, &[Arg::Text(document), Arg::Text(model)], &keys, |_| Ok(()))?;
-            Ok(Some(orphans.len()))
+            Ok(Some(keys.len()))
         })
     }
 }

@@ -113,7 +113,7 @@ impl Jobs {
         let tx = self.tx.clone();
         let running = self.running.clone();
         running.fetch_add(1, Ordering::SeqCst);
-        std::thread::spawn(move || {
+        let started = std::thread::Builder::new().spawn(move || {
             let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(&tx))).unwrap_or_else(|panic| {
                 let why = panic
                     .downcast_ref::<&str>()
@@ -127,6 +127,11 @@ impl Jobs {
             let _ = tx.send(done);
             running.fetch_sub(1, Ordering::SeqCst);
         });
+        if let Err(e) = started {
+            // At the process limit: the job fails as a panic would.
+            let _ = self.tx.send(Done::Failed(kind, format!("no thread could run it: {e}")));
+            self.running.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 
     /// How many jobs are running.

@@ -74,7 +74,7 @@ impl Library {
         let snapshots = self.store().ok()?.load_snapshots(stale.name()).ok()?;
         let index = Arc::clone(&stale.index);
         let synced = index.sync_changed(&up.document, &up.changed, Write { from: since, to: up.revision }).ok()?;
-        self.prune_vectors(stale.name(), crate::vectors::held_texts(&index, &up.document, &synced), up.revision);
+        self.prune_vectors_after(&index, &synced, &up.document, up.revision);
         Some(self.assemble(up.document, snapshots, up.revision, index, synced))
     }
 

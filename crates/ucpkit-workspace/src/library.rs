@@ -477,7 +477,7 @@ impl Library {
         };
         let (index, report) =
             SearchIndex::open_at(&dir, doc, Some(revision), changed, embedder, SearchConfig::default(), progress)?;
-        self.prune_vectors(doc.name(), crate::vectors::held_texts(&index, doc, &report), revision);
+        self.prune_vectors_after(&index, &report, doc, revision);
         Ok((index, report))
     }
 
@@ -755,6 +755,7 @@ impl Library {
             Some(changed) => index.sync_changed(&document, &changed.blocks, write)?,
             None => index.sync_written(&document, write.to)?,
         };
+        self.prune_vectors_after(&index, &synced, &document, revision);
         document.mark_saved();
         let workspace = Arc::new(self.assemble(document, snapshots, revision, Arc::new(index), synced));
         self.install(name, &workspace);
@@ -888,7 +889,7 @@ impl Library {
         };
         let write = ucpkit_search::Write { from: saved.revision, to: revision };
         saved.revision = revision;
-        let mut held = None;
+        let mut orphaning = None;
         if changed {
             let report = match (&changes, &workspace.part) {
                 (Some(changes), Some(part)) => {
@@ -899,7 +900,7 @@ impl Library {
             };
             // A part does not hold every text its document still has.
             if workspace.part.is_none() {
-                held = crate::vectors::held_texts(&workspace.index, engine.document(), &report);
+                orphaning = crate::vectors::orphaning_model(&workspace.index, &report);
             }
             saved.version = version;
             saved.snapshots = snapshots;
@@ -907,9 +908,17 @@ impl Library {
             // The writer lock is held: no edit came in since the save.
             workspace.traversal.mark_saved();
         }
-        // The store is written again with no lock of the copy held.
         drop((saved, writer));
-        self.prune_vectors(&workspace.name, held, revision);
+        if let Some(model) = orphaning {
+            // Read again, with no lock but a reader's held; a copy edited
+            // since is saved again, and pruned then.
+            let engine = workspace.traversal.engine();
+            if engine.document().version() == version {
+                let held = crate::vectors::held_keys(engine.document());
+                drop(engine);
+                self.prune_vectors(&workspace.name, &model, &held, revision);
+            }
+        }
         Ok(changed)
     }
 

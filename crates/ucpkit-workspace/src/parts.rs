@@ -102,15 +102,16 @@ impl Library {
         }
         let dir = ucpkit_search::index_dir(&self.config.store_dir, name);
         let Some(mut part) = self.store()?.part(name)? else { return Ok(None) };
-        let layout = match read_layout(&dir, part.revision()) {
-            Some(layout) => layout,
-            None => match self.caught_up_layout(name, &dir, &mut part)? {
-                Some(layout) => layout,
+        let (layout, index) = match read_layout(&dir, part.revision()) {
+            Some(layout) => {
+                let index = SearchIndex::open_current(&dir, name, part.revision(), SearchConfig::default())?;
+                let Some(index) = index else { return Ok(None) };
+                (layout, index)
+            }
+            None => match self.caught_up_layout(name, &dir, &mut part) {
+                Some(caught_up) => caught_up,
                 None => return Ok(None),
             },
-        };
-        let Some(index) = SearchIndex::open_current(&dir, name, part.revision(), SearchConfig::default())? else {
-            return Ok(None);
         };
         let index: Arc<dyn RagProvider> = Arc::new(index);
         let layout = Arc::new(layout);
@@ -163,42 +164,40 @@ impl Library {
     /// The layout of stored document `name` at `part`'s revision, made
     /// from the one in `dir` of an earlier revision when the store's log
     /// names every block written since and each kept its place in the
-    /// tree; the search index is caught up from the log too, and both are
-    /// written back. `part` grows by the blocks written (their subtrees,
-    /// with their ancestors). `None` when that cannot be done: the caller
-    /// reads the document whole.
-    fn caught_up_layout(&self, name: &str, dir: &Path, part: &mut Part) -> Result<Option<Layout>, WorkspaceError> {
+    /// tree ([`Layout::patched`]), with the search index caught up from
+    /// the log too (both are written back, and the index is returned
+    /// open). `part` grows by the blocks written (their subtrees, with
+    /// their ancestors). `None` when that cannot be done, or fails: the
+    /// caller reads the document whole.
+    fn caught_up_layout(&self, name: &str, dir: &Path, part: &mut Part) -> Option<(Layout, SearchIndex)> {
         let now = part.revision();
-        let Some(since) = layout_revision(dir).filter(|&since| since < now && !self.config.read_only) else {
-            return Ok(None);
-        };
-        let Some(earlier) = read_layout(dir, since) else { return Ok(None) };
-        let Some((at, changed)) = self.store()?.changed_since(name, since)? else { return Ok(None) };
+        let since = layout_revision(dir).filter(|&since| since < now && !self.config.read_only)?;
+        let earlier = read_layout(dir, since)?;
+        let (at, changed) = self.store().ok()?.changed_since(name, since).ok()??;
         // More than a few blocks written costs about what a whole read does.
         if at != now || changed.len() > earlier.len() / 8 + 64 {
-            return Ok(None);
+            return None;
         }
         let most = earlier.len() / 2 + 1_000;
-        if !self.store()?.extend_part(part, &changed, usize::MAX, most)? {
-            return Ok(None);
+        if !self.store().ok()?.extend_part(part, &changed, usize::MAX, most).ok()? {
+            return None;
         }
         let doc = part.document();
-        let caught_up = match SearchIndex::recorded_revision(dir) {
-            Some(revision) if revision == now => true,
-            Some(revision) if revision == since => {
+        let caught_up = match SearchIndex::recorded_revision(dir)? {
+            revision if revision == now => true,
+            revision if revision == since => {
                 let changed = ChangedSince { revision: since, blocks: &changed };
-                SearchIndex::catch_up(dir, &doc, changed, now, SearchConfig::default())?
+                SearchIndex::catch_up(dir, &doc, changed, now, SearchConfig::default()).ok()?
             }
             _ => false,
         };
-        let Some(index) = caught_up.then(|| SearchIndex::open_current(dir, name, now, SearchConfig::default())) else {
-            return Ok(None);
-        };
-        let Some(index) = index? else { return Ok(None) };
-        let Some(layout) = earlier.patched(&doc, &changed, index.block_lengths().as_deref()) else { return Ok(None) };
+        let index = caught_up.then(|| SearchIndex::open_current(dir, name, now, SearchConfig::default()).ok())???;
+        // Lengths measured for some blocks and estimated for others would
+        // not be the layout a whole read makes.
+        let layout = earlier.patched(&doc, &changed, Some(&index.block_lengths()?))?;
         // Best effort: without the file, the next call catches up again.
         let _ = write_layout(dir, now, &layout);
-        Ok(Some(layout))
+        Some((layout, index))
     }
 }
 

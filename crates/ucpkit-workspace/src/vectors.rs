@@ -26,38 +26,41 @@ fn key_of(text: &str) -> TextKey {
     hash.as_bytes()[..16].try_into().expect("16 bytes")
 }
 
-/// A document's texts as its vectors are kept: the model's identity and
-/// the key of each text its blocks are embedded as.
-pub(crate) struct HeldTexts {
-    model: String,
-    keys: Vec<TextKey>,
-}
-
-/// The texts `doc` holds, when the sync `report` describes may have left
-/// vectors of texts no block holds: `index` has a model, and it was
-/// rebuilt, or blocks changed or went, or it embedded more than the new
-/// blocks (it held no vector of that model for them).
-pub(crate) fn held_texts(index: &SearchIndex, doc: &Document, report: &SyncReport) -> Option<HeldTexts> {
-    let model = index.embedder()?;
+/// The model whose vectors in the store the sync `report` describes may
+/// have left for texts no block holds: `index`'s, when it was rebuilt, or
+/// blocks changed or went, or it embedded more than the new blocks (it
+/// held no vector of that model for them).
+pub(crate) fn orphaning_model(index: &SearchIndex, report: &SyncReport) -> Option<String> {
     let looked_again =
         report.rebuilt.is_some() || report.updated + report.removed > 0 || report.embedded > report.added;
-    looked_again.then(|| HeldTexts {
-        model: model.identity().to_owned(),
-        keys: ucpkit_search::embedding_texts(doc).iter().map(|text| key_of(text)).collect(),
-    })
+    looked_again.then(|| index.embedder().map(|model| model.identity().to_owned())).flatten()
+}
+
+/// The key of each text `doc`'s blocks are embedded as.
+pub(crate) fn held_keys(doc: &Document) -> Vec<TextKey> {
+    ucpkit_search::embedding_texts(doc).iter().map(|text| key_of(text)).collect()
 }
 
 impl Library {
-    /// Drops the vectors the store keeps of document `name` for texts none
-    /// of its blocks holds at `revision` (`held`): texts edited away. Best
-    /// effort, never by a read-only library, and nothing is dropped when
-    /// the store has moved on from `revision` (the vectors are made again
-    /// when needed).
-    pub(crate) fn prune_vectors(&self, name: &str, held: Option<HeldTexts>, revision: u64) {
-        if let (Some(held), false) = (held, self.config.read_only) {
+    /// Drops the vectors the store keeps of document `name` under `model`
+    /// for texts none of its blocks holds at `revision` (`held`): texts
+    /// edited away. Best effort, never by a read-only library, and nothing
+    /// is dropped when the store has moved on from `revision` (the vectors
+    /// are made again when needed).
+    pub(crate) fn prune_vectors(&self, name: &str, model: &str, held: &[TextKey], revision: u64) {
+        if !self.config.read_only {
             if let Ok(mut store) = self.store() {
-                let _ = store.prune_vectors(name, &held.model, &held.keys, revision);
+                let _ = store.prune_vectors(name, model, held, revision);
             }
+        }
+    }
+
+    /// [`Library::prune_vectors`] after a sync of `index` that `report`
+    /// describes, of `doc` as stored at `revision`, when it may have left
+    /// any.
+    pub(crate) fn prune_vectors_after(&self, index: &SearchIndex, report: &SyncReport, doc: &Document, revision: u64) {
+        if let Some(model) = orphaning_model(index, report) {
+            self.prune_vectors(doc.name(), &model, &held_keys(doc), revision);
         }
     }
 }

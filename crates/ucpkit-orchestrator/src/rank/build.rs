@@ -49,17 +49,19 @@ impl Layout {
     /// This layout (of an earlier revision) brought to `doc`, a document
     /// or part of one holding at least `changed` with their parents, when
     /// `changed` are the only blocks written since and each is still a
-    /// content block of the same shape (the same parent and children):
-    /// then the tree, its sections and heading paths are as they were, and
-    /// only those blocks' lengths and priors are taken again, with
-    /// `lengths` as for [`Layout::build`]. `None` when a changed block is
-    /// new, gone, no longer content or moved: the caller builds afresh.
+    /// content block of the same shape (the same parent and children, and
+    /// none of them: a code symbol's name is in the heading path of the
+    /// blocks below it): then the tree, its sections and heading paths are
+    /// as they were, and only those blocks' lengths and priors are taken
+    /// again, with `lengths` as for [`Layout::build`]. `None` when a
+    /// changed block is new, gone, no longer content, moved or has
+    /// children: the caller builds afresh.
     pub fn patched(mut self, doc: &Document, changed: &[BlockId], lengths: Option<&[BlockLengths]>) -> Option<Layout> {
         let measured = measured(lengths);
         for &id in changed {
             let at = self.slot_of(&id)? as usize;
             let block = doc.get(id).filter(|block| is_content(block))?;
-            if shape_of(doc, id, doc.parent(id)?) != self.shape[at] {
+            if !doc.children(id).is_empty() || shape_of(doc, id, doc.parent(id)?) != self.shape[at] {
                 return None;
             }
             let (tokens, path_tokens) = lengths_of(block, id, &measured);
@@ -275,12 +277,34 @@ mod tests {
                 changed.push(id);
             }
             let content = |doc: &Document, id: BlockId| doc.get(id).is_some_and(is_content);
-            let keeps_content = changed.iter().all(|&id| content(&before, id) && content(&after, id));
+            let patchable = |id: BlockId| content(&before, id) && content(&after, id) && after.children(id).is_empty();
+            let keeps_content = changed.iter().all(|&id| patchable(id));
             match layout.patched(&after, &changed, None) {
                 Some(patched) => prop_assert_eq!(patched.encode(), Layout::build(&after, None).encode()),
-                None => prop_assert!(!keeps_content, "refused though every changed block stayed content"),
+                None => prop_assert!(!keeps_content, "refused though every changed block stayed childless content"),
             }
         }
+    }
+
+    #[test]
+    fn a_code_symbol_holding_members_is_not_patched_in() {
+        // Its name is in its members' heading paths: a new one changes theirs.
+        let mut doc = document(&[(2, 0), (2, 1)]);
+        let [class, member] = [0, 1].map(|n| doc.document_order().filter(|id| !id.is_root()).nth(n).unwrap());
+        let symbol = |name: &str| {
+            let mut metadata = Metadata::with_role(Role::Class);
+            metadata.label = Some(name.to_owned());
+            (Content::code(Some("python".into()), format!("class {name}: ...")), metadata)
+        };
+        let (content, metadata) = symbol("Cache");
+        let block = doc.get_mut(class).unwrap();
+        (block.content, block.metadata) = (content, metadata);
+        let layout = Layout::build(&doc, None);
+        assert_eq!(layout.blocks, [class, member], "both are content");
+        let (content, metadata) = symbol("Store");
+        let block = doc.get_mut(class).unwrap();
+        (block.content, block.metadata) = (content, metadata);
+        assert!(layout.patched(&doc, &[class], None).is_none());
     }
 
     #[test]
