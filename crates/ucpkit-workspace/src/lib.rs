@@ -34,6 +34,7 @@
 mod across;
 mod context;
 mod follow;
+mod indexing;
 mod inspect;
 mod library;
 mod map;
@@ -57,10 +58,9 @@ use ucpkit_store::Store;
 
 pub use across::Sources;
 pub use context::{ContextOptions, SharedPolicy, DEFAULT_BUDGET, MIN_BUDGET};
+pub use indexing::{IndexOptions, IndexProgress, Indexed, IndexedStored};
 pub use inspect::{find_block, stats, BlockView, DocumentStats, SectionView};
-pub use library::{
-    IndexOptions, IndexProgress, Indexed, IndexedStored, Library, LibraryConfig, Workspace, EVICT_IDLE_AFTER,
-};
+pub use library::{Library, LibraryConfig, Workspace, EVICT_IDLE_AFTER};
 pub use map::{MapRequest, DEFAULT_MAP_BUDGET};
 pub use replay::{replayed, STATE_TRIES};
 pub use script::ScriptRun;
