@@ -59,10 +59,7 @@ impl Library {
         if stale.part.is_some() {
             return None;
         }
-        let (since, version) = {
-            let saved = lock(&stale.saved);
-            (saved.revision, saved.version)
-        };
+        let (since, version) = stale.saved_at();
         let up = {
             let engine = stale.traversal().engine();
             let copy = engine.document();

@@ -125,6 +125,14 @@ impl Workspace {
         &self.index
     }
 
+    /// The store revision this copy was last read or saved at, and the
+    /// document version that was then: an engine document of another
+    /// version holds edits not saved yet.
+    pub(crate) fn saved_at(&self) -> (u64, u64) {
+        let saved = lock(&self.saved);
+        (saved.revision, saved.version)
+    }
+
     /// Notes that the document at version `now` holds what it held at
     /// version `was` (a failed script was undone), so that a save when
     /// `was` was the version last written writes nothing.

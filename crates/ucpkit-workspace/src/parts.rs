@@ -75,10 +75,7 @@ impl Library {
         if self.config.read_only || self.config.model.is_some() {
             return;
         }
-        let (revision, version) = {
-            let saved = lock(&workspace.saved);
-            (saved.revision, saved.version)
-        };
+        let (revision, version) = workspace.saved_at();
         let dir = ucpkit_search::index_dir(&self.config.store_dir, workspace.name());
         // Read whole, not only its head: a file of another form, or a
         // damaged one, is written again.
@@ -191,7 +188,10 @@ impl Library {
             }
             _ => false,
         };
-        let index = caught_up.then(|| SearchIndex::open_current(dir, name, now, SearchConfig::default()).ok())???;
+        if !caught_up {
+            return None;
+        }
+        let index = SearchIndex::open_current(dir, name, now, SearchConfig::default()).ok()??;
         // Lengths measured for some blocks and estimated for others would
         // not be the layout a whole read makes.
         let layout = earlier.patched(&doc, &changed, Some(&index.block_lengths()?))?;

@@ -33,7 +33,8 @@ fn key_of(text: &str) -> TextKey {
 pub(crate) fn orphaning_model(index: &SearchIndex, report: &SyncReport) -> Option<String> {
     let looked_again =
         report.rebuilt.is_some() || report.updated + report.removed > 0 || report.embedded > report.added;
-    looked_again.then(|| index.embedder().map(|model| model.identity().to_owned())).flatten()
+    let model = index.embedder()?;
+    looked_again.then(|| model.identity().to_owned())
 }
 
 /// The key of each text `doc`'s blocks are embedded as.
