@@ -11,7 +11,7 @@ use ucpkit_core::{BlockId, Document, IdSet};
 
 use crate::bm25::Bm25;
 use crate::catalog::Catalog;
-use crate::indexable::{indexables, indexables_within, Indexable};
+use crate::indexable::{indexables, indexables_caught_up, indexables_within, Indexable};
 use crate::turns::take_turn;
 use crate::vector::{hnsw_threshold, VectorStore};
 use crate::{
@@ -150,6 +150,18 @@ pub struct ChangedSince<'a> {
     pub blocks: &'a [BlockId],
 }
 
+/// What [`SearchIndex::catch_up`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatchUp {
+    /// The index is current with the later revision.
+    Done,
+    /// Nothing: the index is not at the earlier revision, or needs a model.
+    Refused,
+    /// Nothing yet: the document lacks these blocks, whose subtrees the
+    /// catch-up looks at.
+    Needs(Vec<BlockId>),
+}
+
 /// The search index of one document, in its own directory.
 pub struct SearchIndex {
     dir: PathBuf,
@@ -249,28 +261,37 @@ impl SearchIndex {
     }
 
     /// Brings the index in `dir` from the revision `changed` starts at to
-    /// `revision` by looking only at the blocks `changed` names and those
-    /// below them: `doc` holds every one of them the store still holds,
-    /// with its ancestors (part of the document will do). False, changing
-    /// nothing, when the index was not recorded current with that earlier
-    /// revision, holds vectors of a model, or cannot be read.
+    /// `revision` by looking only at the blocks `changed` names, and below
+    /// those whose title may have changed: `doc` holds every one of them the
+    /// store still holds, with its ancestors and its children (part of the
+    /// document will do). [`CatchUp::Needs`] the blocks below them whose
+    /// subtrees `doc` lacks, changing nothing; [`CatchUp::Refused`] when
+    /// the index was not recorded current with that earlier revision,
+    /// holds vectors of a model, or cannot be read.
     pub fn catch_up(
         dir: &Path,
         doc: &Document,
         changed: ChangedSince<'_>,
         revision: u64,
         config: SearchConfig,
-    ) -> Result<bool, SearchError> {
+    ) -> Result<CatchUp, SearchError> {
         let _turn = take_turn(dir)?;
         let Ok((index, meta)) = SearchIndex::load(dir, doc.name(), None, config, Opened::Whole) else {
-            return Ok(false);
+            return Ok(CatchUp::Refused);
         };
         if meta.revision != Some(changed.revision) || meta.model.is_some() {
-            return Ok(false);
+            return Ok(CatchUp::Refused);
         }
-        index.sync_scope(doc, Some(changed.blocks), None, &())?;
+        let started = Instant::now();
+        let selected = indexables_caught_up(doc, changed.blocks, &index.catalog.read().expect("catalog lock"));
+        let (items, scope) = match selected {
+            Ok(selected) => selected,
+            Err(needed) => return Ok(CatchUp::Needs(needed)),
+        };
+        let mut synced = index.synced.lock().expect("sync lock");
+        index.apply(&mut synced, (doc.version(), doc.len()), &items, Some(scope), started, &())?;
         index.save_meta(Some(revision))?;
-        Ok(true)
+        Ok(CatchUp::Done)
     }
 
     /// The store revision the index in `dir` was last recorded current
@@ -547,6 +568,21 @@ impl SearchIndex {
                 (items, Some(scope))
             }
         };
+        self.apply(&mut synced, shape, &items, scope, started, progress)
+    }
+
+    /// Indexes `items` where the catalog says they changed and removes the
+    /// blocks of `scope` (all, when `None`) that are not among them; then
+    /// the index is synced with the document of `shape`.
+    fn apply(
+        &self,
+        synced: &mut Option<(u64, usize)>,
+        shape: (u64, usize),
+        items: &[Indexable<'_>],
+        scope: Option<IdSet>,
+        started: Instant,
+        progress: &dyn SyncProgress,
+    ) -> Result<SyncReport, SearchError> {
         let fingerprints: Vec<u64> = {
             use rayon::prelude::*;
             items.par_iter().map(Indexable::fingerprint).collect()

@@ -5,8 +5,10 @@ use std::borrow::Cow;
 use ucpkit_core::outline;
 
 #[cfg(feature = "index")]
+use crate::catalog::Catalog;
+#[cfg(feature = "index")]
 use ucpkit_core::IdSet;
-use ucpkit_core::{BlockId, Content, Document};
+use ucpkit_core::{Block, BlockId, Content, Document};
 
 /// The indexed fields of one block.
 #[derive(Debug, Clone)]
@@ -69,9 +71,33 @@ pub fn embedding_texts(doc: &Document) -> Vec<String> {
 pub(crate) fn indexables(doc: &Document) -> Vec<Indexable<'_>> {
     let mut out = Vec::with_capacity(doc.len());
     for &child in doc.children(doc.root()) {
-        push_subtree(doc, child, Vec::new(), &mut out, &mut |_| true);
+        push_subtree(doc, child, Vec::new(), &mut out, &mut |_| true, &mut |_| {});
     }
     out
+}
+
+/// Block `id`'s indexed fields under heading path `headings`, when it is
+/// worth indexing (it has text).
+fn indexable(block: &Block, id: BlockId, headings: String) -> Option<Indexable<'_>> {
+    let text = block.plain_text();
+    (!matches!(block.content, Content::Composite) && !text.trim().is_empty()).then(|| Indexable {
+        id,
+        text,
+        headings,
+        label: block.metadata.label.as_deref().unwrap_or(""),
+        role: block.role().map_or("", |r| r.as_str()),
+        tags: &block.metadata.tags,
+        prior: outline::rank_prior(block),
+    })
+}
+
+/// The titles above block `id` (the root's left out), outermost first.
+#[cfg(feature = "index")]
+fn titles_above(doc: &Document, id: BlockId) -> Vec<String> {
+    let mut titles: Vec<String> =
+        doc.ancestors(id).filter(|&a| a != doc.root()).filter_map(|a| doc.get(a).and_then(outline::title)).collect();
+    titles.reverse();
+    titles
 }
 
 /// The blocks worth indexing among `changed` and the blocks below them
@@ -92,49 +118,101 @@ pub(crate) fn indexables_within<'a>(doc: &'a Document, changed: &[BlockId]) -> (
         if id == doc.root() && outline::title(block).is_none() {
             continue;
         }
-        let mut titles: Vec<String> = doc
-            .ancestors(id)
-            .filter(|&a| a != doc.root())
-            .filter_map(|a| doc.get(a).and_then(outline::title))
-            .collect();
-        titles.reverse();
-        push_subtree(doc, id, titles, &mut out, &mut |id| walked.insert(id));
+        push_subtree(doc, id, titles_above(doc, id), &mut out, &mut |id| walked.insert(id), &mut |_| {});
     }
     seen.extend(walked);
     (out, seen)
 }
 
+/// [`indexables_within`] for an index whose `catalog` is of the revision
+/// `changed` were written since, over `doc`, which may be part of the
+/// document: a changed block whose title, and the titles above it, the
+/// catalog shows unchanged is looked at alone, not with its subtree (only
+/// a new title changes the heading paths below it; a block moved or added
+/// below it was written too). `Err` with the blocks below a changed one
+/// that `doc` lacks, when it lacks any: their subtrees are needed.
+#[cfg(feature = "index")]
+pub(crate) fn indexables_caught_up<'a>(
+    doc: &'a Document,
+    changed: &[BlockId],
+    catalog: &Catalog,
+) -> Result<(Vec<Indexable<'a>>, IdSet), Vec<BlockId>> {
+    let written: IdSet = changed.iter().copied().collect();
+    let unchanged =
+        |item: &Indexable<'_>| catalog.entries.get(&item.id).is_some_and(|e| e.fingerprint == item.fingerprint());
+    // Deleted blocks are not held: only what a sync removes.
+    let held: Vec<(BlockId, &Block)> = changed.iter().filter_map(|&id| Some((id, doc.holding(id)?))).collect();
+    let mut alone = Vec::new();
+    let mut deep = Vec::new();
+    for (id, block) in held {
+        if id == doc.root() && outline::title(block).is_none() {
+            continue;
+        }
+        let titles = titles_above(doc, id);
+        let same_paths_below = match indexable(block, id, titles.join(" > ")) {
+            Some(item) => unchanged(&item),
+            // A file, folder or list: an unwritten child with text shows
+            // whether the path down to it is as it was.
+            None => {
+                let below = titles.iter().cloned().chain(outline::title(block)).collect::<Vec<_>>().join(" > ");
+                let child = doc
+                    .children(id)
+                    .iter()
+                    .filter(|c| !written.contains(c))
+                    .find_map(|&c| doc.holding(c).and_then(|child| indexable(child, c, below.clone())));
+                child.is_some_and(|item| unchanged(&item))
+            }
+        };
+        if same_paths_below || doc.children(id).is_empty() {
+            alone.push((id, block, titles));
+        } else {
+            deep.push((id, titles));
+        }
+    }
+    let mut out = Vec::new();
+    let mut walked = IdSet::default();
+    let mut needed = Vec::new();
+    // The subtrees first: a block alone inside one is in it already.
+    for (id, titles) in deep {
+        push_subtree(doc, id, titles, &mut out, &mut |id| walked.insert(id), &mut |id| needed.push(id));
+    }
+    if !needed.is_empty() {
+        return Err(needed);
+    }
+    for (id, block, titles) in alone {
+        if walked.insert(id) {
+            out.extend(indexable(block, id, titles.join(" > ")));
+        }
+    }
+    walked.extend(written);
+    Ok((out, walked))
+}
+
 /// Adds the indexable blocks of the subtree under `top` (included) to
 /// `out`, in document order, with `titles` the heading path above `top`;
-/// `enter` says whether to take a block (false: already taken).
+/// `enter` says whether to take a block (false: already taken), and
+/// `missing` hears of each block `doc` does not hold.
 fn push_subtree<'a>(
     doc: &'a Document,
     top: BlockId,
     mut titles: Vec<String>,
     out: &mut Vec<Indexable<'a>>,
     enter: &mut dyn FnMut(BlockId) -> bool,
+    missing: &mut dyn FnMut(BlockId),
 ) {
     let base = titles.len();
     // (block, depth of the titles stack when it was entered)
     let mut stack: Vec<(BlockId, usize)> = vec![(top, base)];
     while let Some((id, depth)) = stack.pop() {
         titles.truncate(depth);
-        let Some(block) = doc.get(id) else { continue };
+        let Some(block) = doc.get(id) else {
+            missing(id);
+            continue;
+        };
         if !enter(id) {
             continue;
         }
-        let text = block.plain_text();
-        if !matches!(block.content, Content::Composite) && !text.trim().is_empty() {
-            out.push(Indexable {
-                id,
-                text,
-                headings: titles.join(" > "),
-                label: block.metadata.label.as_deref().unwrap_or(""),
-                role: block.role().map_or("", |r| r.as_str()),
-                tags: &block.metadata.tags,
-                prior: outline::rank_prior(block),
-            });
-        }
+        out.extend(indexable(block, id, titles.join(" > ")));
         let children = doc.children(id);
         if children.is_empty() {
             continue;
@@ -186,5 +264,118 @@ mod tests {
                 ("Writable streams.", "Streams > Writable")
             ]
         );
+    }
+
+    #[cfg(feature = "index")]
+    mod caught_up {
+        use proptest::prelude::*;
+        use ucpkit_core::{Block, IdMap, Metadata, RemoveMode, Role};
+
+        use super::super::*;
+
+        /// Block `n` of `kind`: 0 a file, 1 a heading, else a paragraph.
+        fn block(kind: u8, n: usize, title: &str) -> Block {
+            let (role, content, label) = match kind {
+                0 => (Role::File, Content::Composite, Some(format!("{title}{n}.md"))),
+                1 => (Role::heading(2), Content::markdown(format!("## {title} {n}")), None),
+                _ => (Role::Paragraph, Content::markdown(format!("{title} words {n}")), None),
+            };
+            let mut metadata = Metadata::with_role(role.clone());
+            metadata.label = label;
+            Block::new(Block::derive_id(&content, Some(&role), title, n as u32), content, metadata)
+        }
+
+        fn catalog_of(doc: &Document) -> IdMap<u64> {
+            indexables(doc).iter().map(|item| (item.id, item.fingerprint())).collect()
+        }
+
+        /// `doc` after `edits` (`(what, pick, other, kind)`: 0 renamed, 1
+        /// added, 2 removed, 3 moved), with the blocks written.
+        fn edited(doc: &Document, edits: &[(u8, usize, usize, u8)]) -> (Document, Vec<BlockId>) {
+            let mut doc = doc.clone();
+            doc.mark_saved();
+            for (n, &(what, pick, other, kind)) in edits.iter().enumerate() {
+                let ids: Vec<BlockId> = doc.document_order().collect();
+                let (id, target) = (ids[pick % ids.len()], ids[other % ids.len()]);
+                let _ = match what {
+                    0 if !id.is_root() => {
+                        let new = block(kind, n, "renamed");
+                        let edited = doc.get_mut(id).unwrap();
+                        (edited.content, edited.metadata) = (new.content, new.metadata);
+                        Ok(())
+                    }
+                    1 => doc.append_child(target, block(kind, n, "added")).map(drop),
+                    2 if !id.is_root() => doc.remove_block(id, RemoveMode::Cascade).map(drop),
+                    3 if !id.is_root() => doc.move_block(id, target, None),
+                    _ => Ok(()),
+                };
+            }
+            let changed = doc.unsaved_changes().unwrap().blocks;
+            (doc, changed)
+        }
+
+        proptest! {
+            /// The catalog of a revision, updated with what a catch-up
+            /// selects (its items indexed, the rest of its scope removed),
+            /// is the catalog of the later revision.
+            #[test]
+            fn a_catch_up_indexes_what_a_whole_sync_would(
+                shape in prop::collection::vec((0u8..3, 0usize..64), 1..50),
+                edits in prop::collection::vec((0u8..4, 0usize..64, 0usize..64, 0u8..3), 1..5),
+            ) {
+                let mut before = Document::new("d");
+                let mut ids = vec![BlockId::ROOT];
+                for (n, &(kind, pick)) in shape.iter().enumerate() {
+                    ids.push(before.append_child(ids[pick % ids.len()], block(kind, n, "first")).unwrap());
+                }
+                let (after, changed) = edited(&before, &edits);
+                let mut catalog = Catalog::default();
+                for item in indexables(&before) {
+                    catalog.insert(&item, item.fingerprint());
+                }
+                let (items, scope) = indexables_caught_up(&after, &changed, &catalog).expect("a whole document");
+                let mut caught_up = catalog_of(&before);
+                for id in scope {
+                    caught_up.remove(&id);
+                }
+                caught_up.extend(items.iter().map(|item| (item.id, item.fingerprint())));
+                prop_assert_eq!(caught_up, catalog_of(&after));
+            }
+        }
+
+        #[test]
+        fn a_heading_that_kept_its_title_is_looked_at_alone() {
+            let mut before = Document::new("d");
+            let file = before.append_child(BlockId::ROOT, block(0, 0, "f")).unwrap();
+            let heading = before.append_child(file, block(1, 1, "h")).unwrap();
+            let paragraph = before.append_child(heading, block(2, 2, "p")).unwrap();
+            let mut catalog = Catalog::default();
+            for item in indexables(&before) {
+                catalog.insert(&item, item.fingerprint());
+            }
+            let mut after = before.clone();
+            after.mark_saved();
+            let added = after.append_child(heading, block(2, 3, "p")).unwrap();
+            let changed = after.unsaved_changes().unwrap().blocks;
+            let (items, _) = indexables_caught_up(&after, &changed, &catalog).unwrap();
+            let mut looked_at: Vec<BlockId> = items.iter().map(|i| i.id).collect();
+            looked_at.sort();
+            let mut expected = vec![heading, added];
+            expected.sort();
+            assert_eq!(looked_at, expected, "not the paragraph already there");
+            // Renamed, its paragraphs' heading paths change: all are looked at.
+            after.mark_saved();
+            after.get_mut(heading).unwrap().content = Content::markdown("## Another title");
+            let changed = after.unsaved_changes().unwrap().blocks;
+            let (items, _) = indexables_caught_up(&after, &changed, &catalog).unwrap();
+            assert_eq!(items.iter().map(|i| i.id).collect::<Vec<_>>(), [heading, paragraph, added]);
+            // A file added to: its heading, unwritten, shows the path as it was.
+            let mut again = before.clone();
+            again.mark_saved();
+            let second = again.append_child(file, block(2, 4, "p")).unwrap();
+            let changed = again.unsaved_changes().unwrap().blocks;
+            let (items, _) = indexables_caught_up(&again, &changed, &catalog).unwrap();
+            assert_eq!(items.iter().map(|i| i.id).collect::<Vec<_>>(), [second]);
+        }
     }
 }

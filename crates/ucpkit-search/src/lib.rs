@@ -54,7 +54,7 @@ pub use embed::{OnnxEmbedder, StaticEmbedder};
 pub use error::SearchError;
 pub use fusion::fuse;
 #[cfg(feature = "index")]
-pub use index::{ChangedSince, Mode, SearchConfig, SearchIndex, SyncProgress, SyncReport, Write};
+pub use index::{CatchUp, ChangedSince, Mode, SearchConfig, SearchIndex, SyncProgress, SyncReport, Write};
 #[cfg(feature = "index")]
 pub use indexable::embedding_texts;
 pub use memory::MemoryIndex;

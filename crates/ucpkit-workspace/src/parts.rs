@@ -11,9 +11,9 @@
 //! is recorded ([`ucpkit_core::Document::partial`]); when there are any, their
 //! sections are read too and the job runs again, so the answer is the one
 //! the whole document gives. A layout and index of an earlier revision
-//! are caught up from the store's log when the blocks written since kept
-//! their place in the tree (text edits): the index looks at those blocks
-//! alone and the layout takes their new lengths ([`Layout::patched`]).
+//! are caught up from the store's log of the blocks written since: both
+//! look at those blocks and their subtrees alone, and the layout keeps the
+//! ranges of every subtree nothing was written in ([`Layout::patched`]).
 //! When the layout is missing or cannot be caught up, the index is behind
 //! otherwise, the job keeps reaching further, or a model is configured,
 //! the document is loaded whole as before.
@@ -26,7 +26,7 @@ use ucpkit_core::BlockId;
 use ucpkit_engine::Engine;
 use ucpkit_orchestrator::rank::{self, Layout, QuestionRanking};
 use ucpkit_orchestrator::BuiltContext;
-use ucpkit_search::{ChangedSince, SearchConfig, SearchIndex};
+use ucpkit_search::{CatchUp, ChangedSince, SearchConfig, SearchIndex};
 use ucpkit_sessions::RagProvider;
 use ucpkit_sessions::SessionHost;
 use ucpkit_store::Part;
@@ -41,7 +41,7 @@ const LAYOUT_FILE: &str = "layout.bin";
 /// layout of, the blake3 checksum of the rest, and the encoded layout.
 /// Bumped with the encoded form, so a file in an older one is written
 /// again rather than kept (its revision still matching) and never read.
-const MAGIC: &[u8; 8] = b"UCPLAYF4";
+const MAGIC: &[u8; 8] = b"UCPLAYF5";
 
 /// Times the job runs on a grown part before the document is read whole.
 const ROUNDS: usize = 4;
@@ -160,41 +160,69 @@ impl Library {
 impl Library {
     /// The layout of stored document `name` at `part`'s revision, made
     /// from the one in `dir` of an earlier revision when the store's log
-    /// names every block written since and each kept its place in the
-    /// tree ([`Layout::patched`]), with the search index caught up from
-    /// the log too (both are written back, and the index is returned
-    /// open). `part` grows by the blocks written (their subtrees, with
-    /// their ancestors). `None` when that cannot be done, or fails: the
-    /// caller reads the document whole.
+    /// names every block written since ([`Layout::patched`]), with the
+    /// search index caught up from the log too (both are written back, and
+    /// the index is returned open). `part` grows by the blocks written,
+    /// with their children and ancestors, and by the subtrees the index
+    /// (below a renamed heading) and the layout (a moved block) ask for.
+    /// `None` when that cannot be done, or fails: the caller reads the
+    /// document whole.
     fn caught_up_layout(&self, name: &str, dir: &Path, part: &mut Part) -> Option<(Layout, SearchIndex)> {
         let now = part.revision();
         let since = layout_revision(dir).filter(|&since| since < now && !self.config.read_only)?;
         let earlier = read_layout(dir, since)?;
-        let (at, changed) = self.store().ok()?.changed_since(name, since).ok()??;
+        let store = self.store().ok()?;
+        let (at, changed) = store.changed_since(name, since).ok()??;
         // More than a few blocks written costs about what a whole read does.
         if at != now || changed.len() > earlier.len() / 8 + 64 {
             return None;
         }
         let most = earlier.len() / 2 + 1_000;
-        if !self.store().ok()?.extend_part(part, &changed, usize::MAX, most).ok()? {
+        // The blocks written with their children (the root's own changes,
+        // its children, change nothing below it: the part holds it), then
+        // the subtrees the index or the layout asks for, a round each.
+        let below_root: Vec<BlockId> = changed.iter().copied().filter(|id| !id.is_root()).collect();
+        if !store.extend_part(part, &below_root, 1, most).ok()? {
             return None;
         }
-        let doc = part.document();
-        let caught_up = match SearchIndex::recorded_revision(dir)? {
-            revision if revision == now => true,
-            revision if revision == since => {
+        let mut rounds = 0..ROUNDS;
+        if SearchIndex::recorded_revision(dir)? != now {
+            loop {
+                rounds.next()?;
                 let changed = ChangedSince { revision: since, blocks: &changed };
-                SearchIndex::catch_up(dir, &doc, changed, now, SearchConfig::default()).ok()?
+                match SearchIndex::catch_up(dir, &part.document(), changed, now, SearchConfig::default()).ok()? {
+                    CatchUp::Done => break,
+                    CatchUp::Refused => return None,
+                    CatchUp::Needs(subtrees) => {
+                        if !store.extend_part(part, &subtrees, usize::MAX, most).ok()? {
+                            return None;
+                        }
+                    }
+                }
             }
-            _ => false,
-        };
-        if !caught_up {
-            return None;
         }
         let index = SearchIndex::open_current(dir, name, now, SearchConfig::default()).ok()??;
         // Lengths measured for some blocks and estimated for others would
         // not be the layout a whole read makes.
-        let layout = earlier.patched(&doc, &changed, Some(&index.block_lengths()?))?;
+        let lengths = index.block_lengths()?;
+        let layout = loop {
+            rounds.next()?;
+            let mut doc = part.document();
+            let absent = doc.partial();
+            absent.take(); // not what the index asked of it: the deleted blocks
+            let patched = earlier.patched(&doc, &changed, Some(&lengths));
+            let missed: Vec<BlockId> = absent.take().into_iter().collect();
+            match patched {
+                Some(layout) if missed.is_empty() => break layout,
+                // The subtrees of blocks added or moved, walked afresh.
+                _ if !missed.is_empty() => {
+                    if !store.extend_part(part, &missed, usize::MAX, most).ok()? {
+                        return None;
+                    }
+                }
+                _ => return None,
+            }
+        };
         // Best effort: without the file, the next call catches up again.
         let _ = write_layout(dir, now, &layout);
         Some((layout, index))

@@ -1,10 +1,10 @@
 //! A one-shot context read from parts of the store is the context the
 //! whole document gives: over the Node.js excerpt (cross-file links the
 //! sub-agents follow) and over a code fixture (the call graph walked), at
-//! several budgets and formats; a layout and index another writer's text
-//! edit left behind are caught up from the store's log, still from parts;
-//! and a store whose layout is stale after a structural edit, or damaged,
-//! is read whole instead.
+//! several budgets and formats; a layout and index that edits left behind
+//! (text, blocks added, removed, moved, a heading renamed, by this node or
+//! another writer) are caught up from the store's log, still from parts;
+//! and a store whose layout is damaged is read whole instead.
 
 mod common;
 
@@ -84,7 +84,7 @@ fn code_contexts_from_parts_walk_the_same_graph() {
 }
 
 #[test]
-fn an_edited_document_is_read_whole_then_from_parts_again() {
+fn an_append_by_this_node_is_caught_up_from_the_log() {
     let dir = tempfile::tempdir().unwrap();
     let library = open(dir.path());
     library.index(&[data("node-excerpt")], Some("node"), &IndexOptions::default(), &()).unwrap();
@@ -99,12 +99,10 @@ fn an_edited_document_is_read_whole_then_from_parts_again() {
         budget: 800,
         ..ContextOptions::new("can timers be unref.d so they do not keep the loop alive")
     };
-    // The layout on disk is for the revision before the edit: read whole.
-    let stale = open(dir.path());
-    let first = stale.context_in(Some("node"), &options).unwrap();
-    assert!(stale.holds("node"), "a stale layout means the whole document");
+    // The layout on disk is for the revision before the edit: caught up.
+    let first = from_parts(dir.path(), "node", &options);
     assert!(first.text.contains("unref'd"), "{}", first.text);
-    // That call kept the new revision's layout: the next one reads parts.
+    same(&first, &whole(dir.path(), "node", &options));
     same(&from_parts(dir.path(), "node", &options), &first);
 }
 
@@ -134,6 +132,74 @@ fn a_text_edit_by_another_writer_is_caught_up_from_the_log() {
     same(&caught_up, &whole(dir.path(), "node", &options));
     // The caught-up layout was kept: the next call reads it as it is.
     same(&from_parts(dir.path(), "node", &options), &caught_up);
+}
+
+#[test]
+fn structural_edits_by_another_writer_are_caught_up_from_the_log() {
+    use ucpkit_core::{Block, BlockId, Content, Metadata, RemoveMode, Role};
+    let dir = tempfile::tempdir().unwrap();
+    let library = open(dir.path());
+    library.index(&[data("node-excerpt")], Some("node"), &IndexOptions::default(), &()).unwrap();
+    let workspace = library.workspace("node").unwrap();
+    let find = |role: &str, query: &str, nth: usize| -> BlockId {
+        let request = SearchRequest { roles: vec![role.into()], ..SearchRequest::new(query) };
+        workspace.search(&request).unwrap().results[nth].id.parse().unwrap()
+    };
+    let (heading, other_heading) = (find("heading2", "Workflows", 0), find("heading2", "Watchers", 0));
+    let (moved, removed) = (find("paragraph", "breakpoint", 0), find("paragraph", "punycode", 0));
+    // A section with sections of its own: its subtree is read to lay it out.
+    let moved_section = find("heading2", "Command reference", 0);
+    drop((workspace, library));
+    let paragraph = |text: &str, n: u32| {
+        let content = Content::markdown(text);
+        Block::new(Block::derive_id(&content, Some(&Role::Paragraph), "new", n), content, Metadata::default())
+    };
+    let layout = ucpkit_search::index_dir(&dir.path().join(".ucp"), "node");
+    let questions = [
+        "Which wombat set a breakpoint?",
+        "How does punycode encode an internationalized domain name?",
+        "Where do the marsupial guides dig their burrows?",
+        "How do I start the debugger and set a breakpoint?",
+    ];
+    // Each write another writer's, straight to the store; each is caught
+    // up by the next call, and one call catches up two writes at once.
+    let edits: [&dyn Fn(&mut ucpkit_core::Document); 4] = [
+        &|doc| {
+            doc.append_child(heading, paragraph("A wombat set a breakpoint in the burrow.", 1)).unwrap();
+        },
+        &|doc| {
+            doc.move_block(moved, heading, Some(0)).unwrap();
+            doc.move_block(moved_section, heading, None).unwrap();
+            doc.remove_block(removed, RemoveMode::Cascade).unwrap();
+        },
+        &|doc| {
+            let renamed = doc.get_mut(other_heading).unwrap();
+            renamed.content = Content::markdown("## Marsupial guides and where they dig burrows");
+        },
+        &|doc| {
+            let content = Content::markdown("# Burrows");
+            let id = Block::derive_id(&content, Some(&Role::Heading1), "new", 9);
+            let top = doc.append_child(BlockId::ROOT, Block::new(id, content, Metadata::with_role(Role::Heading1)));
+            doc.append_child(top.unwrap(), paragraph("Guides dig burrows where the soil is soft.", 2)).unwrap();
+        },
+    ];
+    for (n, edit) in edits.iter().enumerate() {
+        let mut writer = ucpkit_store::Store::open(dir.path().join(".ucp")).unwrap();
+        let (mut doc, revision) = writer.load_with_revision("node").unwrap();
+        edit(&mut doc);
+        writer.save_checked("node", revision, Some((&doc, &[])), None).unwrap();
+        if n == 2 {
+            continue; // caught up with the next write's
+        }
+        for question in questions {
+            let options = ContextOptions { budget: 1000, ..ContextOptions::new(question) };
+            same(&from_parts(dir.path(), "node", &options), &whole(dir.path(), "node", &options));
+        }
+        assert_eq!(ucpkit_search::SearchIndex::recorded_revision(&layout), Some(revision + 1), "edit {n}");
+    }
+    let options = ContextOptions { budget: 1000, ..ContextOptions::new(questions[2]) };
+    let built = from_parts(dir.path(), "node", &options);
+    assert!(built.text.contains("Marsupial guides"), "the renamed heading is found: {}", built.text);
 }
 
 #[test]

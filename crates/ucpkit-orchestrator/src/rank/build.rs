@@ -1,28 +1,28 @@
 //! Building a document's [`Layout`]: its content blocks walked depth first
-//! in document order, grouped by section. Each subtree under the root is
-//! walked on its own (in parallel: a big corpus is one subtree per file),
-//! then the walks are joined in order; only the root's own section (blocks
-//! directly under the root) can span two walks, and it is joined into one.
-//! A later revision whose changed blocks kept their shape is laid out from
-//! an earlier one's layout without the walk ([`Layout::patched`]).
+//! in document order, then grouped by section. Each subtree under the root
+//! is walked on its own (in parallel: a big corpus is one subtree per
+//! file), and the walks are joined in order. The walk also notes, for each
+//! block with children, the range of content blocks its subtree holds: what
+//! lets a later revision keep the ranges of subtrees it did not change
+//! ([`Layout::patched`]).
 
 use rayon::prelude::*;
 use ucpkit_core::{outline, Block, BlockId, Document, IdMap};
 use ucpkit_search::BlockLengths;
 
-use super::{is_content, is_section_root, mean, shape_of, Layout, Section, SlotTable};
+use super::{is_content, is_section_root, mean, Layout, Section, SlotTable, Span};
 
 /// Each block's lengths as the search index measured them: text, heading path.
-type Measured = IdMap<(u32, u32)>;
+pub(super) type Measured = IdMap<(u32, u32)>;
 
-fn measured(lengths: Option<&[BlockLengths]>) -> Measured {
+pub(super) fn measured(lengths: Option<&[BlockLengths]>) -> Measured {
     lengths.unwrap_or_default().iter().map(|l| (l.id, (l.text, l.headings))).collect()
 }
 
 /// Block `id`'s lengths (text, heading path), at least 1 each: as
 /// `measured`, else its token count (or a quarter of its text's bytes)
 /// and 1.
-fn lengths_of(block: &Block, id: BlockId, measured: &Measured) -> (u32, u32) {
+pub(super) fn lengths_of(block: &Block, id: BlockId, measured: &Measured) -> (u32, u32) {
     let (tokens, path_tokens) = measured
         .get(&id)
         .copied()
@@ -30,49 +30,166 @@ fn lengths_of(block: &Block, id: BlockId, measured: &Measured) -> (u32, u32) {
     (tokens.max(1), path_tokens.max(1))
 }
 
+/// Content blocks in document order with what a layout keeps of each, and
+/// the spans over them: a layout before its blocks are grouped by section.
+#[derive(Debug, Default)]
+pub(super) struct Entries {
+    pub(super) blocks: Vec<BlockId>,
+    /// Per block: the root of its section (see [`Section::root`]).
+    pub(super) roots: Vec<BlockId>,
+    pub(super) tokens: Vec<u32>,
+    pub(super) path_tokens: Vec<u32>,
+    pub(super) prior: Vec<f32>,
+    /// In document order; an empty one is dropped when grouped.
+    pub(super) spans: Vec<Span>,
+}
+
+impl Entries {
+    /// How many content blocks it holds: where the next one goes.
+    pub(super) fn len(&self) -> u32 {
+        self.blocks.len() as u32
+    }
+
+    /// Adds content block `id` of section `root`.
+    pub(super) fn push(&mut self, id: BlockId, root: BlockId, (tokens, path_tokens): (u32, u32), prior: f32) {
+        self.blocks.push(id);
+        self.roots.push(root);
+        self.tokens.push(tokens);
+        self.path_tokens.push(path_tokens);
+        self.prior.push(prior);
+    }
+
+    /// Adds `next`'s blocks and spans after these.
+    fn append(&mut self, next: Entries) {
+        let offset = self.len();
+        self.spans.extend(next.spans.into_iter().map(|span| Span {
+            start: span.start + offset,
+            end: span.end + offset,
+            ..span
+        }));
+        self.blocks.extend(next.blocks);
+        self.roots.extend(next.roots);
+        self.tokens.extend(next.tokens);
+        self.path_tokens.extend(next.path_tokens);
+        self.prior.extend(next.prior);
+    }
+
+    /// Adds the content blocks of the subtree under `top` in `doc` (whose
+    /// parent is `parent`, and the nearest heading or file above it
+    /// `above`), walked depth first in document order, with the spans of
+    /// the blocks with children. False when a block of the subtree is
+    /// missing (part of a document that does not hold it all).
+    pub(super) fn walk(
+        &mut self,
+        doc: &Document,
+        top: BlockId,
+        parent: BlockId,
+        above: Option<BlockId>,
+        measured: &Measured,
+    ) -> bool {
+        let mut whole = true;
+        // Spans not yet closed, each with the depth of its block.
+        let mut open: Vec<(usize, usize)> = Vec::new();
+        // Each block with its parent, the nearest heading or file above it
+        // (what `section_of` would find) and its depth below `top`.
+        let mut stack: Vec<(BlockId, BlockId, Option<BlockId>, usize)> = vec![(top, parent, above, 0)];
+        while let Some((id, parent, above, depth)) = stack.pop() {
+            self.close_spans(&mut open, depth);
+            let Some(block) = doc.get(id) else {
+                whole = false;
+                continue;
+            };
+            let children = doc.children(id);
+            if !children.is_empty() {
+                open.push((self.spans.len(), depth));
+                let opens_section = is_section_root(block);
+                let start = self.len();
+                self.spans.push(Span { id, start, end: start, parent, opens_section });
+            }
+            let below = if is_section_root(block) { Some(id) } else { above };
+            stack.extend(children.iter().rev().map(|&child| (child, id, below, depth + 1)));
+            if is_content(block) {
+                // Blocks under no heading or file (a single file's preamble, a
+                // file without headings) share their parent as a section.
+                let root = above.unwrap_or(parent);
+                let prior = outline::rank_prior(block);
+                self.push(id, root, lengths_of(block, id, measured), prior);
+            }
+        }
+        self.close_spans(&mut open, 0);
+        whole
+    }
+
+    /// Ends the open spans of blocks at `depth` or deeper at the blocks so far.
+    fn close_spans(&mut self, open: &mut Vec<(usize, usize)>, depth: usize) {
+        while let Some(&(at, _)) = open.last().filter(|&&(_, d)| d >= depth) {
+            self.spans[at].end = self.len();
+            open.pop();
+        }
+    }
+
+    /// The layout of these blocks: grouped by section (sections in the
+    /// order their first block comes), with their windows and means.
+    pub(super) fn into_layout(self) -> Layout {
+        let mut sections: Vec<Section> = Vec::new();
+        let mut section_of: IdMap<u32> = IdMap::default();
+        let mut section = Vec::with_capacity(self.blocks.len());
+        for (i, &root) in self.roots.iter().enumerate() {
+            let at = *section_of.entry(root).or_insert_with(|| {
+                sections.push(Section { root, blocks: Vec::new(), tokens: 0 });
+                (sections.len() - 1) as u32
+            });
+            let joined = &mut sections[at as usize];
+            section.push((at, joined.blocks.len() as u32));
+            joined.blocks.push(i as u32);
+            joined.tokens += u64::from(self.tokens[i]);
+        }
+        let spans: Vec<Span> = self.spans.into_iter().filter(|span| span.start < span.end).collect();
+        let mut layout = Layout {
+            slot: SlotTable::build(&self.blocks),
+            blocks: self.blocks,
+            tokens: self.tokens,
+            path_tokens: self.path_tokens,
+            prior: self.prior,
+            section,
+            window_tokens: Vec::new(),
+            sections,
+            span_at: span_index(&spans),
+            spans,
+            mean_block: 1.0,
+            mean_path: 1.0,
+            mean_window: 1.0,
+            mean_section: 1.0,
+        };
+        layout.measure_windows();
+        layout
+    }
+}
+
+/// Each span's block to its index in `spans`.
+pub(super) fn span_index(spans: &[Span]) -> IdMap<u32> {
+    spans.iter().enumerate().map(|(i, span)| (span.id, i as u32)).collect()
+}
+
 impl Layout {
     /// The layout of `doc`, with the blocks' `lengths` as the search index
     /// measured them (else their token counts).
     pub fn build(doc: &Document, lengths: Option<&[BlockLengths]>) -> Self {
         let measured = measured(lengths);
-        let walks: Vec<Layout> = doc.children(BlockId::ROOT).par_iter().map(|&top| walk(doc, top, &measured)).collect();
-        let mut layout = Layout::empty();
-        let mut root_section = None;
+        let walks: Vec<Entries> = doc
+            .children(BlockId::ROOT)
+            .par_iter()
+            .map(|&top| {
+                let mut walked = Entries::default();
+                walked.walk(doc, top, BlockId::ROOT, None, &measured);
+                walked
+            })
+            .collect();
+        let mut entries = Entries::default();
         for walked in walks {
-            layout.join(walked, &mut root_section);
+            entries.append(walked);
         }
-        layout.slot = SlotTable::build(&layout.blocks);
-        layout.measure_windows();
-        layout
-    }
-
-    /// This layout (of an earlier revision) brought to `doc`, a document
-    /// or part of one holding at least `changed` with their parents, when
-    /// `changed` are the only blocks written since and each is still a
-    /// content block of the same shape (the same parent and children, and
-    /// none of them: a code symbol's name is in the heading path of the
-    /// blocks below it): then the tree, its sections and heading paths are
-    /// as they were, and only those blocks' lengths and priors are taken
-    /// again, with `lengths` as for [`Layout::build`]. `None` when a
-    /// changed block is new, gone, no longer content, moved or has
-    /// children: the caller builds afresh.
-    pub fn patched(mut self, doc: &Document, changed: &[BlockId], lengths: Option<&[BlockLengths]>) -> Option<Layout> {
-        let measured = measured(lengths);
-        for &id in changed {
-            let at = self.slot_of(&id)? as usize;
-            let block = doc.get(id).filter(|block| is_content(block))?;
-            if !doc.children(id).is_empty() || shape_of(doc, id, doc.parent(id)?) != self.shape[at] {
-                return None;
-            }
-            let (tokens, path_tokens) = lengths_of(block, id, &measured);
-            let section = &mut self.sections[self.section[at].0 as usize];
-            section.tokens = section.tokens - u64::from(self.tokens[at]) + u64::from(tokens);
-            self.tokens[at] = tokens;
-            self.path_tokens[at] = path_tokens;
-            self.prior[at] = outline::rank_prior(block);
-        }
-        self.measure_windows();
-        Some(self)
+        entries.into_layout()
     }
 
     /// Each block's window length and the mean lengths, from the blocks'.
@@ -85,107 +202,10 @@ impl Layout {
         self.mean_window = mean(self.window_tokens.iter().map(|&t| t as f64).sum(), n);
         self.mean_section = mean(self.sections.iter().map(|s| s.tokens as f64).sum(), self.sections.len());
     }
-
-    fn empty() -> Layout {
-        Layout {
-            blocks: Vec::new(),
-            slot: SlotTable::build(&[]),
-            tokens: Vec::new(),
-            path_tokens: Vec::new(),
-            prior: Vec::new(),
-            section: Vec::new(),
-            window_tokens: Vec::new(),
-            shape: Vec::new(),
-            sections: Vec::new(),
-            mean_block: 1.0,
-            mean_path: 1.0,
-            mean_window: 1.0,
-            mean_section: 1.0,
-        }
-    }
-
-    /// Appends the blocks and sections of `walked` (the walk of the next
-    /// subtree under the root); `root_section` is the index of the root's
-    /// own section once there is one, which later walks add to.
-    fn join(&mut self, walked: Layout, root_section: &mut Option<u32>) {
-        let offset = self.blocks.len() as u32;
-        // Per section of the walk: its index here, and where its blocks start in it.
-        let mut placed: Vec<(u32, u32)> = Vec::with_capacity(walked.sections.len());
-        for section in walked.sections {
-            let blocks = section.blocks.iter().map(|b| b + offset);
-            match root_section.filter(|_| section.root == BlockId::ROOT) {
-                Some(at) => {
-                    let joined = &mut self.sections[at as usize];
-                    placed.push((at, joined.blocks.len() as u32));
-                    joined.blocks.extend(blocks);
-                    joined.tokens += section.tokens;
-                }
-                None => {
-                    let at = self.sections.len() as u32;
-                    if section.root == BlockId::ROOT {
-                        *root_section = Some(at);
-                    }
-                    placed.push((at, 0));
-                    self.sections.push(Section {
-                        root: section.root,
-                        blocks: blocks.collect(),
-                        tokens: section.tokens,
-                    });
-                }
-            }
-        }
-        self.section.extend(walked.section.iter().map(|&(s, pos)| {
-            let (at, start) = placed[s as usize];
-            (at, start + pos)
-        }));
-        self.blocks.extend(walked.blocks);
-        self.tokens.extend(walked.tokens);
-        self.path_tokens.extend(walked.path_tokens);
-        self.prior.extend(walked.prior);
-        self.shape.extend(walked.shape);
-    }
-}
-
-/// The content blocks of the subtree under `top` (a child of the root), in
-/// document order with their sections, as a layout of its own (no slots,
-/// windows or means yet).
-fn walk(doc: &Document, top: BlockId, measured: &Measured) -> Layout {
-    let mut layout = Layout::empty();
-    let mut section_slot: IdMap<u32> = IdMap::default();
-    // Depth first in document order, each block with its parent and the
-    // nearest heading or file above it (what `section_of` would find).
-    let mut stack: Vec<(BlockId, BlockId, Option<BlockId>)> = vec![(top, BlockId::ROOT, None)];
-    while let Some((id, parent, above)) = stack.pop() {
-        let Some(block) = doc.get(id) else { continue };
-        let below = if is_section_root(block) { Some(id) } else { above };
-        stack.extend(doc.children(id).iter().rev().map(|&child| (child, id, below)));
-        if !is_content(block) {
-            continue;
-        }
-        // Blocks under no heading or file (a single file's preamble, a
-        // file without headings) share their parent as a section.
-        let root = above.unwrap_or(parent);
-        let at = *section_slot.entry(root).or_insert_with(|| {
-            layout.sections.push(Section { root, blocks: Vec::new(), tokens: 0 });
-            (layout.sections.len() - 1) as u32
-        });
-        let (tokens, path_tokens) = lengths_of(block, id, measured);
-        let index = layout.blocks.len() as u32;
-        let section = &mut layout.sections[at as usize];
-        layout.section.push((at, section.blocks.len() as u32));
-        section.blocks.push(index);
-        section.tokens += u64::from(tokens);
-        layout.blocks.push(id);
-        layout.tokens.push(tokens);
-        layout.path_tokens.push(path_tokens);
-        layout.prior.push(outline::rank_prior(block));
-        layout.shape.push(shape_of(doc, id, parent));
-    }
-    layout
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use proptest::prelude::*;
     use ucpkit_core::{Block, Content, Metadata, Role};
 
@@ -194,7 +214,7 @@ mod tests {
     /// A document from `(kind, parent pick)` pairs: kind 0 a file, 1 a
     /// heading, 2 a paragraph, 3 an empty paragraph; each block goes under
     /// the root or an earlier block.
-    fn document(shape: &[(u8, usize)]) -> Document {
+    pub(in crate::rank) fn document(shape: &[(u8, usize)]) -> Document {
         let mut doc = Document::new("d");
         let mut ids = vec![BlockId::ROOT];
         for (n, &(kind, pick)) in shape.iter().enumerate() {
@@ -249,75 +269,22 @@ mod tests {
                 let tokens: u64 = section.blocks.iter().map(|&b| u64::from(layout.tokens[b as usize])).sum();
                 prop_assert_eq!(section.tokens, tokens);
             }
-        }
-
-        /// Blocks whose text (and with it, role) changed: the layout patched
-        /// with them is the one built afresh, and it is refused only when a
-        /// changed block was not content before or after.
-        #[test]
-        fn a_patched_layout_is_the_one_built_afresh(
-            shape in prop::collection::vec((0u8..4, 0usize..64), 1..60),
-            edits in prop::collection::vec((0usize..64, 0u8..4), 1..6),
-        ) {
-            let before = document(&shape);
-            let layout = Layout::build(&before, None);
-            let ids: Vec<BlockId> = before.document_order().filter(|id| !id.is_root()).collect();
-            let mut after = before.clone();
-            let mut changed = Vec::new();
-            for (n, &(pick, kind)) in edits.iter().enumerate() {
-                let id = ids[pick % ids.len()];
-                let (role, text) = match kind {
-                    0 => (Role::Heading2, format!("## Edited {n}")),
-                    1 => (Role::Paragraph, " ".to_owned()),
-                    _ => (Role::Paragraph, format!("rewritten words, {n} of them and more")),
-                };
-                let block = after.get_mut(id).unwrap();
-                block.content = Content::markdown(text);
-                block.metadata = Metadata::with_role(role);
-                changed.push(id);
+            // Each block with children and content below: its span is the
+            // range of the content blocks of its subtree.
+            let mut spans = Vec::new();
+            for id in doc.document_order().filter(|id| !id.is_root() && !doc.children(*id).is_empty()) {
+                let held: Vec<u32> = doc
+                    .document_order()
+                    .filter(|&b| b == id || doc.ancestors(b).any(|a| a == id))
+                    .filter_map(|b| layout.slot_of(&b))
+                    .collect();
+                if let (Some(&start), Some(&last)) = (held.first(), held.last()) {
+                    prop_assert_eq!(held.len() as u32, last - start + 1, "a subtree's content is one range");
+                    let opens_section = is_section_root(doc.get(id).unwrap());
+                    spans.push(Span { id, start, end: last + 1, parent: doc.parent(id).unwrap(), opens_section });
+                }
             }
-            let content = |doc: &Document, id: BlockId| doc.get(id).is_some_and(is_content);
-            let patchable = |id: BlockId| content(&before, id) && content(&after, id) && after.children(id).is_empty();
-            let keeps_content = changed.iter().all(|&id| patchable(id));
-            match layout.patched(&after, &changed, None) {
-                Some(patched) => prop_assert_eq!(patched.encode(), Layout::build(&after, None).encode()),
-                None => prop_assert!(!keeps_content, "refused though every changed block stayed childless content"),
-            }
+            prop_assert_eq!(&layout.spans, &spans);
         }
-    }
-
-    #[test]
-    fn a_code_symbol_holding_members_is_not_patched_in() {
-        // Its name is in its members' heading paths: a new one changes theirs.
-        let mut doc = document(&[(2, 0), (2, 1)]);
-        let [class, member] = [0, 1].map(|n| doc.document_order().filter(|id| !id.is_root()).nth(n).unwrap());
-        let symbol = |name: &str| {
-            let mut metadata = Metadata::with_role(Role::Class);
-            metadata.label = Some(name.to_owned());
-            (Content::code(Some("python".into()), format!("class {name}: ...")), metadata)
-        };
-        let (content, metadata) = symbol("Cache");
-        let block = doc.get_mut(class).unwrap();
-        (block.content, block.metadata) = (content, metadata);
-        let layout = Layout::build(&doc, None);
-        assert_eq!(layout.blocks, [class, member], "both are content");
-        let (content, metadata) = symbol("Store");
-        let block = doc.get_mut(class).unwrap();
-        (block.content, block.metadata) = (content, metadata);
-        assert!(layout.patched(&doc, &[class], None).is_none());
-    }
-
-    #[test]
-    fn a_moved_block_is_not_patched_in() {
-        // Paragraphs p0 (holding c) and p1 under the root.
-        let mut doc = document(&[(2, 0), (2, 1), (2, 0)]);
-        let [p0, c, p1] = [0, 1, 2].map(|n| doc.document_order().filter(|id| !id.is_root()).nth(n).unwrap());
-        assert_eq!(doc.parent(c), Some(p0));
-        let layout = Layout::build(&doc, None);
-        // c goes under p1: all three are content blocks the layout holds,
-        // and their texts are as they were.
-        doc.move_block(c, p1, None).unwrap();
-        assert_eq!(Layout::build(&doc, None).blocks, [p0, p1, c], "the order changed");
-        assert!(layout.patched(&doc, &[c, p0, p1], None).is_none());
     }
 }

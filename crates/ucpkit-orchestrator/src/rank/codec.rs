@@ -5,19 +5,26 @@
 
 use ucpkit_core::BlockId;
 
-use super::{Layout, Section, SlotTable};
+use super::build::span_index;
+use super::{Layout, Section, SlotTable, Span};
 
 /// The first bytes of an encoded layout (bumped when the form changes).
-const MAGIC: &[u8; 8] = b"UCPLAY04";
+const MAGIC: &[u8; 8] = b"UCPLAY05";
 
 /// Bytes each block takes after its id.
-const PER_BLOCK: usize = 40;
+const PER_BLOCK: usize = 32;
+
+/// Bytes each span takes: its block, range, parent and whether it opens
+/// a section.
+const PER_SPAN: usize = 12 + 8 + 12 + 1;
 
 impl Layout {
     /// The layout as bytes ([`Layout::decode`] reads them back).
     pub fn encode(&self) -> Vec<u8> {
         let n = self.blocks.len();
-        let mut out = Vec::with_capacity(MAGIC.len() + 16 + 32 + n * (12 + PER_BLOCK) + self.sections.len() * 24);
+        let mut out = Vec::with_capacity(
+            MAGIC.len() + 16 + 32 + n * (12 + PER_BLOCK) + self.sections.len() * 24 + self.spans.len() * PER_SPAN,
+        );
         out.extend_from_slice(MAGIC);
         put_u64(&mut out, n as u64);
         put_u64(&mut out, self.sections.len() as u64);
@@ -34,7 +41,6 @@ impl Layout {
             put_u32(&mut out, self.section[i].0);
             put_u32(&mut out, self.section[i].1);
             put_u64(&mut out, self.window_tokens[i]);
-            put_u64(&mut out, self.shape[i]);
         }
         for section in &self.sections {
             out.extend_from_slice(section.root.as_bytes());
@@ -48,6 +54,14 @@ impl Layout {
         put_u64(&mut out, slots.len() as u64);
         for &slot in slots {
             put_u32(&mut out, slot);
+        }
+        put_u64(&mut out, self.spans.len() as u64);
+        for span in &self.spans {
+            out.extend_from_slice(span.id.as_bytes());
+            put_u32(&mut out, span.start);
+            put_u32(&mut out, span.end);
+            out.extend_from_slice(span.parent.as_bytes());
+            out.push(u8::from(span.opens_section));
         }
         out
     }
@@ -72,8 +86,9 @@ impl Layout {
             prior: Vec::with_capacity(n),
             section: Vec::with_capacity(n),
             window_tokens: Vec::with_capacity(n),
-            shape: Vec::with_capacity(n),
             sections: Vec::with_capacity(sections_len),
+            spans: Vec::new(),
+            span_at: Default::default(),
             mean_block: means[0],
             mean_path: means[1],
             mean_window: means[2],
@@ -85,7 +100,6 @@ impl Layout {
             layout.prior.push(f32::from_le_bytes(reader.take()?));
             layout.section.push((reader.u32()?, reader.u32()?));
             layout.window_tokens.push(reader.u64()?);
-            layout.shape.push(reader.u64()?);
         }
         for _ in 0..sections_len {
             let root = reader.id()?;
@@ -103,7 +117,25 @@ impl Layout {
         }
         let slots: Vec<u32> = (0..capacity).map(|_| reader.u32()).collect::<Option<_>>()?;
         layout.slot = SlotTable::from_slots(slots, n)?;
+        let spans_len = usize::try_from(reader.u64()?).ok()?;
+        if spans_len.checked_mul(PER_SPAN)? != reader.bytes.len() {
+            return None;
+        }
+        for _ in 0..spans_len {
+            let (id, start, end, parent) = (reader.id()?, reader.u32()?, reader.u32()?, reader.id()?);
+            let opens_section = match reader.take::<1>()? {
+                [0] => false,
+                [1] => true,
+                _ => return None,
+            };
+            if start >= end || end as usize > n {
+                return None;
+            }
+            layout.spans.push(Span { id, start, end, parent, opens_section });
+        }
+        layout.span_at = span_index(&layout.spans);
         let consistent = reader.bytes.is_empty()
+            && layout.span_at.len() == spans_len
             && layout.slot.len() == n
             && layout.section.iter().enumerate().all(|(i, &(section, at))| {
                 layout.sections.get(section as usize).and_then(|s| s.blocks.get(at as usize)) == Some(&(i as u32))

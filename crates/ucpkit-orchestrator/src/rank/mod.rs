@@ -27,6 +27,7 @@ use ucpkit_search::TermPostings;
 
 mod build;
 mod codec;
+mod patch;
 mod slots;
 
 use slots::SlotTable;
@@ -76,26 +77,32 @@ pub struct Layout {
     section: Vec<(u32, u32)>,
     /// Per content block: tokens of its window.
     window_tokens: Vec<u64>,
-    /// Per content block: a hash of its parent and its children
-    /// ([`shape_of`]), so a later revision that changed only blocks of the
-    /// same shape can be laid out from this one ([`Layout::patched`]).
-    shape: Vec<u64>,
     sections: Vec<Section>,
+    /// The blocks with children whose subtree holds content, in document
+    /// order, each with the range of [`Layout::blocks`] its subtree holds:
+    /// what a later revision keeps of this layout ([`Layout::patched`]).
+    spans: Vec<Span>,
+    /// Per block of [`Layout::spans`]: its index there.
+    span_at: IdMap<u32>,
     mean_block: f64,
     mean_path: f64,
     mean_window: f64,
     mean_section: f64,
 }
 
-/// A hash of block `id`'s place in `doc`'s tree: its parent and its
-/// children, in order.
-pub(crate) fn shape_of(doc: &Document, id: BlockId, parent: BlockId) -> u64 {
-    let mut hasher = blake3::Hasher::new();
-    hasher.update(parent.as_bytes());
-    for child in doc.children(id) {
-        hasher.update(child.as_bytes());
-    }
-    u64::from_le_bytes(hasher.finalize().as_bytes()[..8].try_into().expect("8 bytes"))
+/// A block with children and the content blocks of its subtree (itself
+/// included): `start..end` of [`Layout::blocks`], never empty.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    id: BlockId,
+    start: u32,
+    end: u32,
+    /// Its parent: a later revision keeps the range where the block has
+    /// the same parent.
+    parent: BlockId,
+    /// Whether it opens a section ([`is_section_root`]): the blocks below
+    /// it are in its sections, not the ones above it.
+    opens_section: bool,
 }
 
 /// Whether a block opens a section (a heading or a file).
