@@ -19,6 +19,8 @@ mod block;
 mod content;
 mod document;
 mod edge;
+#[cfg(feature = "test-support")]
+pub mod edits;
 mod id;
 mod idmap;
 mod journal;

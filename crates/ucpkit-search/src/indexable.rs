@@ -269,7 +269,8 @@ mod tests {
     #[cfg(feature = "index")]
     mod caught_up {
         use proptest::prelude::*;
-        use ucpkit_core::{Block, IdMap, Metadata, RemoveMode, Role};
+        use ucpkit_core::edits::edited;
+        use ucpkit_core::{Block, IdMap, Metadata, Role};
 
         use super::super::*;
 
@@ -289,31 +290,6 @@ mod tests {
             indexables(doc).iter().map(|item| (item.id, item.fingerprint())).collect()
         }
 
-        /// `doc` after `edits` (`(what, pick, other, kind)`: 0 renamed, 1
-        /// added, 2 removed, 3 moved), with the blocks written.
-        fn edited(doc: &Document, edits: &[(u8, usize, usize, u8)]) -> (Document, Vec<BlockId>) {
-            let mut doc = doc.clone();
-            doc.mark_saved();
-            for (n, &(what, pick, other, kind)) in edits.iter().enumerate() {
-                let ids: Vec<BlockId> = doc.document_order().collect();
-                let (id, target) = (ids[pick % ids.len()], ids[other % ids.len()]);
-                let _ = match what {
-                    0 if !id.is_root() => {
-                        let new = block(kind, n, "renamed");
-                        let edited = doc.get_mut(id).unwrap();
-                        (edited.content, edited.metadata) = (new.content, new.metadata);
-                        Ok(())
-                    }
-                    1 => doc.append_child(target, block(kind, n, "added")).map(drop),
-                    2 if !id.is_root() => doc.remove_block(id, RemoveMode::Cascade).map(drop),
-                    3 if !id.is_root() => doc.move_block(id, target, None),
-                    _ => Ok(()),
-                };
-            }
-            let changed = doc.unsaved_changes().unwrap().blocks;
-            (doc, changed)
-        }
-
         proptest! {
             /// The catalog of a revision, updated with what a catch-up
             /// selects (its items indexed, the rest of its scope removed),
@@ -321,14 +297,14 @@ mod tests {
             #[test]
             fn a_catch_up_indexes_what_a_whole_sync_would(
                 shape in prop::collection::vec((0u8..3, 0usize..64), 1..50),
-                edits in prop::collection::vec((0u8..4, 0usize..64, 0usize..64, 0u8..3), 1..5),
+                edits in prop::collection::vec((0u8..5, 0usize..64, 0usize..64, 0u8..3), 1..5),
             ) {
                 let mut before = Document::new("d");
                 let mut ids = vec![BlockId::ROOT];
                 for (n, &(kind, pick)) in shape.iter().enumerate() {
                     ids.push(before.append_child(ids[pick % ids.len()], block(kind, n, "first")).unwrap());
                 }
-                let (after, changed) = edited(&before, &edits);
+                let (after, changed) = edited(&before, &edits, &|kind, n| block(kind, n, "edited"));
                 let mut catalog = Catalog::default();
                 for item in indexables(&before) {
                     catalog.insert(&item, item.fingerprint());

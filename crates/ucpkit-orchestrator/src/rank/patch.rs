@@ -174,7 +174,7 @@ impl Patch<'_> {
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
-    use ucpkit_core::{Block, Content, Metadata, RemoveMode, Role};
+    use ucpkit_core::{Block, Content, Metadata, Role};
 
     use super::super::build::tests::document;
     use super::*;
@@ -191,32 +191,8 @@ mod tests {
         Block::new(Block::derive_id(&content, Some(&role), "new", n as u32), content, Metadata::with_role(role))
     }
 
-    /// `doc` after `edits`, each `(what, pick, other, kind)`: what 0 a new
-    /// text and role, 1 a block added, 2 a subtree removed, 3 a block
-    /// removed with its children handed up, 4 a block moved. The blocks
-    /// written, as a store logs them.
     fn edited(doc: &Document, edits: &[(u8, usize, usize, u8)]) -> (Document, Vec<BlockId>) {
-        let mut doc = doc.clone();
-        doc.mark_saved();
-        for (n, &(what, pick, other, kind)) in edits.iter().enumerate() {
-            let ids: Vec<BlockId> = doc.document_order().collect();
-            let (id, target) = (ids[pick % ids.len()], ids[other % ids.len()]);
-            let _ = match what {
-                0 if !id.is_root() => {
-                    let new = block(kind, n);
-                    let edited = doc.get_mut(id).unwrap();
-                    (edited.content, edited.metadata) = (new.content, new.metadata);
-                    Ok(())
-                }
-                1 => doc.append_child(target, block(kind, n)).map(drop),
-                2 if !id.is_root() => doc.remove_block(id, RemoveMode::Cascade).map(drop),
-                3 if !id.is_root() => doc.remove_block(id, RemoveMode::PreserveChildren).map(drop),
-                4 if !id.is_root() => doc.move_block(id, target, None),
-                _ => Ok(()),
-            };
-        }
-        let changed = doc.unsaved_changes().expect("a journal since the save").blocks;
-        (doc, changed)
+        ucpkit_core::edits::edited(doc, edits, &block)
     }
 
     proptest! {
