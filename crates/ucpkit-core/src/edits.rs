@@ -12,8 +12,10 @@ use crate::{Block, BlockId, Document, RemoveMode};
 /// `new_block(kind, n)` makes the block of the `n`th edit. What 0 gives
 /// the picked block that block's content and metadata, 1 appends that
 /// block under `other`, 2 removes the picked block's subtree, 3 removes
-/// the picked block and hands its children up, 4 moves it under `other`.
-/// An edit the document refuses (a cycle, the root) changes nothing.
+/// the picked block and hands its children up, 4 moves it under `other`,
+/// 5 removes it and leaves its children cut off from the root, 6 inserts
+/// the new block as the first child of `other`. An edit the document
+/// refuses (a cycle, the root) changes nothing.
 pub fn edited(
     doc: &Document,
     edits: &[(u8, usize, usize, u8)],
@@ -36,9 +38,11 @@ pub fn edited(
             2 if !id.is_root() => doc.remove_block(id, RemoveMode::Cascade).map(drop),
             3 if !id.is_root() => doc.remove_block(id, RemoveMode::PreserveChildren).map(drop),
             4 if !id.is_root() => doc.move_block(id, target, None),
+            5 if !id.is_root() => doc.remove_block(id, RemoveMode::OrphanChildren).map(drop),
+            6 => doc.insert_child(target, 0, new_block(kind, n)).map(drop),
             _ => Ok(()),
         };
     }
-    let changed = doc.unsaved_changes().map(|changes| changes.blocks).unwrap_or_default();
+    let changed = doc.unsaved_changes().expect("a journal since the save").blocks;
     (doc, changed)
 }

@@ -8,6 +8,8 @@ use ucpkit_core::outline;
 use crate::catalog::Catalog;
 #[cfg(feature = "index")]
 use ucpkit_core::IdSet;
+#[cfg(feature = "index")]
+use ucpkit_core::Role;
 use ucpkit_core::{Block, BlockId, Content, Document};
 
 /// The indexed fields of one block.
@@ -118,7 +120,12 @@ pub(crate) fn indexables_within<'a>(doc: &'a Document, changed: &[BlockId]) -> (
         if id == doc.root() && outline::title(block).is_none() {
             continue;
         }
-        push_subtree(doc, id, titles_above(doc, id), &mut out, &mut |id| walked.insert(id), &mut |_| {});
+        // Cut off from the root (its parent deleted, its children left):
+        // looked at, so it goes from the index, and never indexed.
+        let cut_off = id != doc.root() && doc.ancestors(id).last() != Some(doc.root());
+        let mut scratch = Vec::new();
+        let out = if cut_off { &mut scratch } else { &mut out };
+        push_subtree(doc, id, titles_above(doc, id), out, &mut |id| walked.insert(id), &mut |_| {});
     }
     seen.extend(walked);
     (out, seen)
@@ -126,11 +133,18 @@ pub(crate) fn indexables_within<'a>(doc: &'a Document, changed: &[BlockId]) -> (
 
 /// [`indexables_within`] for an index whose `catalog` is of the revision
 /// `changed` were written since, over `doc`, which may be part of the
-/// document: a changed block whose title, and the titles above it, the
-/// catalog shows unchanged is looked at alone, not with its subtree (only
-/// a new title changes the heading paths below it; a block moved or added
-/// below it was written too). `Err` with the blocks below a changed one
-/// that `doc` lacks, when it lacks any: their subtrees are needed.
+/// document holding each changed block the store still holds with its
+/// ancestors and children. A changed block whose path down to its
+/// children is as it was is looked at alone, not with its subtree (only a
+/// new title, its own or one above it, changes the heading paths below it;
+/// a block moved or added below it was written too): an unwritten child
+/// with text shows that path, its fingerprint in the catalog being the
+/// same; without one, the block's own fingerprint does, when its title
+/// cannot hang on the kind of its content (not a heading, title or code
+/// symbol). A changed block cut off from the root (its parent deleted, its
+/// children left) goes from the index with its subtree, as from a whole
+/// sync. `Err` with the blocks below a changed one that `doc` lacks, when
+/// it lacks any: their subtrees are needed.
 #[cfg(feature = "index")]
 pub(crate) fn indexables_caught_up<'a>(
     doc: &'a Document,
@@ -142,25 +156,29 @@ pub(crate) fn indexables_caught_up<'a>(
         |item: &Indexable<'_>| catalog.entries.get(&item.id).is_some_and(|e| e.fingerprint == item.fingerprint());
     // Deleted blocks are not held: only what a sync removes.
     let held: Vec<(BlockId, &Block)> = changed.iter().filter_map(|&id| Some((id, doc.holding(id)?))).collect();
-    let mut alone = Vec::new();
-    let mut deep = Vec::new();
+    let (mut alone, mut deep, mut cut_off) = (Vec::new(), Vec::new(), Vec::new());
     for (id, block) in held {
-        if id == doc.root() && outline::title(block).is_none() {
+        if id == doc.root() {
+            continue; // its children and edges change no heading path
+        }
+        if doc.ancestors(id).last() != Some(doc.root()) {
+            cut_off.push(id);
             continue;
         }
         let titles = titles_above(doc, id);
-        let same_paths_below = match indexable(block, id, titles.join(" > ")) {
-            Some(item) => unchanged(&item),
-            // A file, folder or list: an unwritten child with text shows
-            // whether the path down to it is as it was.
+        let below = titles.iter().cloned().chain(outline::title(block)).collect::<Vec<_>>().join(" > ");
+        let child = doc
+            .children(id)
+            .iter()
+            .filter(|c| !written.contains(c))
+            .find_map(|&c| doc.holding(c).and_then(|child| indexable(child, c, below.clone())));
+        let same_paths_below = match child {
+            Some(child) => unchanged(&child),
             None => {
-                let below = titles.iter().cloned().chain(outline::title(block)).collect::<Vec<_>>().join(" > ");
-                let child = doc
-                    .children(id)
-                    .iter()
-                    .filter(|c| !written.contains(c))
-                    .find_map(|&c| doc.holding(c).and_then(|child| indexable(child, c, below.clone())));
-                child.is_some_and(|item| unchanged(&item))
+                let titled = block
+                    .role()
+                    .is_some_and(|r| r.heading_level().is_some() || *r == Role::Title || r.is_code_symbol());
+                !titled && indexable(block, id, titles.join(" > ")).is_some_and(|item| unchanged(&item))
             }
         };
         if same_paths_below || doc.children(id).is_empty() {
@@ -175,6 +193,10 @@ pub(crate) fn indexables_caught_up<'a>(
     // The subtrees first: a block alone inside one is in it already.
     for (id, titles) in deep {
         push_subtree(doc, id, titles, &mut out, &mut |id| walked.insert(id), &mut |id| needed.push(id));
+    }
+    // Cut off: looked at (so removed), never indexed.
+    for id in cut_off {
+        push_subtree(doc, id, Vec::new(), &mut Vec::new(), &mut |id| walked.insert(id), &mut |id| needed.push(id));
     }
     if !needed.is_empty() {
         return Err(needed);
@@ -297,7 +319,7 @@ mod tests {
             #[test]
             fn a_catch_up_indexes_what_a_whole_sync_would(
                 shape in prop::collection::vec((0u8..3, 0usize..64), 1..50),
-                edits in prop::collection::vec((0u8..5, 0usize..64, 0usize..64, 0u8..3), 1..5),
+                edits in prop::collection::vec((0u8..7, 0usize..64, 0usize..64, 0u8..3), 1..5),
             ) {
                 let mut before = Document::new("d");
                 let mut ids = vec![BlockId::ROOT];

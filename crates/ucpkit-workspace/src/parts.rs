@@ -177,6 +177,7 @@ impl Library {
         if at != now || changed.len() > earlier.len() / 8 + 64 {
             return None;
         }
+        // Blocks read at most (content blocks are most of a document's).
         let most = earlier.len() / 2 + 1_000;
         // The blocks written with their children (the root's own changes,
         // its children, change nothing below it: the part holds it), then
@@ -209,7 +210,6 @@ impl Library {
             rounds.next()?;
             let mut doc = part.document();
             let absent = doc.partial();
-            absent.take(); // not what the index asked of it: the deleted blocks
             let patched = earlier.patched(&doc, &changed, Some(&lengths));
             let missed: Vec<BlockId> = absent.take().into_iter().collect();
             match patched {

@@ -149,17 +149,20 @@ fn structural_edits_by_another_writer_are_caught_up_from_the_log() {
     let (moved, removed) = (find("paragraph", "breakpoint", 0), find("paragraph", "punycode", 0));
     // A section with sections of its own: its subtree is read to lay it out.
     let moved_section = find("heading2", "Command reference", 0);
+    // Deleted as UCL's DELETE does: its paragraphs stay, cut off from the root.
+    let cut = find("heading2", "Supported package managers", 0);
     drop((workspace, library));
     let paragraph = |text: &str, n: u32| {
         let content = Content::markdown(text);
         Block::new(Block::derive_id(&content, Some(&Role::Paragraph), "new", n), content, Metadata::default())
     };
-    let layout = ucpkit_search::index_dir(&dir.path().join(".ucp"), "node");
+    let index_dir = ucpkit_search::index_dir(&dir.path().join(".ucp"), "node");
     let questions = [
         "Which wombat set a breakpoint?",
         "How does punycode encode an internationalized domain name?",
         "Where do the marsupial guides dig their burrows?",
         "How do I start the debugger and set a breakpoint?",
+        "Which package managers does corepack support?",
     ];
     // Each write another writer's, straight to the store; each is caught
     // up by the next call, and one call catches up two writes at once.
@@ -171,6 +174,7 @@ fn structural_edits_by_another_writer_are_caught_up_from_the_log() {
             doc.move_block(moved, heading, Some(0)).unwrap();
             doc.move_block(moved_section, heading, None).unwrap();
             doc.remove_block(removed, RemoveMode::Cascade).unwrap();
+            doc.remove_block(cut, RemoveMode::OrphanChildren).unwrap();
         },
         &|doc| {
             let renamed = doc.get_mut(other_heading).unwrap();
@@ -195,11 +199,17 @@ fn structural_edits_by_another_writer_are_caught_up_from_the_log() {
             let options = ContextOptions { budget: 1000, ..ContextOptions::new(question) };
             same(&from_parts(dir.path(), "node", &options), &whole(dir.path(), "node", &options));
         }
-        assert_eq!(ucpkit_search::SearchIndex::recorded_revision(&layout), Some(revision + 1), "edit {n}");
+        assert_eq!(ucpkit_search::SearchIndex::recorded_revision(&index_dir), Some(revision + 1), "edit {n}");
     }
-    let options = ContextOptions { budget: 1000, ..ContextOptions::new(questions[2]) };
-    let built = from_parts(dir.path(), "node", &options);
-    assert!(built.text.contains("Marsupial guides"), "the renamed heading is found: {}", built.text);
+    let options = |question: &str| ContextOptions { budget: 1000, ..ContextOptions::new(question) };
+    let caught_up: Vec<BuiltContext> = questions.iter().map(|q| from_parts(dir.path(), "node", &options(q))).collect();
+    assert!(caught_up[2].text.contains("Marsupial guides"), "the renamed heading is found: {}", caught_up[2].text);
+    // The index and layout caught up are those built afresh from the
+    // whole document.
+    std::fs::remove_dir_all(&index_dir).unwrap();
+    for (question, caught_up) in questions.iter().zip(&caught_up) {
+        same(caught_up, &whole(dir.path(), "node", &options(question)));
+    }
 }
 
 #[test]

@@ -91,7 +91,7 @@ impl Entries {
         // Spans not yet closed, each with the depth of its block.
         let mut open: Vec<(usize, usize)> = Vec::new();
         // Each block with its parent, the nearest heading or file above it
-        // (what `section_of` would find) and its depth below `top`.
+        // and its depth below `top`.
         let mut stack: Vec<(BlockId, BlockId, Option<BlockId>, usize)> = vec![(top, parent, above, 0)];
         while let Some((id, parent, above, depth)) = stack.pop() {
             self.close_spans(&mut open, depth);

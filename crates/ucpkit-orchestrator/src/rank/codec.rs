@@ -136,6 +136,7 @@ impl Layout {
         layout.span_at = span_index(&layout.spans);
         let consistent = reader.bytes.is_empty()
             && layout.span_at.len() == spans_len
+            && spans_nest(&layout.spans)
             && layout.slot.len() == n
             && layout.section.iter().enumerate().all(|(i, &(section, at))| {
                 layout.sections.get(section as usize).and_then(|s| s.blocks.get(at as usize)) == Some(&(i as u32))
@@ -143,6 +144,28 @@ impl Layout {
             && layout.sections.iter().map(|s| s.blocks.len()).sum::<usize>() == n;
         consistent.then_some(layout)
     }
+}
+
+/// Whether `spans` are in document order and each lies inside every span
+/// it overlaps that comes before it (the ranges of subtrees do).
+fn spans_nest(spans: &[Span]) -> bool {
+    // The ends of the spans around the one looked at, innermost last.
+    let mut around: Vec<u32> = Vec::new();
+    let mut start = 0;
+    for span in spans {
+        if span.start < start {
+            return false;
+        }
+        start = span.start;
+        while around.last().is_some_and(|&end| end <= span.start) {
+            around.pop();
+        }
+        if around.last().is_some_and(|&end| span.end > end) {
+            return false;
+        }
+        around.push(span.end);
+    }
+    true
 }
 
 fn put_u32(out: &mut Vec<u8>, value: u32) {
@@ -237,6 +260,17 @@ mod tests {
         let first_place = MAGIC.len() + 16 + 32 + layout.blocks.len() * 12 + 12;
         moved[first_place] ^= 1;
         assert!(Layout::decode(&moved).is_none());
+    }
+
+    #[test]
+    fn spans_that_do_not_nest_are_not_a_layout() {
+        let (_, mut layout) = sample();
+        let spans: Vec<(u32, u32)> = layout.spans.iter().map(|s| (s.start, s.end)).collect();
+        assert_eq!(spans, [(1, 5), (4, 5)], "the heading's subtree, and its subsection's");
+        (layout.spans[0].end, layout.spans[1].start) = (4, 3);
+        assert!(Layout::decode(&layout.encode()).is_none(), "the subsection sticks out of its heading");
+        (layout.spans[0].end, layout.spans[1].start) = (5, 0);
+        assert!(Layout::decode(&layout.encode()).is_none(), "out of document order");
     }
 
     proptest::proptest! {

@@ -50,19 +50,27 @@ impl Layout {
             dirty,
             out: Entries::default(),
             kept: Vec::new(),
+            kept_spans: Vec::new(),
+            whole: true,
         };
         for &top in doc.children(BlockId::ROOT) {
-            patch.child(top, BlockId::ROOT, None)?;
+            patch.child(top, BlockId::ROOT, None);
         }
-        // A block written since that the earlier layout holds inside a
-        // range kept as it was: the log does not say all that changed.
-        patch.kept.sort_unstable();
-        let kept = |at: u32| patch.kept.partition_point(|&(start, _)| start <= at).checked_sub(1);
+        if !patch.whole {
+            return None;
+        }
+        // A block written since that lies inside a subtree kept as it was
+        // (its slot among the blocks copied, or its span among the spans
+        // copied): the log does not say all that changed.
+        let inside = |ranges: &mut Vec<(u32, u32)>, at: u32| {
+            ranges.sort_unstable();
+            let k = ranges.partition_point(|&(start, _)| start <= at).checked_sub(1);
+            k.is_some_and(|k| at < ranges[k].1)
+        };
         for id in changed {
-            if let Some(at) = self.slot_of(id) {
-                if kept(at).is_some_and(|k| at < patch.kept[k].1) {
-                    return None;
-                }
+            let slot = self.slot_of(id).is_some_and(|at| inside(&mut patch.kept, at));
+            if slot || self.span_at.get(id).is_some_and(|&at| inside(&mut patch.kept_spans, at)) {
+                return None;
             }
         }
         Some(patch.out.into_layout())
@@ -78,15 +86,19 @@ struct Patch<'a> {
     /// The written blocks and the blocks above them.
     dirty: IdSet,
     out: Entries,
-    /// The ranges of the earlier layout copied, by start.
+    /// The ranges of the earlier layout's blocks copied.
     kept: Vec<(u32, u32)>,
+    /// The ranges of the earlier layout's spans copied.
+    kept_spans: Vec<(u32, u32)>,
+    /// False once a walk met a block the document lacks.
+    whole: bool,
 }
 
 impl Patch<'_> {
     /// Adds the content of child `id` of `parent` (below the nearest
     /// heading or file `above`): copied when neither it nor a block below
     /// it was written and it has the same parent as before.
-    fn child(&mut self, id: BlockId, parent: BlockId, above: Option<BlockId>) -> Option<()> {
+    fn child(&mut self, id: BlockId, parent: BlockId, above: Option<BlockId>) {
         if self.dirty.contains(&id) {
             return self.path(id, parent, above);
         }
@@ -94,16 +106,14 @@ impl Patch<'_> {
         if let Some(&at) = earlier.span_at.get(&id) {
             let span = earlier.spans[at as usize];
             if span.parent == parent {
-                self.copy(span.start, span.end, at as usize);
-                return Some(());
+                return self.copy(span.start, span.end, at as usize);
             }
         } else if let Some(at) = earlier.slot_of(&id) {
-            // A content block without children: unwritten, it has them still.
-            self.copy(at, at + 1, earlier.spans.len());
-            return Some(());
+            // A content block without children: unwritten, it has none still.
+            return self.copy(at, at + 1, earlier.spans.len());
         } else {
             // Unwritten and without content before: without it still.
-            return Some(());
+            return;
         }
         // Under another parent, yet not written: walked to be sure.
         self.walk(id, parent, above)
@@ -112,10 +122,13 @@ impl Patch<'_> {
     /// Adds the content of `id`, a written block or one above one, taking
     /// it from the document and its children one by one; walked whole
     /// when it was written and its range cannot be kept.
-    fn path(&mut self, id: BlockId, parent: BlockId, above: Option<BlockId>) -> Option<()> {
+    fn path(&mut self, id: BlockId, parent: BlockId, above: Option<BlockId>) {
         let earlier = self.earlier;
         let doc = self.doc;
-        let block = doc.get(id)?;
+        let Some(block) = doc.get(id) else {
+            self.whole = false;
+            return;
+        };
         let opens_section = is_section_root(block);
         let span = earlier.span_at.get(&id).map(|&at| earlier.spans[at as usize]);
         let in_place = match span {
@@ -137,18 +150,18 @@ impl Patch<'_> {
         }
         let below = if opens_section { Some(id) } else { above };
         for &child in doc.children(id) {
-            self.child(child, id, below)?;
+            self.child(child, id, below);
         }
         let end = self.out.len();
         if let Some(span) = self.out.spans.get_mut(opened).filter(|span| span.id == id) {
             span.end = end;
         }
-        Some(())
     }
 
-    /// Adds the subtree of `id` walked afresh.
-    fn walk(&mut self, id: BlockId, parent: BlockId, above: Option<BlockId>) -> Option<()> {
-        self.out.walk(self.doc, id, parent, above, &self.measured).then_some(())
+    /// Adds the subtree of `id` walked afresh (every block it lacks asked
+    /// for, so a partial document notes them all in one patch).
+    fn walk(&mut self, id: BlockId, parent: BlockId, above: Option<BlockId>) {
+        self.whole &= self.out.walk(self.doc, id, parent, above, &self.measured);
     }
 
     /// Copies blocks `start..end` of the earlier layout, with the spans
@@ -158,8 +171,12 @@ impl Patch<'_> {
         let earlier = self.earlier;
         let offset = i64::from(self.out.len()) - i64::from(start);
         let shift = |at: u32| (i64::from(at) + offset) as u32;
-        let inside = earlier.spans[first.min(earlier.spans.len())..].iter().take_while(|span| span.start < end);
+        let first = first.min(earlier.spans.len());
+        let inside = earlier.spans[first..].iter().take_while(|span| span.start < end);
+        let before = self.out.spans.len();
         self.out.spans.extend(inside.map(|span| Span { start: shift(span.start), end: shift(span.end), ..*span }));
+        let copied = (self.out.spans.len() - before) as u32;
+        self.kept_spans.push((first as u32, first as u32 + copied));
         for at in start as usize..end as usize {
             let id = earlier.blocks[at];
             let (tokens, path_tokens) =
@@ -201,7 +218,7 @@ mod tests {
         #[test]
         fn a_patched_layout_is_the_one_built_afresh(
             shape in prop::collection::vec((0u8..4, 0usize..64), 1..60),
-            edits in prop::collection::vec((0u8..5, 0usize..80, 0usize..80, 0u8..3), 1..6),
+            edits in prop::collection::vec((0u8..7, 0usize..80, 0usize..80, 0u8..3), 1..6),
         ) {
             let before = document(&shape);
             let (after, changed) = edited(&before, &edits);
