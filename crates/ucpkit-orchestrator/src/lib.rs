@@ -38,7 +38,7 @@ use web_time::Instant;
 use serde::Serialize;
 use ucpkit_context::{RenderedPart, Representation};
 use ucpkit_core::{BlockId, Document, IdMap, IdSet};
-use ucpkit_search::SearchOptions;
+use ucpkit_search::{RagProvider, SearchOptions};
 use ucpkit_ucl::RenderFormat;
 
 use crate::coordination::AgentCoordinator;
@@ -51,6 +51,21 @@ use ucpkit_sessions::SessionId;
 
 /// Hits of the hybrid search (with a model) fused into the ranking.
 const HYBRID_HITS: usize = 200;
+
+/// `provider`'s best `limit` hits for `question`, scores relative to the best.
+fn search_hits(provider: &dyn RagProvider, question: &str, limit: usize) -> Result<Vec<(BlockId, f64)>, AgentError> {
+    let options = SearchOptions { limit, ..SearchOptions::default() };
+    let hits = provider.search(question, &options).map_err(|e| AgentError::SearchFailed(e.to_string()))?;
+    let best = hits.iter().map(|h| h.score).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+    Ok(hits.into_iter().map(|h| (h.id, h.score / best)).collect())
+}
+
+/// The hybrid search's hits for `question` that a ranking with a model
+/// fuses in ([`rank::rank_question`]): what a host that ranks before the
+/// job runs ([`rank::QuestionRanking`]) passes on.
+pub fn hybrid_hits(provider: &dyn RagProvider, question: &str) -> Result<Vec<(BlockId, f64)>, AgentError> {
+    search_hits(provider, question, HYBRID_HITS)
+}
 
 /// Tuning of the orchestrator.
 #[derive(Debug, Clone, PartialEq)]
@@ -272,16 +287,11 @@ impl Orchestrator {
             let doc = engine.document();
             let failed = |e: ucpkit_search::SearchError| AgentError::SearchFailed(e.to_string());
             provider.sync(doc).map_err(failed)?;
-            let search = |limit: usize| -> Result<Vec<(BlockId, f64)>, AgentError> {
-                let options = SearchOptions { limit, ..SearchOptions::default() };
-                let hits = provider.search(&request.question, &options).map_err(failed)?;
-                let best = hits.iter().map(|h| h.score).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
-                Ok(hits.into_iter().map(|h| (h.id, h.score / best)).collect())
-            };
+            let search = |limit: usize| search_hits(provider.as_ref(), &request.question, limit);
             let semantic = provider.capabilities().semantic;
             let kept = traversal
                 .derived_kept::<rank::QuestionRanking>(doc)
-                .filter(|kept| !semantic && kept.question == request.question);
+                .filter(|kept| kept.hybrid == semantic && kept.question == request.question);
             let (ranked, terms) = match kept {
                 // This question's ranking, made before this job ran.
                 Some(kept) => (kept.ranked.clone(), QueryTerms::from_postings(&request.question, &kept.postings)),
@@ -290,7 +300,8 @@ impl Orchestrator {
                     // with the hybrid search's hits when the provider has a model.
                     Some(mut postings) => {
                         rank::drop_question_words(&mut postings);
-                        let hybrid = if semantic { search(HYBRID_HITS)? } else { Vec::new() };
+                        let hybrid =
+                            if semantic { hybrid_hits(provider.as_ref(), &request.question)? } else { Vec::new() };
                         // Every candidate keeps its score (so blocks past the
                         // planned ones are judged on the same scale).
                         let layout = rank::layout(traversal, doc);

@@ -310,7 +310,21 @@ impl SearchIndex {
         revision: u64,
         config: SearchConfig,
     ) -> Result<Option<SearchIndex>, SearchError> {
-        SearchIndex::open_without_document(dir, document, revision, config, Opened::SearchOnly)
+        SearchIndex::open_without_document(dir, document, revision, None, config, Opened::SearchOnly)
+    }
+
+    /// [`SearchIndex::open_current`] for an index with vectors of
+    /// `embedder`'s model: opened with them, for hybrid search without the
+    /// document. `None` when it is behind, missing, damaged, or its vectors
+    /// are of another model (or none).
+    pub fn open_current_with_model(
+        dir: &Path,
+        document: &str,
+        revision: u64,
+        embedder: Box<dyn Embedder>,
+        config: SearchConfig,
+    ) -> Result<Option<SearchIndex>, SearchError> {
+        SearchIndex::open_without_document(dir, document, revision, Some(embedder), config, Opened::SearchOnly)
     }
 
     /// The index in `dir` of document `document`, when it was last brought
@@ -329,15 +343,16 @@ impl SearchIndex {
         if !dir.join("catalog.bin").exists() {
             return Ok(None); // nothing to log its changes against
         }
-        SearchIndex::open_without_document(dir, document, revision, config, Opened::ChangesOnly)
+        SearchIndex::open_without_document(dir, document, revision, None, config, Opened::ChangesOnly)
     }
 
     /// The index in `dir`, opened for `opened` when it is up to date with
-    /// `revision` and needs no model.
+    /// `revision` and holds vectors of `embedder`'s model (none without one).
     fn open_without_document(
         dir: &Path,
         document: &str,
         revision: u64,
+        embedder: Option<Box<dyn Embedder>>,
         config: SearchConfig,
         opened: Opened,
     ) -> Result<Option<SearchIndex>, SearchError> {
@@ -345,8 +360,9 @@ impl SearchIndex {
             return Ok(None);
         }
         let _turn = take_turn(dir)?;
-        Ok(match SearchIndex::load(dir, document, None, config, opened) {
-            Ok((index, meta)) if meta.revision == Some(revision) && meta.model.is_none() => Some(index),
+        let model = embedder.as_ref().map(|e| e.identity().to_owned());
+        Ok(match SearchIndex::load(dir, document, embedder, config, opened) {
+            Ok((index, meta)) if meta.revision == Some(revision) && meta.model == model => Some(index),
             _ => None,
         })
     }
@@ -372,14 +388,25 @@ impl SearchIndex {
             Ok(parts) => parts,
             Err(e) => return Err((format!("it is damaged ({e})"), embedder, config)),
         };
-        let vectors = embedder.as_ref().map(|e| {
-            let same_model = meta.model.as_deref() == Some(e.identity());
-            // Vectors of another model, or damaged ones, are recomputed by the sync.
-            same_model
-                .then(|| VectorStore::load(&dir.join("vectors.bin"), e.dim(), config.hnsw_min(e.dim())).ok())
-                .flatten()
-                .unwrap_or_else(|| VectorStore::new(e.dim(), config.hnsw_min(e.dim())))
-        });
+        let vectors = match embedder.as_ref() {
+            None => None,
+            Some(e) => {
+                let same_model = meta.model.as_deref() == Some(e.identity());
+                let stored = same_model
+                    .then(|| VectorStore::load(&dir.join("vectors.bin"), e.dim(), config.hnsw_min(e.dim())).ok())
+                    .flatten();
+                match stored {
+                    Some(stored) => Some(stored),
+                    // Vectors of another model, or damaged ones, are
+                    // recomputed by a sync; an index that only searches
+                    // has none to do it.
+                    None if opened == Opened::SearchOnly => {
+                        return Err(("its vectors are not the model's".into(), embedder, config))
+                    }
+                    None => Some(VectorStore::new(e.dim(), config.hnsw_min(e.dim()))),
+                }
+            }
+        };
         let index = SearchIndex {
             dir: dir.to_owned(),
             document: document.to_owned(),

@@ -14,9 +14,11 @@
 //! are caught up from the store's log of the blocks written since: both
 //! look at those blocks and their subtrees alone, and the layout keeps the
 //! ranges of every subtree nothing was written in ([`Layout::patched`]).
-//! When the layout is missing or cannot be caught up, the index is behind
-//! otherwise, the job keeps reaching further, or a model is configured,
-//! the document is loaded whole as before.
+//! With a model, the index is opened with its vectors and the hybrid
+//! search's hits are ranked in, as on the whole document. When the layout
+//! is missing or cannot be caught up (always, with a model: its index
+//! looks at every block to catch up), the index is behind otherwise, or
+//! the job keeps reaching further, the document is loaded whole as before.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -26,7 +28,7 @@ use ucpkit_core::BlockId;
 use ucpkit_engine::Engine;
 use ucpkit_orchestrator::rank::{self, Layout, QuestionRanking};
 use ucpkit_orchestrator::BuiltContext;
-use ucpkit_search::{CatchUp, ChangedSince, SearchConfig, SearchIndex};
+use ucpkit_search::{load_embedder, CatchUp, ChangedSince, SearchConfig, SearchIndex};
 use ucpkit_sessions::RagProvider;
 use ucpkit_sessions::SessionHost;
 use ucpkit_store::Part;
@@ -72,7 +74,7 @@ impl Library {
     /// unless the file there is a whole one of the same revision. Best effort: without
     /// the file, a one-shot context loads the document.
     pub(crate) fn keep_layout(&self, workspace: &Workspace) {
-        if self.config.read_only || self.config.model.is_some() {
+        if self.config.read_only {
             return;
         }
         let (revision, version) = workspace.saved_at();
@@ -94,17 +96,24 @@ impl Library {
     /// The context built on parts of stored document `name`; `None` when
     /// that cannot be done (the caller loads the document).
     fn context_from_parts(&self, name: &str, options: &ContextOptions) -> Result<Option<BuiltContext>, WorkspaceError> {
-        if self.config.model.is_some() {
-            return Ok(None);
-        }
         let dir = ucpkit_search::index_dir(&self.config.store_dir, name);
         let Some(mut part) = self.store()?.part(name)? else { return Ok(None) };
+        let model = self.config.model.as_deref();
         let (layout, index) = match read_layout(&dir, part.revision()) {
             Some(layout) => {
-                let index = SearchIndex::open_current(&dir, name, part.revision(), SearchConfig::default())?;
+                let config = SearchConfig::default();
+                let index = match model {
+                    Some(model) => {
+                        let embedder = load_embedder(model)?;
+                        SearchIndex::open_current_with_model(&dir, name, part.revision(), embedder, config)?
+                    }
+                    None => SearchIndex::open_current(&dir, name, part.revision(), config)?,
+                };
                 let Some(index) = index else { return Ok(None) };
                 (layout, index)
             }
+            // An index with vectors looks at every block to catch up.
+            None if model.is_some() => return Ok(None),
             None => match self.caught_up_layout(name, &dir, &mut part) {
                 Some(caught_up) => caught_up,
                 None => return Ok(None),
@@ -118,7 +127,10 @@ impl Library {
         let request = options.request()?;
         // The sections of the blocks the job will plan from, read first.
         let Some(postings) = index.term_postings(&options.question) else { return Ok(None) };
-        let ranking = Arc::new(QuestionRanking::new(&layout, &options.question, postings));
+        // With a model, the hybrid search's hits are ranked in, as a job
+        // on the whole document ranks them.
+        let hybrid = model.map(|_| ucpkit_orchestrator::hybrid_hits(index.as_ref(), &options.question)).transpose()?;
+        let ranking = Arc::new(QuestionRanking::new(&layout, &options.question, postings, hybrid.as_deref()));
         let planned = &ranking.ranked[..ranking.ranked.len().min(orchestrator.config().search_limit)];
         let mut wanted: Vec<BlockId> = planned.iter().filter_map(|&(id, _)| layout.section_root(id)).collect();
         for round in 0..ROUNDS {

@@ -212,6 +212,35 @@ fn structural_edits_by_another_writer_are_caught_up_from_the_log() {
     }
 }
 
+/// With a model: the one-shot call ranks the hybrid search's hits in
+/// from the index's vectors, without the document.
+#[cfg(feature = "models")]
+#[test]
+#[ignore = "needs UCP_TEST_MODEL: scripts/test fetches the model and runs this"]
+fn contexts_with_a_model_from_parts_equal_the_whole_documents() {
+    let Some(model) = std::env::var_os("UCP_TEST_MODEL") else {
+        eprintln!("note: UCP_TEST_MODEL is not set: the model's one-shot test is skipped");
+        return;
+    };
+    let with_model = |dir: &Path| {
+        let mut config = ucpkit_workspace::LibraryConfig::new(dir.join(".ucp"));
+        config.allowed_roots = None;
+        config.model = Some(PathBuf::from(&model));
+        ucpkit_workspace::Library::open(config).unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    with_model(dir.path()).index(&[data("node-excerpt")], Some("node"), &IndexOptions::default(), &()).unwrap();
+    for question in ["How do I convert a domain name to ASCII?", "turn off the package manager shims", "breakpoint"] {
+        let options = ContextOptions { budget: 1200, ..ContextOptions::new(question) };
+        let library = with_model(dir.path());
+        let parts = library.context_in(Some("node"), &options).unwrap();
+        assert!(!library.holds("node"), "answered from parts of the store");
+        let whole_library = with_model(dir.path());
+        let workspace = whole_library.workspace("node").unwrap();
+        same(&parts, &whole_library.context(&workspace, &options).unwrap());
+    }
+}
+
 #[test]
 fn a_damaged_layout_means_the_whole_document() {
     let dir = tempfile::tempdir().unwrap();

@@ -138,15 +138,24 @@ pub struct QuestionRanking {
     pub postings: Vec<TermPostings>,
     /// Every candidate block, best first (see [`Layout::rank`]).
     pub ranked: Vec<(BlockId, f64)>,
+    /// Whether a hybrid search's hits are fused in: what a job with a
+    /// model ranks by ([`crate::hybrid_hits`]).
+    pub hybrid: bool,
 }
 
 impl QuestionRanking {
-    /// Ranks `question`, whose terms are `postings`, over `layout` (see
+    /// Ranks `question`, whose terms are `postings`, over `layout`, with
+    /// `hybrid`, a hybrid search's hits when there is a model (see
     /// [`rank_question`]).
-    pub fn new(layout: &Layout, question: &str, mut postings: Vec<TermPostings>) -> Self {
+    pub fn new(
+        layout: &Layout,
+        question: &str,
+        mut postings: Vec<TermPostings>,
+        hybrid: Option<&[(BlockId, f64)]>,
+    ) -> Self {
         drop_question_words(&mut postings);
-        let ranked = rank_question(layout, question, &postings, &[]);
-        QuestionRanking { question: question.to_owned(), postings, ranked }
+        let ranked = rank_question(layout, question, &postings, hybrid.unwrap_or_default());
+        QuestionRanking { question: question.to_owned(), postings, ranked, hybrid: hybrid.is_some() }
     }
 }
 
@@ -531,7 +540,8 @@ mod tests {
         );
         let layout = Layout::build(&doc, None);
         let camping = find(&doc, "We went camping");
-        let ranking = QuestionRanking::new(&layout, "Where have we camped?", postings(&doc, "Where have we camped?"));
+        let ranking =
+            QuestionRanking::new(&layout, "Where have we camped?", postings(&doc, "Where have we camped?"), None);
         assert_eq!(ranking.ranked[0].0, camping, "{:?}", ranking.ranked);
         assert!(ranking.postings.iter().all(|p| p.term != "where"), "{:?}", ranking.postings);
         // The line holding "where" twice ranks as the one holding no word
@@ -543,7 +553,7 @@ mod tests {
         assert_eq!(asking, plain, "{:?}", ranking.ranked);
         let kept = layout.rank(&postings(&doc, "Where have we camped?"), &[], usize::MAX);
         assert!(score(&kept, "Where did you") > asking + 0.2, "{kept:?}");
-        let only = QuestionRanking::new(&layout, "where how?", postings(&doc, "where how?"));
+        let only = QuestionRanking::new(&layout, "where how?", postings(&doc, "where how?"), None);
         assert_eq!(only.postings.len(), 2, "{:?}", only.postings);
         assert_ne!(only.ranked[0].0, camping, "{:?}", only.ranked);
     }
