@@ -264,30 +264,41 @@ impl SearchIndex {
     /// `revision` by looking only at the blocks `changed` names, and below
     /// those whose title may have changed: `doc` holds every one of them the
     /// store still holds, with its ancestors and its children (part of the
-    /// document will do). [`CatchUp::Needs`] the blocks below them whose
-    /// subtrees `doc` lacks, changing nothing; [`CatchUp::Refused`] when
-    /// the index was not recorded current with that earlier revision,
-    /// holds vectors of a model, or cannot be read.
+    /// document will do). With `embedder`, the index's vectors are of its
+    /// model and only those blocks' are made again. [`CatchUp::Needs`] the
+    /// blocks below them whose subtrees `doc` lacks, changing nothing;
+    /// [`CatchUp::Refused`] when the index was not recorded current with
+    /// that earlier revision, its vectors are not all of `embedder`'s model
+    /// (or it has vectors and there is no model), or it cannot be read.
     pub fn catch_up(
         dir: &Path,
         doc: &Document,
         changed: ChangedSince<'_>,
         revision: u64,
+        embedder: Option<Box<dyn Embedder>>,
         config: SearchConfig,
     ) -> Result<CatchUp, SearchError> {
         let _turn = take_turn(dir)?;
-        let Ok((index, meta)) = SearchIndex::load(dir, doc.name(), None, config, Opened::Whole) else {
+        let model = embedder.as_ref().map(|e| e.identity().to_owned());
+        let Ok((index, meta)) = SearchIndex::load(dir, doc.name(), embedder, config, Opened::Whole) else {
             return Ok(CatchUp::Refused);
         };
-        if meta.revision != Some(changed.revision) || meta.model.is_some() {
+        if meta.revision != Some(changed.revision) || meta.model != model {
+            return Ok(CatchUp::Refused);
+        }
+        let catalog = index.catalog.read().expect("catalog lock");
+        // Every indexed block's vector (none missing, or damaged): a sync
+        // of some blocks makes theirs alone.
+        let vectors = index.vectors.read().expect("vectors lock").as_ref().map(VectorStore::len);
+        if vectors.is_some_and(|vectors| vectors != catalog.entries.len()) {
             return Ok(CatchUp::Refused);
         }
         let started = Instant::now();
-        let selected = indexables_caught_up(doc, changed.blocks, &index.catalog.read().expect("catalog lock"));
-        let (items, scope) = match selected {
+        let (items, scope) = match indexables_caught_up(doc, changed.blocks, &catalog) {
             Ok(selected) => selected,
             Err(needed) => return Ok(CatchUp::Needs(needed)),
         };
+        drop(catalog);
         let mut synced = index.synced.lock().expect("sync lock");
         index.apply(&mut synced, (doc.version(), doc.len()), &items, Some(scope), started, &())?;
         index.save_meta(Some(revision))?;

@@ -413,14 +413,7 @@ impl Library {
         doc: &Document,
         revision: u64,
     ) -> Result<(SearchIndex, SyncReport), WorkspaceError> {
-        let embedder = self.config.model.as_deref().map(load_embedder).transpose()?.map(|model| {
-            Box::new(StoredVectors {
-                model,
-                store: self.store.clone(),
-                document: doc.name().to_owned(),
-                keep: !self.config.read_only,
-            }) as Box<dyn Embedder>
-        });
+        let embedder = self.block_embedder(doc.name())?;
         let dir = ucpkit_search::index_dir(&self.config.store_dir, doc.name());
         let progress: &dyn SyncProgress = match &self.config.sync_progress {
             Some(progress) => progress.as_ref(),
@@ -437,6 +430,21 @@ impl Library {
             SearchIndex::open_at(&dir, doc, Some(revision), changed, embedder, SearchConfig::default(), progress)?;
         self.prune_vectors_after(&index, &report, doc, revision);
         Ok((index, report))
+    }
+
+    /// The configured model, if any, as it embeds the blocks of document
+    /// `document`: the store's vector of a text when it holds one, and
+    /// vectors it makes kept there (unless the library is read-only).
+    pub(crate) fn block_embedder(&self, document: &str) -> Result<Option<Box<dyn Embedder>>, WorkspaceError> {
+        let model = self.config.model.as_deref().map(load_embedder).transpose()?;
+        Ok(model.map(|model| {
+            Box::new(StoredVectors {
+                model,
+                store: self.store.clone(),
+                document: document.to_owned(),
+                keep: !self.config.read_only,
+            }) as Box<dyn Embedder>
+        }))
     }
 
     /// Makes `workspace` the library's copy of document `name`, written or

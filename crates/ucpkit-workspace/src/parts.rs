@@ -14,11 +14,11 @@
 //! are caught up from the store's log of the blocks written since: both
 //! look at those blocks and their subtrees alone, and the layout keeps the
 //! ranges of every subtree nothing was written in ([`Layout::patched`]).
-//! With a model, the index is opened with its vectors and the hybrid
-//! search's hits are ranked in, as on the whole document. When the layout
-//! is missing or cannot be caught up (always, with a model: its index
-//! looks at every block to catch up), the index is behind otherwise, or
-//! the job keeps reaching further, the document is loaded whole as before.
+//! With a model, the index is opened with its vectors (those of the blocks
+//! written made again) and the hybrid search's hits are ranked in, as on
+//! the whole document. When the layout is missing or cannot be caught up,
+//! the index is behind otherwise, or the job keeps reaching further, the
+//! document is loaded whole as before.
 
 use std::io::Write as _;
 use std::path::Path;
@@ -101,19 +101,9 @@ impl Library {
         let model = self.config.model.as_deref();
         let (layout, index) = match read_layout(&dir, part.revision()) {
             Some(layout) => {
-                let config = SearchConfig::default();
-                let index = match model {
-                    Some(model) => {
-                        let embedder = load_embedder(model)?;
-                        SearchIndex::open_current_with_model(&dir, name, part.revision(), embedder, config)?
-                    }
-                    None => SearchIndex::open_current(&dir, name, part.revision(), config)?,
-                };
-                let Some(index) = index else { return Ok(None) };
+                let Some(index) = self.open_current(&dir, name, part.revision())? else { return Ok(None) };
                 (layout, index)
             }
-            // An index with vectors looks at every block to catch up.
-            None if model.is_some() => return Ok(None),
             None => match self.caught_up_layout(name, &dir, &mut part) {
                 Some(caught_up) => caught_up,
                 None => return Ok(None),
@@ -203,7 +193,9 @@ impl Library {
             loop {
                 rounds.next()?;
                 let changed = ChangedSince { revision: since, blocks: &changed };
-                match SearchIndex::catch_up(dir, &part.document(), changed, now, SearchConfig::default()).ok()? {
+                let embedder = self.block_embedder(name).ok()?;
+                let config = SearchConfig::default();
+                match SearchIndex::catch_up(dir, &part.document(), changed, now, embedder, config).ok()? {
                     CatchUp::Done => break,
                     CatchUp::Refused => return None,
                     CatchUp::Needs(subtrees) => {
@@ -214,7 +206,7 @@ impl Library {
                 }
             }
         }
-        let index = SearchIndex::open_current(dir, name, now, SearchConfig::default()).ok()??;
+        let index = self.open_current(dir, name, now).ok()??;
         // Lengths measured for some blocks and estimated for others would
         // not be the layout a whole read makes.
         let lengths = index.block_lengths()?;
@@ -238,6 +230,19 @@ impl Library {
         // Best effort: without the file, the next call catches up again.
         let _ = write_layout(dir, now, &layout);
         Some((layout, index))
+    }
+}
+
+impl Library {
+    /// The search index in `dir` of document `name`, opened to search
+    /// without the document when it is at `revision` (with the vectors of
+    /// the configured model, if any).
+    fn open_current(&self, dir: &Path, name: &str, revision: u64) -> Result<Option<SearchIndex>, WorkspaceError> {
+        let config = SearchConfig::default();
+        Ok(match self.config.model.as_deref() {
+            Some(model) => SearchIndex::open_current_with_model(dir, name, revision, load_embedder(model)?, config)?,
+            None => SearchIndex::open_current(dir, name, revision, config)?,
+        })
     }
 }
 

@@ -229,15 +229,42 @@ fn contexts_with_a_model_from_parts_equal_the_whole_documents() {
         ucpkit_workspace::Library::open(config).unwrap()
     };
     let dir = tempfile::tempdir().unwrap();
-    with_model(dir.path()).index(&[data("node-excerpt")], Some("node"), &IndexOptions::default(), &()).unwrap();
-    for question in ["How do I convert a domain name to ASCII?", "turn off the package manager shims", "breakpoint"] {
-        let options = ContextOptions { budget: 1200, ..ContextOptions::new(question) };
+    let library = with_model(dir.path());
+    library.index(&[data("node-excerpt")], Some("node"), &IndexOptions::default(), &()).unwrap();
+    let request = SearchRequest { roles: vec!["heading2".into()], ..SearchRequest::new("Workflows") };
+    let heading: ucpkit_core::BlockId =
+        library.workspace("node").unwrap().search(&request).unwrap().results[0].id.parse().unwrap();
+    drop(library);
+    let questions =
+        ["How do I convert a domain name to ASCII?", "turn off the package manager shims", "wombat burrows"];
+    let from_parts = |question: &str| {
         let library = with_model(dir.path());
-        let parts = library.context_in(Some("node"), &options).unwrap();
+        let built = library.context_in(Some("node"), &ContextOptions { budget: 1200, ..ContextOptions::new(question) });
         assert!(!library.holds("node"), "answered from parts of the store");
-        let whole_library = with_model(dir.path());
-        let workspace = whole_library.workspace("node").unwrap();
-        same(&parts, &whole_library.context(&workspace, &options).unwrap());
+        built.unwrap()
+    };
+    let whole = |question: &str| {
+        let library = with_model(dir.path());
+        let workspace = library.workspace("node").unwrap();
+        library.context(&workspace, &ContextOptions { budget: 1200, ..ContextOptions::new(question) }).unwrap()
+    };
+    for question in questions {
+        same(&from_parts(question), &whole(question));
+    }
+    // Another writer appends under a heading: the index catches up, its
+    // vectors with it, still from parts.
+    let mut writer = ucpkit_store::Store::open(dir.path().join(".ucp")).unwrap();
+    let (mut doc, revision) = writer.load_with_revision("node").unwrap();
+    let content = ucpkit_core::Content::markdown("Wombats dig burrows with strong claws.");
+    let id = ucpkit_core::Block::derive_id(&content, Some(&ucpkit_core::Role::Paragraph), "new", 0);
+    doc.append_child(heading, ucpkit_core::Block::new(id, content, ucpkit_core::Metadata::default())).unwrap();
+    writer.save_checked("node", revision, Some((&doc, &[])), None).unwrap();
+    let caught_up: Vec<BuiltContext> = questions.iter().map(|q| from_parts(q)).collect();
+    assert!(caught_up[2].text.contains("strong claws"), "{}", caught_up[2].text);
+    // As an index built afresh, its vectors from the store, ranks them.
+    std::fs::remove_dir_all(ucpkit_search::index_dir(&dir.path().join(".ucp"), "node")).unwrap();
+    for (question, caught_up) in questions.iter().zip(&caught_up) {
+        same(caught_up, &whole(question));
     }
 }
 
