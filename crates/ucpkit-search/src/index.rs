@@ -155,7 +155,8 @@ pub struct ChangedSince<'a> {
 pub enum CatchUp {
     /// The index is current with the later revision.
     Done,
-    /// Nothing: the index is not at the earlier revision, or needs a model.
+    /// Nothing: the index is not at the earlier revision, or its vectors
+    /// are not of the model given (or not one per block).
     Refused,
     /// Nothing yet: the document lacks these blocks, whose subtrees the
     /// catch-up looks at.
@@ -268,8 +269,10 @@ impl SearchIndex {
     /// model and only those blocks' are made again. [`CatchUp::Needs`] the
     /// blocks below them whose subtrees `doc` lacks, changing nothing;
     /// [`CatchUp::Refused`] when the index was not recorded current with
-    /// that earlier revision, its vectors are not all of `embedder`'s model
-    /// (or it has vectors and there is no model), or it cannot be read.
+    /// that earlier revision, its recorded model is not `embedder`'s (or it
+    /// has vectors and there is no model), it lacks the vector of a block
+    /// (as many vectors as catalogued blocks, or none are trusted), or it
+    /// cannot be read.
     pub fn catch_up(
         dir: &Path,
         doc: &Document,

@@ -101,7 +101,7 @@ impl Library {
         let model = self.config.model.as_deref();
         let (layout, index) = match read_layout(&dir, part.revision()) {
             Some(layout) => {
-                let Some(index) = self.open_current(&dir, name, part.revision())? else { return Ok(None) };
+                let Some(index) = self.index_to_search(&dir, name, part.revision())? else { return Ok(None) };
                 (layout, index)
             }
             None => match self.caught_up_layout(name, &dir, &mut part) {
@@ -206,7 +206,7 @@ impl Library {
                 }
             }
         }
-        let index = self.open_current(dir, name, now).ok()??;
+        let index = self.index_to_search(dir, name, now).ok()??;
         // Lengths measured for some blocks and estimated for others would
         // not be the layout a whole read makes.
         let lengths = index.block_lengths()?;
@@ -237,7 +237,7 @@ impl Library {
     /// The search index in `dir` of document `name`, opened to search
     /// without the document when it is at `revision` (with the vectors of
     /// the configured model, if any).
-    fn open_current(&self, dir: &Path, name: &str, revision: u64) -> Result<Option<SearchIndex>, WorkspaceError> {
+    fn index_to_search(&self, dir: &Path, name: &str, revision: u64) -> Result<Option<SearchIndex>, WorkspaceError> {
         let config = SearchConfig::default();
         Ok(match self.config.model.as_deref() {
             Some(model) => SearchIndex::open_current_with_model(dir, name, revision, load_embedder(model)?, config)?,
