@@ -436,15 +436,23 @@ impl Library {
     /// `document`: the store's vector of a text when it holds one, and
     /// vectors it makes kept there (unless the library is read-only).
     pub(crate) fn block_embedder(&self, document: &str) -> Result<Option<Box<dyn Embedder>>, WorkspaceError> {
-        let model = self.config.model.as_deref().map(load_embedder).transpose()?;
-        Ok(model.map(|model| {
-            Box::new(StoredVectors {
-                model,
-                store: self.store.clone(),
-                document: document.to_owned(),
-                keep: !self.config.read_only,
-            }) as Box<dyn Embedder>
-        }))
+        Ok(self.load_model()?.map(|model| self.stored_vectors(model, document)))
+    }
+
+    /// The configured model, loaded, if there is one.
+    pub(crate) fn load_model(&self) -> Result<Option<Arc<dyn Embedder>>, WorkspaceError> {
+        Ok(self.config.model.as_deref().map(load_embedder).transpose()?.map(Arc::from))
+    }
+
+    /// `model` embedding the blocks of document `document` as
+    /// [`Library::block_embedder`] says.
+    pub(crate) fn stored_vectors(&self, model: Arc<dyn Embedder>, document: &str) -> Box<dyn Embedder> {
+        Box::new(StoredVectors {
+            model: Box::new(model),
+            store: self.store.clone(),
+            document: document.to_owned(),
+            keep: !self.config.read_only,
+        })
     }
 
     /// Makes `workspace` the library's copy of document `name`, written or

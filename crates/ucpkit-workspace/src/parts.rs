@@ -28,7 +28,7 @@ use ucpkit_core::BlockId;
 use ucpkit_engine::Engine;
 use ucpkit_orchestrator::rank::{self, Layout, QuestionRanking};
 use ucpkit_orchestrator::BuiltContext;
-use ucpkit_search::{load_embedder, CatchUp, ChangedSince, SearchConfig, SearchIndex};
+use ucpkit_search::{CatchUp, ChangedSince, Embedder, SearchConfig, SearchIndex};
 use ucpkit_sessions::RagProvider;
 use ucpkit_sessions::SessionHost;
 use ucpkit_store::Part;
@@ -97,14 +97,19 @@ impl Library {
     /// that cannot be done (the caller loads the document).
     fn context_from_parts(&self, name: &str, options: &ContextOptions) -> Result<Option<BuiltContext>, WorkspaceError> {
         let dir = ucpkit_search::index_dir(&self.config.store_dir, name);
+        if layout_revision(&dir).is_none() {
+            return Ok(None); // no layout to rank from
+        }
         let Some(mut part) = self.store()?.part(name)? else { return Ok(None) };
-        let model = self.config.model.as_deref();
+        // Loaded once for the catch-up and the search.
+        let model = self.load_model()?;
         let (layout, index) = match read_layout(&dir, part.revision()) {
             Some(layout) => {
-                let Some(index) = self.index_to_search(&dir, name, part.revision())? else { return Ok(None) };
+                let index = self.index_to_search(&dir, name, part.revision(), model.as_ref())?;
+                let Some(index) = index else { return Ok(None) };
                 (layout, index)
             }
-            None => match self.caught_up_layout(name, &dir, &mut part) {
+            None => match self.caught_up_layout(name, &dir, &mut part, model.as_ref()) {
                 Some(caught_up) => caught_up,
                 None => return Ok(None),
             },
@@ -119,7 +124,8 @@ impl Library {
         let Some(postings) = index.term_postings(&options.question) else { return Ok(None) };
         // With a model, the hybrid search's hits are ranked in, as a job
         // on the whole document ranks them.
-        let hybrid = model.map(|_| ucpkit_orchestrator::hybrid_hits(index.as_ref(), &options.question)).transpose()?;
+        let hybrid =
+            model.as_ref().map(|_| ucpkit_orchestrator::hybrid_hits(index.as_ref(), &options.question)).transpose()?;
         let ranking = Arc::new(QuestionRanking::new(&layout, &options.question, postings, hybrid.as_deref()));
         let planned = &ranking.ranked[..ranking.ranked.len().min(orchestrator.config().search_limit)];
         let mut wanted: Vec<BlockId> = planned.iter().filter_map(|&(id, _)| layout.section_root(id)).collect();
@@ -169,7 +175,13 @@ impl Library {
     /// (below a renamed heading) and the layout (a moved block) ask for.
     /// `None` when that cannot be done, or fails: the caller reads the
     /// document whole.
-    fn caught_up_layout(&self, name: &str, dir: &Path, part: &mut Part) -> Option<(Layout, SearchIndex)> {
+    fn caught_up_layout(
+        &self,
+        name: &str,
+        dir: &Path,
+        part: &mut Part,
+        model: Option<&Arc<dyn Embedder>>,
+    ) -> Option<(Layout, SearchIndex)> {
         let now = part.revision();
         let since = layout_revision(dir).filter(|&since| since < now && !self.config.read_only)?;
         let earlier = read_layout(dir, since)?;
@@ -193,7 +205,7 @@ impl Library {
             loop {
                 rounds.next()?;
                 let changed = ChangedSince { revision: since, blocks: &changed };
-                let embedder = self.block_embedder(name).ok()?;
+                let embedder = model.map(|model| self.stored_vectors(Arc::clone(model), name));
                 let config = SearchConfig::default();
                 match SearchIndex::catch_up(dir, &part.document(), changed, now, embedder, config).ok()? {
                     CatchUp::Done => break,
@@ -206,7 +218,7 @@ impl Library {
                 }
             }
         }
-        let index = self.index_to_search(dir, name, now).ok()??;
+        let index = self.index_to_search(dir, name, now, model).ok()??;
         // Lengths measured for some blocks and estimated for others would
         // not be the layout a whole read makes.
         let lengths = index.block_lengths()?;
@@ -236,11 +248,19 @@ impl Library {
 impl Library {
     /// The search index in `dir` of document `name`, opened to search
     /// without the document when it is at `revision` (with the vectors of
-    /// the configured model, if any).
-    fn index_to_search(&self, dir: &Path, name: &str, revision: u64) -> Result<Option<SearchIndex>, WorkspaceError> {
+    /// `model`, the configured one, if any).
+    fn index_to_search(
+        &self,
+        dir: &Path,
+        name: &str,
+        revision: u64,
+        model: Option<&Arc<dyn Embedder>>,
+    ) -> Result<Option<SearchIndex>, WorkspaceError> {
         let config = SearchConfig::default();
-        Ok(match self.config.model.as_deref() {
-            Some(model) => SearchIndex::open_current_with_model(dir, name, revision, load_embedder(model)?, config)?,
+        Ok(match model {
+            Some(model) => {
+                SearchIndex::open_current_with_model(dir, name, revision, Box::new(Arc::clone(model)), config)?
+            }
             None => SearchIndex::open_current(dir, name, revision, config)?,
         })
     }

@@ -40,6 +40,25 @@ pub trait Embedder: Send + Sync {
     }
 }
 
+/// A model loaded once and shared: each index given it embeds with the same.
+impl<E: Embedder + ?Sized> Embedder for std::sync::Arc<E> {
+    fn dim(&self) -> usize {
+        (**self).dim()
+    }
+
+    fn identity(&self) -> &str {
+        (**self).identity()
+    }
+
+    fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, SearchError> {
+        (**self).embed(texts)
+    }
+
+    fn embed_blocks(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, SearchError> {
+        (**self).embed_blocks(texts)
+    }
+}
+
 /// Loads the model in `dir`: ONNX when it holds `model.onnx`, model2vec when
 /// it holds `model.safetensors`.
 #[cfg(feature = "models")]
