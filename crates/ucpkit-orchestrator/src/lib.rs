@@ -49,8 +49,8 @@ use ucpkit_sessions::AgentError;
 use ucpkit_sessions::SessionHost;
 use ucpkit_sessions::SessionId;
 
-/// Hits of the hybrid search (with a model) fused into the ranking.
-const HYBRID_HITS: usize = 200;
+/// The model's nearest blocks fused into the ranking (with a model).
+const SEMANTIC_HITS: usize = 50;
 
 /// `provider`'s best `limit` hits for `question`, scores relative to the best.
 fn search_hits(provider: &dyn RagProvider, question: &str, limit: usize) -> Result<Vec<(BlockId, f64)>, AgentError> {
@@ -60,11 +60,32 @@ fn search_hits(provider: &dyn RagProvider, question: &str, limit: usize) -> Resu
     Ok(hits.into_iter().map(|h| (h.id, h.score / best)).collect())
 }
 
-/// The hybrid search's hits for `question` that a ranking with a model
-/// fuses in ([`rank::rank_question`]): what a host that ranks before the
-/// job runs ([`rank::QuestionRanking`]) passes on.
-pub fn hybrid_hits(provider: &dyn RagProvider, question: &str) -> Result<Vec<(BlockId, f64)>, AgentError> {
-    search_hits(provider, question, HYBRID_HITS)
+/// The blocks closest to `question` by meaning that a ranking with a
+/// model fuses in ([`rank::rank_question`]), from 1 for the nearest down
+/// to 0 for the last of the [`SEMANTIC_HITS`]: what a host that ranks
+/// before the job runs ([`rank::QuestionRanking`]) passes on. Nothing
+/// when the provider has no model.
+///
+/// Cosine similarities sit on a high floor (unrelated texts still score
+/// 0.1 to 0.3), so taken relative to the best, as the lexical parts of
+/// the ranking are, every hit would get most of a point; measured from
+/// the last hit up they spread as the lexical parts do.
+pub fn semantic_hits(provider: &dyn RagProvider, question: &str) -> Result<Vec<(BlockId, f64)>, AgentError> {
+    let options = SearchOptions { limit: SEMANTIC_HITS, ..SearchOptions::default() };
+    let Some(hits) = provider.semantic_search(question, &options) else { return Ok(Vec::new()) };
+    let hits = hits.map_err(|e| AgentError::SearchFailed(e.to_string()))?;
+    Ok(spread_from_last(hits.into_iter().map(|h| (h.id, h.score)).collect()))
+}
+
+/// `hits` (best first) rescaled from 0 for the last to 1 for the best;
+/// all at 1 when they score alike.
+fn spread_from_last(mut hits: Vec<(BlockId, f64)>) -> Vec<(BlockId, f64)> {
+    let (Some(&(_, best)), Some(&(_, last))) = (hits.first(), hits.last()) else { return hits };
+    let spread = best - last;
+    for (_, score) in &mut hits {
+        *score = if spread > f64::EPSILON { (*score - last) / spread } else { 1.0 };
+    }
+    hits
 }
 
 /// Tuning of the orchestrator.
@@ -291,21 +312,21 @@ impl Orchestrator {
             let semantic = provider.capabilities().semantic;
             let kept = traversal
                 .derived_kept::<rank::QuestionRanking>(doc)
-                .filter(|kept| kept.hybrid == semantic && kept.question == request.question);
+                .filter(|kept| kept.semantic == semantic && kept.question == request.question);
             let (ranked, terms) = match kept {
                 // This question's ranking, made before this job ran.
                 Some(kept) => (kept.ranked.clone(), QueryTerms::from_postings(&request.question, &kept.postings)),
                 None => match provider.term_postings(&request.question) {
                     // The index's postings: blocks ranked at three granularities,
-                    // with the hybrid search's hits when the provider has a model.
+                    // with the model's nearest blocks when the provider has one.
                     Some(mut postings) => {
                         rank::drop_question_words(&mut postings);
-                        let hybrid =
-                            if semantic { hybrid_hits(provider.as_ref(), &request.question)? } else { Vec::new() };
+                        let nearest =
+                            if semantic { semantic_hits(provider.as_ref(), &request.question)? } else { Vec::new() };
                         // Every candidate keeps its score (so blocks past the
                         // planned ones are judged on the same scale).
                         let layout = rank::layout(traversal, doc);
-                        let ranked = rank::rank_question(&layout, &request.question, &postings, &hybrid);
+                        let ranked = rank::rank_question(&layout, &request.question, &postings, &nearest);
                         (ranked, QueryTerms::from_postings(&request.question, &postings))
                     }
                     // A provider without postings: its own search's hits.
@@ -497,5 +518,32 @@ impl<'a> Exploration<'a> {
         }
         queue.remove(job);
         self.started.load(Ordering::SeqCst).min(self.orchestrator.config.max_tasks)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u8) -> BlockId {
+        BlockId::from_bytes([n; 12])
+    }
+
+    #[test]
+    fn nearest_blocks_spread_from_the_last_to_the_best() {
+        let spread = spread_from_last(vec![(id(1), 0.62), (id(2), 0.5), (id(3), 0.32)]);
+        let scores: Vec<f64> = spread.iter().map(|(_, s)| *s).collect();
+        assert_eq!(spread.iter().map(|(b, _)| *b).collect::<Vec<_>>(), vec![id(1), id(2), id(3)]);
+        assert!(
+            (scores[0] - 1.0).abs() < 1e-9 && (scores[1] - 0.6).abs() < 1e-9 && scores[2].abs() < 1e-9,
+            "{scores:?}"
+        );
+    }
+
+    #[test]
+    fn nearest_blocks_that_score_alike_all_count_in_full() {
+        assert_eq!(spread_from_last(vec![(id(1), 0.4)]), vec![(id(1), 1.0)]);
+        assert_eq!(spread_from_last(vec![(id(1), 0.4), (id(2), 0.4)]), vec![(id(1), 1.0), (id(2), 1.0)]);
+        assert!(spread_from_last(Vec::new()).is_empty());
     }
 }

@@ -775,6 +775,10 @@ impl RagProvider for SearchIndex {
         self.search_mode(query, options, self.default_mode())
     }
 
+    fn semantic_search(&self, query: &str, options: &SearchOptions) -> Option<Result<Vec<SearchHit>, SearchError>> {
+        self.embedder.is_some().then(|| self.search_mode(query, options, Mode::Vector))
+    }
+
     fn term_weights(&self, text: &str) -> Vec<(String, f64)> {
         // A failed read only costs the caller its weights.
         self.bm25.term_weights(text).unwrap_or_default()

@@ -121,6 +121,12 @@ pub trait RagProvider: Send + Sync {
         None
     }
 
+    /// Blocks closest to `query` by meaning alone (its embedding's cosine
+    /// similarity, 0..1), best first. `None`: the provider has no model.
+    fn semantic_search(&self, _query: &str, _options: &SearchOptions) -> Option<Result<Vec<SearchHit>, SearchError>> {
+        None
+    }
+
     /// Brings the provider up to date with `document` before a search, after
     /// edits; cheap when nothing changed. Providers over other data ignore it.
     fn sync(&self, _document: &Document) -> Result<(), SearchError> {

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 
 use ucpkit_core::{Block, BlockId, Content, Document, Metadata, RemoveMode, Role};
 use ucpkit_ingest::{markdown_document, IngestOptions};
-use ucpkit_search::{load_embedder, Embedder, Mode, SearchConfig, SearchError, SearchIndex, SearchOptions, SyncReport};
+use ucpkit_search::{
+    load_embedder, Embedder, Mode, RagProvider, SearchConfig, SearchError, SearchIndex, SearchOptions, SyncReport,
+};
 
 const GUIDE: &str = "\
 # File system
@@ -283,6 +285,9 @@ fn semantic_search_works_with(dir: &Path) {
         hits.iter().filter(|h| !doc.ancestors(h.id).any(|a| a == networking) && h.id != networking).collect();
     assert!(outside.is_empty(), "{outside:?}");
     assert!(hits.iter().all(|h| (0.0..=1.0).contains(&h.score)));
+    // What a ranking with a model fuses in: the vector search's hits.
+    let provider: &dyn RagProvider = &index;
+    assert_eq!(provider.semantic_search("network connection", &options).unwrap().unwrap(), hits);
     let hybrid = texts(&doc, &index, "createReadStream", &options, Mode::Hybrid);
     assert!(hybrid[0].contains("createReadStream"), "{hybrid:?}");
     for mode in [Mode::Vector, Mode::Hybrid] {
@@ -326,6 +331,7 @@ fn vector_modes_without_a_model_fail_clearly() {
         let error = index.search_mode("file", &SearchOptions::default(), mode).unwrap_err();
         assert_eq!(error.code(), "search_no_model");
     }
+    assert!((&index as &dyn RagProvider).semantic_search("file", &SearchOptions::default()).is_none());
 }
 
 #[test]

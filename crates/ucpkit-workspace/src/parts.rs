@@ -122,11 +122,13 @@ impl Library {
         let request = options.request()?;
         // The sections of the blocks the job will plan from, read first.
         let Some(postings) = index.term_postings(&options.question) else { return Ok(None) };
-        // With a model, the hybrid search's hits are ranked in, as a job
-        // on the whole document ranks them.
-        let hybrid =
-            model.as_ref().map(|_| ucpkit_orchestrator::hybrid_hits(index.as_ref(), &options.question)).transpose()?;
-        let ranking = Arc::new(QuestionRanking::new(&layout, &options.question, postings, hybrid.as_deref()));
+        // With a model, its nearest blocks are ranked in, as a job on the
+        // whole document ranks them.
+        let semantic = model
+            .as_ref()
+            .map(|_| ucpkit_orchestrator::semantic_hits(index.as_ref(), &options.question))
+            .transpose()?;
+        let ranking = Arc::new(QuestionRanking::new(&layout, &options.question, postings, semantic.as_deref()));
         let planned = &ranking.ranked[..ranking.ranked.len().min(orchestrator.config().search_limit)];
         let mut wanted: Vec<BlockId> = planned.iter().filter_map(|&(id, _)| layout.section_root(id)).collect();
         for round in 0..ROUNDS {

@@ -128,7 +128,7 @@ fn mean(total: f64, count: usize) -> f64 {
 }
 
 /// A question's postings and its ranking of every candidate block (no
-/// hybrid hits), kept by a host so that a job run again on the same
+/// semantic hits), kept by a host so that a job run again on the same
 /// document version does not rank again: the one-shot context ranks
 /// before it reads the blocks the job needs, then runs the job on them.
 pub struct QuestionRanking {
@@ -138,24 +138,24 @@ pub struct QuestionRanking {
     pub postings: Vec<TermPostings>,
     /// Every candidate block, best first (see [`Layout::rank`]).
     pub ranked: Vec<(BlockId, f64)>,
-    /// Whether a hybrid search's hits are fused in: what a job with a
-    /// model ranks by ([`crate::hybrid_hits`]).
-    pub hybrid: bool,
+    /// Whether the model's nearest blocks are fused in: what a job with
+    /// a model ranks by ([`crate::semantic_hits`]).
+    pub semantic: bool,
 }
 
 impl QuestionRanking {
     /// Ranks `question`, whose terms are `postings`, over `layout`, with
-    /// `hybrid`, a hybrid search's hits when there is a model (see
+    /// `semantic`, the model's nearest blocks when there is one (see
     /// [`rank_question`]).
     pub fn new(
         layout: &Layout,
         question: &str,
         mut postings: Vec<TermPostings>,
-        hybrid: Option<&[(BlockId, f64)]>,
+        semantic: Option<&[(BlockId, f64)]>,
     ) -> Self {
         drop_question_words(&mut postings);
-        let ranked = rank_question(layout, question, &postings, hybrid.unwrap_or_default());
-        QuestionRanking { question: question.to_owned(), postings, ranked, hybrid: hybrid.is_some() }
+        let ranked = rank_question(layout, question, &postings, semantic.unwrap_or_default());
+        QuestionRanking { question: question.to_owned(), postings, ranked, semantic: semantic.is_some() }
     }
 }
 
@@ -176,7 +176,7 @@ pub fn drop_question_words(postings: &mut Vec<TermPostings>) {
 }
 
 /// Every candidate block for `question` (whose terms are `postings`, with
-/// a hybrid search's `hits`), best first at 1: [`Layout::rank`], and for
+/// the model's nearest blocks, `hits`), best first at 1: [`Layout::rank`], and for
 /// a long report of several lines its headline ranked alone too (by its
 /// own terms' postings, each counted once) and fused in
 /// ([`ucpkit_search::headline`]), the fused scores scaled back so the best is
@@ -257,7 +257,7 @@ impl Layout {
     /// The blocks best matching the question whose terms are `postings`,
     /// best first, at most `limit`, each with its score relative to the
     /// best (1.0 for the first). `hits`, another ranking of blocks with
-    /// scores relative to its best (a hybrid search's, with a model), adds
+    /// scores from 0 to 1 (the model's nearest blocks, with one), adds
     /// a fifth component, and its blocks are candidates too.
     pub fn rank(&self, postings: &[TermPostings], hits: &[(BlockId, f64)], limit: usize) -> Vec<(BlockId, f64)> {
         let mut terms: Vec<&TermPostings> = postings.iter().filter(|t| t.idf > 0.0).collect();
