@@ -60,21 +60,36 @@ fn search_hits(provider: &dyn RagProvider, question: &str, limit: usize) -> Resu
     Ok(hits.into_iter().map(|h| (h.id, h.score / best)).collect())
 }
 
-/// The blocks closest to `question` by meaning that a ranking with a
-/// model fuses in ([`rank::rank_question`]), from 1 for the nearest down
-/// to 0 for the last of the [`SEMANTIC_HITS`]: what a host that ranks
-/// before the job runs ([`rank::QuestionRanking`]) passes on. Nothing
-/// when the provider has no model.
+/// The content blocks of `layout` closest to `question` by meaning that a
+/// ranking with a model fuses in ([`rank::rank_question`]), from 1 for
+/// the nearest down to 0 for the last of the [`SEMANTIC_HITS`] (headings
+/// and titles, which the layout does not rank, left out first): what a
+/// host that ranks before the job runs ([`rank::QuestionRanking`])
+/// passes on. A provider with a model but no search by meaning alone
+/// gives its own search's best hits, relative to the best.
 ///
 /// Cosine similarities sit on a high floor (unrelated texts still score
 /// 0.1 to 0.3), so taken relative to the best, as the lexical parts of
 /// the ranking are, every hit would get most of a point; measured from
 /// the last hit up they spread as the lexical parts do.
-pub fn semantic_hits(provider: &dyn RagProvider, question: &str) -> Result<Vec<(BlockId, f64)>, AgentError> {
-    let options = SearchOptions { limit: SEMANTIC_HITS, ..SearchOptions::default() };
-    let Some(hits) = provider.semantic_search(question, &options) else { return Ok(Vec::new()) };
+pub fn semantic_hits(
+    provider: &dyn RagProvider,
+    question: &str,
+    layout: &rank::Layout,
+) -> Result<Vec<(BlockId, f64)>, AgentError> {
+    let ranked = |id: &BlockId| layout.section_root(*id).is_some();
+    // Room for the headings among the nearest, which are left out.
+    let options = SearchOptions { limit: 4 * SEMANTIC_HITS, ..SearchOptions::default() };
+    let Some(hits) = provider.semantic_search(question, &options) else {
+        let mut hits = search_hits(provider, question, 4 * SEMANTIC_HITS)?;
+        hits.retain(|(id, _)| ranked(id));
+        hits.truncate(SEMANTIC_HITS);
+        let best = hits.first().map_or(1.0, |(_, score)| *score).max(f64::MIN_POSITIVE);
+        return Ok(hits.into_iter().map(|(id, score)| (id, score / best)).collect());
+    };
     let hits = hits.map_err(|e| AgentError::SearchFailed(e.to_string()))?;
-    Ok(spread_from_last(hits.into_iter().map(|h| (h.id, h.score)).collect()))
+    let nearest = hits.into_iter().map(|h| (h.id, h.score)).filter(|(id, _)| ranked(id)).take(SEMANTIC_HITS);
+    Ok(spread_from_last(nearest.collect()))
 }
 
 /// `hits` (best first) rescaled from 0 for the last to 1 for the best;
@@ -321,11 +336,14 @@ impl Orchestrator {
                     // with the model's nearest blocks when the provider has one.
                     Some(mut postings) => {
                         rank::drop_question_words(&mut postings);
-                        let nearest =
-                            if semantic { semantic_hits(provider.as_ref(), &request.question)? } else { Vec::new() };
+                        let layout = rank::layout(traversal, doc);
+                        let nearest = if semantic {
+                            semantic_hits(provider.as_ref(), &request.question, &layout)?
+                        } else {
+                            Vec::new()
+                        };
                         // Every candidate keeps its score (so blocks past the
                         // planned ones are judged on the same scale).
-                        let layout = rank::layout(traversal, doc);
                         let ranked = rank::rank_question(&layout, &request.question, &postings, &nearest);
                         (ranked, QueryTerms::from_postings(&request.question, &postings))
                     }
@@ -524,6 +542,40 @@ impl<'a> Exploration<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ucpkit_search::{RagCapabilities, SearchError, SearchHit};
+
+    /// A provider with a model but no search by meaning alone: its own
+    /// search gives the nearest blocks.
+    struct HybridOnly(Vec<SearchHit>);
+
+    impl RagProvider for HybridOnly {
+        fn name(&self) -> &str {
+            "hybrid"
+        }
+
+        fn capabilities(&self) -> RagCapabilities {
+            RagCapabilities { lexical: true, semantic: true }
+        }
+
+        fn search(&self, _query: &str, _options: &SearchOptions) -> Result<Vec<SearchHit>, SearchError> {
+            Ok(self.0.clone())
+        }
+    }
+
+    #[test]
+    fn a_provider_without_search_by_meaning_alone_gives_its_searchs_content_blocks() {
+        let doc = ucpkit_ingest::markdown_document(
+            "guide",
+            "# Streams\n\nData flows in chunks.\n\nA buffer holds them.\n",
+            &ucpkit_ingest::IngestOptions::default(),
+        );
+        let layout = rank::Layout::build(&doc, None);
+        let heading = doc.children(doc.root())[0];
+        let [chunks, buffer] = [doc.children(heading)[0], doc.children(heading)[1]];
+        let hit = |id, score| SearchHit { id, score };
+        let provider = HybridOnly(vec![hit(heading, 0.9), hit(buffer, 0.6), hit(chunks, 0.3)]);
+        assert_eq!(semantic_hits(&provider, "buffer", &layout).unwrap(), vec![(buffer, 1.0), (chunks, 0.5)]);
+    }
 
     fn id(n: u8) -> BlockId {
         BlockId::from_bytes([n; 12])

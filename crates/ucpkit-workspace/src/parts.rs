@@ -15,8 +15,8 @@
 //! look at those blocks and their subtrees alone, and the layout keeps the
 //! ranges of every subtree nothing was written in ([`Layout::patched`]).
 //! With a model, the index is opened with its vectors (those of the blocks
-//! written made again) and the hybrid search's hits are ranked in, as on
-//! the whole document. When the layout is missing or cannot be caught up,
+//! written made again) and the model's nearest blocks are ranked in, as
+//! on the whole document. When the layout is missing or cannot be caught up,
 //! the index is behind otherwise, or the job keeps reaching further, the
 //! document is loaded whole as before.
 
@@ -126,7 +126,7 @@ impl Library {
         // whole document ranks them.
         let semantic = model
             .as_ref()
-            .map(|_| ucpkit_orchestrator::semantic_hits(index.as_ref(), &options.question))
+            .map(|_| ucpkit_orchestrator::semantic_hits(index.as_ref(), &options.question, &layout))
             .transpose()?;
         let ranking = Arc::new(QuestionRanking::new(&layout, &options.question, postings, semantic.as_deref()));
         let planned = &ranking.ranked[..ranking.ranked.len().min(orchestrator.config().search_limit)];

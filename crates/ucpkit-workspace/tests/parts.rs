@@ -212,7 +212,7 @@ fn structural_edits_by_another_writer_are_caught_up_from_the_log() {
     }
 }
 
-/// With a model: the one-shot call ranks the hybrid search's hits in
+/// With a model: the one-shot call ranks the model's nearest blocks in
 /// from the index's vectors, without the document.
 #[cfg(feature = "models")]
 #[test]

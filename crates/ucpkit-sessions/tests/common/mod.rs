@@ -116,6 +116,14 @@ impl RagProvider for TempIndex {
         self.index.search(query, options)
     }
 
+    fn semantic_search(
+        &self,
+        query: &str,
+        options: &SearchOptions,
+    ) -> Option<Result<Vec<ucpkit_search::SearchHit>, SearchError>> {
+        self.index.semantic_search(query, options)
+    }
+
     fn sync(&self, document: &Document) -> Result<(), SearchError> {
         RagProvider::sync(&self.index, document)
     }
