@@ -10,7 +10,7 @@ use tantivy::postings::Postings;
 use tantivy::query::{BooleanQuery, BoostQuery, ConstScoreQuery, Occur, Query, TermQuery};
 use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STRING};
 use tantivy::{DocSet, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term, TERMINATED};
-use ucpkit_core::BlockId;
+use ucpkit_core::{BlockId, IdSet};
 
 use crate::analyzer::{self, ANALYZER};
 use crate::headline;
@@ -222,6 +222,26 @@ impl Bm25 {
             }
         }
         Ok(out)
+    }
+
+    /// The live blocks that pass the role and tag filters of `options`
+    /// (one of the roles, one of the tags): how a vector search filters
+    /// where the catalog was not read.
+    pub fn filtered(&self, options: &SearchOptions) -> Result<IdSet, SearchError> {
+        let searcher = self.reader.searcher();
+        let mut passed: Option<IdSet> = None;
+        let filters = [(self.fields.role, &options.roles), (self.fields.tags, &options.tags)];
+        for (field, values) in filters.into_iter().filter(|(_, values)| !values.is_empty()) {
+            let mut any = IdSet::default();
+            for value in values {
+                any.extend(self.postings(&searcher, field, value)?.into_iter().map(|(id, _)| id));
+            }
+            passed = Some(match passed {
+                Some(before) => before.intersection(&any).copied().collect(),
+                None => any,
+            });
+        }
+        Ok(passed.unwrap_or_default())
     }
 
     /// The live blocks holding `term` in `field`, with its frequency.

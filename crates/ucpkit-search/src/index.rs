@@ -745,7 +745,14 @@ impl SearchIndex {
         let query = embedder.embed(&[query.to_owned()])?.pop().unwrap_or_default();
         let catalog = self.catalog.read().expect("catalog lock");
         let filtered = !options.roles.is_empty() || !options.tags.is_empty();
-        let accept = |id: BlockId| !filtered || catalog.accepts(id, options);
+        // Opened to search only, the catalog was not read: the full-text
+        // index tells which blocks pass.
+        let passed =
+            if filtered && self.opened == Opened::SearchOnly { Some(self.bm25.filtered(options)?) } else { None };
+        let accept = |id: BlockId| match &passed {
+            Some(passed) => passed.contains(&id),
+            None => !filtered || catalog.accepts(id, options),
+        };
         let guard = self.vectors.read().expect("vectors lock");
         let vectors = guard.as_ref().expect("an embedder comes with a vector store");
         Ok(vectors

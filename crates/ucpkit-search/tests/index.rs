@@ -317,6 +317,38 @@ fn static_model_search() {
 }
 
 #[test]
+#[ignore = "needs UCP_TEST_MODEL: scripts/test fetches the model and runs this"]
+fn an_index_opened_to_search_only_filters_its_vector_hits_as_a_whole_one_does() {
+    let model = model_dir("UCP_TEST_MODEL");
+    let mut doc = guide();
+    let socket = find_block(&doc, "socket emits");
+    doc.get_mut(socket).unwrap().metadata.tags.push("network".into());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("index");
+    let config = SearchConfig::default;
+    let embedder = || Some(load_embedder(&model).unwrap());
+    let (whole, _) = SearchIndex::open_at(&path, &doc, Some(7), None, embedder(), config(), &()).unwrap();
+    let filters = [
+        SearchOptions { roles: vec!["paragraph".into()], ..SearchOptions::default() },
+        SearchOptions { roles: vec!["heading2".into(), "paragraph".into()], ..SearchOptions::default() },
+        SearchOptions { tags: vec!["network".into()], ..SearchOptions::default() },
+        SearchOptions { roles: vec!["paragraph".into()], tags: vec!["network".into()], ..SearchOptions::default() },
+        SearchOptions { roles: vec!["heading2".into()], tags: vec!["network".into()], ..SearchOptions::default() },
+    ];
+    let expected: Vec<_> =
+        filters.iter().map(|f| whole.search_mode("network connection", f, Mode::Vector).unwrap()).collect();
+    drop(whole);
+    let alone = SearchIndex::open_current_with_model(&path, "guide", 7, embedder().unwrap(), config())
+        .unwrap()
+        .expect("at revision 7");
+    for (filter, expected) in filters.iter().zip(&expected) {
+        assert_eq!(&alone.search_mode("network connection", filter, Mode::Vector).unwrap(), expected, "{filter:?}");
+    }
+    assert!(!expected[0].is_empty() && expected[4].is_empty(), "{expected:?}");
+    assert_eq!(expected[2].iter().map(|h| h.id).collect::<Vec<_>>(), vec![socket]);
+}
+
+#[test]
 #[ignore = "needs UCP_TEST_ONNX_MODEL: scripts/test fetches the model and runs this"]
 fn onnx_model_search() {
     semantic_search_works_with(&model_dir("UCP_TEST_ONNX_MODEL"));
