@@ -62,11 +62,12 @@ fn search_hits(provider: &dyn RagProvider, question: &str, limit: usize) -> Resu
 
 /// The content blocks of `layout` closest to `question` by meaning that a
 /// ranking with a model fuses in ([`rank::rank_question`]), from 1 for
-/// the nearest down to 0 for the last of the [`SEMANTIC_HITS`] (headings
-/// and titles, which the layout does not rank, left out first): what a
-/// host that ranks before the job runs ([`rank::QuestionRanking`])
-/// passes on. A provider with a model but no search by meaning alone
-/// gives its own search's best hits, relative to the best.
+/// the nearest down to 0 for the last of the [`SEMANTIC_HITS`] (blocks
+/// the layout does not rank, headings, titles and files, left out
+/// first): what a host that ranks before the job runs
+/// ([`rank::QuestionRanking`]) passes on. A provider with a model but no
+/// search by meaning alone gives the content blocks among its own
+/// search's best hits instead, relative to the best of them.
 ///
 /// Cosine similarities sit on a high floor (unrelated texts still score
 /// 0.1 to 0.3), so taken relative to the best, as the lexical parts of
@@ -544,11 +545,15 @@ mod tests {
     use super::*;
     use ucpkit_search::{RagCapabilities, SearchError, SearchHit};
 
-    /// A provider with a model but no search by meaning alone: its own
-    /// search gives the nearest blocks.
-    struct HybridOnly(Vec<SearchHit>);
+    /// A provider with a model whose `hits` come from its search by
+    /// meaning alone, or, when it has none (`by_meaning` false), from its
+    /// own search.
+    struct WithModel {
+        hits: Vec<SearchHit>,
+        by_meaning: bool,
+    }
 
-    impl RagProvider for HybridOnly {
+    impl RagProvider for WithModel {
         fn name(&self) -> &str {
             "hybrid"
         }
@@ -558,22 +563,45 @@ mod tests {
         }
 
         fn search(&self, _query: &str, _options: &SearchOptions) -> Result<Vec<SearchHit>, SearchError> {
-            Ok(self.0.clone())
+            Ok(if self.by_meaning { Vec::new() } else { self.hits.clone() })
+        }
+
+        fn semantic_search(
+            &self,
+            _query: &str,
+            options: &SearchOptions,
+        ) -> Option<Result<Vec<SearchHit>, SearchError>> {
+            self.by_meaning.then(|| Ok(self.hits.iter().take(options.limit).cloned().collect()))
         }
     }
 
-    #[test]
-    fn a_provider_without_search_by_meaning_alone_gives_its_searchs_content_blocks() {
+    /// A section heading and its two paragraphs, with the layout ranking them.
+    fn streams() -> (rank::Layout, [BlockId; 3]) {
         let doc = ucpkit_ingest::markdown_document(
             "guide",
             "# Streams\n\nData flows in chunks.\n\nA buffer holds them.\n",
             &ucpkit_ingest::IngestOptions::default(),
         );
-        let layout = rank::Layout::build(&doc, None);
         let heading = doc.children(doc.root())[0];
-        let [chunks, buffer] = [doc.children(heading)[0], doc.children(heading)[1]];
+        let blocks = [heading, doc.children(heading)[0], doc.children(heading)[1]];
+        (rank::Layout::build(&doc, None), blocks)
+    }
+
+    #[test]
+    fn the_nearest_content_blocks_spread_from_the_last_and_headings_take_no_place() {
+        let (layout, [heading, chunks, buffer]) = streams();
         let hit = |id, score| SearchHit { id, score };
-        let provider = HybridOnly(vec![hit(heading, 0.9), hit(buffer, 0.6), hit(chunks, 0.3)]);
+        let hits = vec![hit(heading, 0.9), hit(buffer, 0.6), hit(chunks, 0.3), hit(heading, 0.1)];
+        let provider = WithModel { hits, by_meaning: true };
+        assert_eq!(semantic_hits(&provider, "buffer", &layout).unwrap(), vec![(buffer, 1.0), (chunks, 0.0)]);
+    }
+
+    #[test]
+    fn a_provider_without_search_by_meaning_alone_gives_its_searchs_content_blocks() {
+        let (layout, [heading, chunks, buffer]) = streams();
+        let hit = |id, score| SearchHit { id, score };
+        let provider =
+            WithModel { hits: vec![hit(heading, 0.9), hit(buffer, 0.6), hit(chunks, 0.3)], by_meaning: false };
         assert_eq!(semantic_hits(&provider, "buffer", &layout).unwrap(), vec![(buffer, 1.0), (chunks, 0.5)]);
     }
 

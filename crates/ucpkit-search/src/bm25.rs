@@ -226,7 +226,8 @@ impl Bm25 {
 
     /// The live blocks that pass the role and tag filters of `options`
     /// (one of the roles, one of the tags): how a vector search filters
-    /// where the catalog was not read.
+    /// where the catalog was not read. Empty when `options` has no
+    /// filter: the caller asks only when it has one.
     pub fn filtered(&self, options: &SearchOptions) -> Result<IdSet, SearchError> {
         let searcher = self.reader.searcher();
         let mut passed: Option<IdSet> = None;

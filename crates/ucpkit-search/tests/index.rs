@@ -328,24 +328,33 @@ fn an_index_opened_to_search_only_filters_its_vector_hits_as_a_whole_one_does() 
     let config = SearchConfig::default;
     let embedder = || Some(load_embedder(&model).unwrap());
     let (whole, _) = SearchIndex::open_at(&path, &doc, Some(7), None, embedder(), config(), &()).unwrap();
+    drop(whole);
+    // The tag moves to another block: the first one's old entry must not pass.
+    doc.get_mut(socket).unwrap().metadata.tags.clear();
+    let timers = find_block(&doc, "Timers scheduled");
+    doc.get_mut(timers).unwrap().metadata.tags.push("network".into());
+    let (whole, _) = SearchIndex::open_at(&path, &doc, Some(8), None, embedder(), config(), &()).unwrap();
     let filters = [
         SearchOptions { roles: vec!["paragraph".into()], ..SearchOptions::default() },
         SearchOptions { roles: vec!["heading2".into(), "paragraph".into()], ..SearchOptions::default() },
         SearchOptions { tags: vec!["network".into()], ..SearchOptions::default() },
+        SearchOptions { tags: vec!["absent".into(), "network".into()], ..SearchOptions::default() },
         SearchOptions { roles: vec!["paragraph".into()], tags: vec!["network".into()], ..SearchOptions::default() },
         SearchOptions { roles: vec!["heading2".into()], tags: vec!["network".into()], ..SearchOptions::default() },
     ];
     let expected: Vec<_> =
         filters.iter().map(|f| whole.search_mode("network connection", f, Mode::Vector).unwrap()).collect();
     drop(whole);
-    let alone = SearchIndex::open_current_with_model(&path, "guide", 7, embedder().unwrap(), config())
+    let alone = SearchIndex::open_current_with_model(&path, "guide", 8, embedder().unwrap(), config())
         .unwrap()
-        .expect("at revision 7");
+        .expect("at revision 8");
     for (filter, expected) in filters.iter().zip(&expected) {
         assert_eq!(&alone.search_mode("network connection", filter, Mode::Vector).unwrap(), expected, "{filter:?}");
     }
-    assert!(!expected[0].is_empty() && expected[4].is_empty(), "{expected:?}");
-    assert_eq!(expected[2].iter().map(|h| h.id).collect::<Vec<_>>(), vec![socket]);
+    assert!(!expected[0].is_empty() && expected[5].is_empty(), "{expected:?}");
+    for tagged in &expected[2..4] {
+        assert_eq!(tagged.iter().map(|h| h.id).collect::<Vec<_>>(), vec![timers]);
+    }
 }
 
 #[test]
