@@ -245,9 +245,7 @@ impl Library {
         let _ = write_layout(dir, now, &layout);
         Some((layout, index))
     }
-}
 
-impl Library {
     /// The search index in `dir` of document `name`, opened to search
     /// without the document when it is at `revision` (with the vectors of
     /// `model`, the configured one, if any).

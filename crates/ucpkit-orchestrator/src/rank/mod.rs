@@ -127,10 +127,11 @@ fn mean(total: f64, count: usize) -> f64 {
     }
 }
 
-/// A question's postings and its ranking of every candidate block (no
-/// semantic hits), kept by a host so that a job run again on the same
-/// document version does not rank again: the one-shot context ranks
-/// before it reads the blocks the job needs, then runs the job on them.
+/// A question's postings and its ranking of every candidate block (the
+/// model's nearest blocks fused in when there is one), kept by a host so
+/// that a job run again on the same document version does not rank
+/// again: the one-shot context ranks before it reads the blocks the job
+/// needs, then runs the job on them.
 pub struct QuestionRanking {
     /// The question ranked.
     pub question: String,
