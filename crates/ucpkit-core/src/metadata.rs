@@ -163,6 +163,12 @@ impl Role {
         )
     }
 
+    /// Whether this role marks code: a definition in source code or a
+    /// code block (a file's code outside definitions, a document's sample).
+    pub fn is_code(&self) -> bool {
+        self.is_code_symbol() || *self == Role::Code
+    }
+
     /// The heading level (1..=6) when this is a heading role.
     pub fn heading_level(&self) -> Option<u8> {
         match self {

@@ -86,8 +86,7 @@ pub const TEST_CODE_PRIOR: f32 = 0.5;
 /// How much a block counts in a ranking before its text is matched:
 /// [`TEST_CODE_PRIOR`] for code in a test file, else 1.
 pub fn rank_prior(block: &Block) -> f32 {
-    let code = matches!(block.content, Content::Code { .. })
-        || block.role().is_some_and(|r| r.is_code_symbol() || *r == Role::Code);
+    let code = matches!(block.content, Content::Code { .. }) || block.role().is_some_and(Role::is_code);
     match &block.metadata.source {
         Some(source) if code && is_test_path(&source.file) => TEST_CODE_PRIOR,
         _ => 1.0,

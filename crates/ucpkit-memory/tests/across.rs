@@ -1,6 +1,6 @@
-//! One context over documents and memories: one ranking, one budget, each
-//! block naming its document; a conversation imported turn by turn shows
-//! each turn under its session (and so its date), verbatim.
+//! One context over documents, code and memories: one ranking, one budget,
+//! each block naming its document; a conversation imported turn by turn
+//! shows each turn under its session (and so its date), verbatim.
 
 use std::path::{Path, PathBuf};
 
@@ -80,6 +80,47 @@ fn a_small_source_that_answers_is_not_drowned_by_a_large_one() {
     let options = ContextOptions { budget: 400, ..ContextOptions::new("How does punycode encode a domain name?") };
     let built = library.context_across(&everything(), &options).unwrap();
     assert!(built.blocks.iter().all(|b| b.document.as_deref() == Some("node")), "{:?}", built.blocks);
+}
+
+#[test]
+fn code_that_uses_the_words_of_a_question_counts_half_next_to_prose_that_answers_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("uploads.md");
+    std::fs::write(
+        &notes,
+        "# Uploads\n\nA failed upload is retried this often: at most five times, with exponential backoff.\n\n\
+         Every request carries the session's token.\n",
+    )
+    .unwrap();
+    let code = dir.path().join("client");
+    std::fs::create_dir(&code).unwrap();
+    std::fs::write(
+        code.join("client.py"),
+        "def upload(payload, retries=5):\n    \"\"\"Send one request: a failed upload is retried this often.\"\"\"\n    \
+         for attempt in range(retries):\n        if send(payload):\n            return True\n        \
+         sleep(2 ** attempt)\n    return False\n",
+    )
+    .unwrap();
+    let library = open(dir.path());
+    library.index(&[notes], Some("notes"), &IndexOptions::default(), &()).unwrap();
+    library.index(&[code], Some("client"), &IndexOptions::default(), &()).unwrap();
+    // The function holds every word of the question, the paragraph all but
+    // "request": counted in full, the function would come first.
+    let options =
+        ContextOptions { budget: 200, ..ContextOptions::new("How often is a failed upload request retried?") };
+    let built = library.context_across(&everything(), &options).unwrap();
+    assert!(
+        built.text.starts_with("§ notes > Uploads\n\nA failed upload is retried this often"),
+        "the prose that answers comes first: {}",
+        built.text
+    );
+    let function = built.blocks.iter().find(|b| b.symbol.as_deref() == Some("upload"));
+    let function = function.unwrap_or_else(|| panic!("the code still comes when it fits: {}", built.text));
+    assert!(function.relevance < 1.0 && function.relevance > 0.5, "{:?}", built.blocks);
+    // Over the code alone nothing is weighed down.
+    let built = library.context_across(&Sources::document("client"), &options).unwrap();
+    assert_eq!(built.blocks[0].symbol.as_deref(), Some("upload"));
+    assert_eq!(built.blocks[0].relevance, 1.0);
 }
 
 #[test]

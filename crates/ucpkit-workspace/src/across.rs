@@ -9,13 +9,14 @@
 //! sources together (as if they were one index). A source of a few hundred
 //! blocks is then judged by the same weights as one of 500,000: a term
 //! that is rare in the small one but common overall weighs what it weighs
-//! overall. Blocks then go in best first while they fit, each under its
-//! group's `§` line named by its document, and the exact count is checked
-//! as for one document.
+//! overall. A block of code counts half ([`CODE_NEXT_TO_OTHERS`]). Blocks
+//! then go in best first while they fit, each under its group's `§` line
+//! named by its document, and the exact count is checked as for one
+//! document.
 
 use std::collections::{HashMap, HashSet};
 
-use ucpkit_core::BlockId;
+use ucpkit_core::{BlockId, Role};
 use ucpkit_orchestrator::rank::{bm25, HEADING_WEIGHT};
 use ucpkit_orchestrator::{BuiltContext, ContextBlock, Timings};
 use ucpkit_search::{RagProvider as _, SearchConfig, SearchIndex, TermPostings};
@@ -121,6 +122,27 @@ fn calibrate(sources: &[Evidence]) -> Vec<f64> {
             }
         })
         .collect()
+}
+
+/// How much a block of code (a definition, a file's code, a document's
+/// code sample) counts in a context over several sources: half. A
+/// question asked in words meets code through its identifiers and
+/// keywords (`try`, `return`, `get`, `value`), which say what the code
+/// does with those names, not what it tells about them, and code holds
+/// them densely: a function that merely uses what a question names
+/// would outrank the prose of another source that explains it. A
+/// context over code alone (`--code`) is ranked the same either way.
+const CODE_NEXT_TO_OTHERS: f64 = 0.5;
+
+/// How much `block` counts before its relevance: [`CODE_NEXT_TO_OTHERS`]
+/// for code, else 1.
+fn prior(block: &ContextBlock) -> f64 {
+    let code = block.role.as_deref().is_some_and(|role| role.parse::<Role>().is_ok_and(|role| role.is_code()));
+    if code {
+        CODE_NEXT_TO_OTHERS
+    } else {
+        1.0
+    }
 }
 
 /// One source's context and the scale of its scores.
@@ -249,7 +271,7 @@ fn named_header(source: &str, header: &str) -> String {
 }
 
 /// One window from the sources' contexts: entries best first (by their
-/// calibrated score) while they fit, then laid out source by source (the
+/// calibrated score, code at [`CODE_NEXT_TO_OTHERS`]) while they fit, then laid out source by source (the
 /// one with the best entry first), each entry in its source's order under
 /// its group's `§` line.
 fn merge(tokenizer: &dyn ucpkit_core::Tokenizer, sourced: &[Sourced], budget: usize) -> BuiltContext {
@@ -269,7 +291,7 @@ fn merge(tokenizer: &dyn ucpkit_core::Tokenizer, sourced: &[Sourced], budget: us
                 source: at,
                 part: part_at,
                 block,
-                score: source.built.blocks[block].relevance * source.scale,
+                score: source.built.blocks[block].relevance * source.scale * prior(&source.built.blocks[block]),
                 tokens: tokenizer.count(&part.text),
             });
         }
