@@ -29,13 +29,24 @@ pub fn title(block: &Block) -> Option<String> {
 /// `time`, joined by ` · `. Shown next to its heading path, never inside
 /// its text.
 pub fn occasion(block: &Block) -> Option<String> {
-    let text = |key: &str| match block.metadata.custom.get(key)? {
+    let parts: Vec<String> = ["session", "time"].into_iter().filter_map(|key| label(block, key)).collect();
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
+/// The session (a conversation's sitting) a block records, for blocks
+/// that record one: its metadata's `session`, trimmed.
+pub fn session(block: &Block) -> Option<String> {
+    label(block, "session")
+}
+
+/// Metadata `key` of `block` as a label: a string that is not blank
+/// (trimmed), or a number.
+fn label(block: &Block, key: &str) -> Option<String> {
+    match block.metadata.custom.get(key)? {
         serde_json::Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_owned()),
         serde_json::Value::Number(n) => Some(n.to_string()),
         _ => None,
-    };
-    let parts: Vec<String> = ["session", "time"].into_iter().filter_map(text).collect();
-    (!parts.is_empty()).then(|| parts.join(" · "))
+    }
 }
 
 /// The titled ancestors of a block, outermost first. A folder whose path

@@ -6,11 +6,13 @@
 //! lets a later revision keep the ranges of subtrees it did not change
 //! ([`Layout::patched`]).
 
+use std::collections::HashMap;
+
 use rayon::prelude::*;
 use ucpkit_core::{outline, Block, BlockId, Document, IdMap};
 use ucpkit_search::BlockLengths;
 
-use super::{is_content, is_section_root, mean, Layout, Section, SlotTable, Span};
+use super::{is_content, is_section_root, mean, session_key, Layout, Section, SectionKey, SlotTable, Span};
 
 /// Each block's lengths as the search index measured them: text, heading path.
 pub(super) type Measured = IdMap<(u32, u32)>;
@@ -35,8 +37,8 @@ pub(super) fn lengths_of(block: &Block, id: BlockId, measured: &Measured) -> (u3
 #[derive(Debug, Default)]
 pub(super) struct Entries {
     pub(super) blocks: Vec<BlockId>,
-    /// Per block: the root of its section (see [`Section::root`]).
-    pub(super) roots: Vec<BlockId>,
+    /// Per block: its section's root and session (see [`Section`]).
+    pub(super) keys: Vec<SectionKey>,
     pub(super) tokens: Vec<u32>,
     pub(super) path_tokens: Vec<u32>,
     pub(super) prior: Vec<f32>,
@@ -50,10 +52,10 @@ impl Entries {
         self.blocks.len() as u32
     }
 
-    /// Adds content block `id` of section `root`.
-    pub(super) fn push(&mut self, id: BlockId, root: BlockId, (tokens, path_tokens): (u32, u32), prior: f32) {
+    /// Adds content block `id` of section `key`.
+    pub(super) fn push(&mut self, id: BlockId, key: SectionKey, (tokens, path_tokens): (u32, u32), prior: f32) {
         self.blocks.push(id);
-        self.roots.push(root);
+        self.keys.push(key);
         self.tokens.push(tokens);
         self.path_tokens.push(path_tokens);
         self.prior.push(prior);
@@ -68,7 +70,7 @@ impl Entries {
             ..span
         }));
         self.blocks.extend(next.blocks);
-        self.roots.extend(next.roots);
+        self.keys.extend(next.keys);
         self.tokens.extend(next.tokens);
         self.path_tokens.extend(next.path_tokens);
         self.prior.extend(next.prior);
@@ -110,10 +112,11 @@ impl Entries {
             stack.extend(children.iter().rev().map(|&child| (child, id, below, depth + 1)));
             if is_content(block) {
                 // Blocks under no heading or file (a single file's preamble, a
-                // file without headings) share their parent as a section.
-                let root = above.unwrap_or(parent);
+                // file without headings, memories) share their parent as a
+                // section, a section per session where they record sessions.
+                let key = (above.unwrap_or(parent), session_key(block));
                 let prior = outline::rank_prior(block);
-                self.push(id, root, lengths_of(block, id, measured), prior);
+                self.push(id, key, lengths_of(block, id, measured), prior);
             }
         }
         self.close_spans(&mut open, 0);
@@ -132,11 +135,11 @@ impl Entries {
     /// order their first block comes), with their windows and means.
     pub(super) fn into_layout(self) -> Layout {
         let mut sections: Vec<Section> = Vec::new();
-        let mut section_of: IdMap<u32> = IdMap::default();
+        let mut section_of: HashMap<SectionKey, u32> = HashMap::new();
         let mut section = Vec::with_capacity(self.blocks.len());
-        for (i, &root) in self.roots.iter().enumerate() {
-            let at = *section_of.entry(root).or_insert_with(|| {
-                sections.push(Section { root, blocks: Vec::new(), tokens: 0 });
+        for (i, &(root, session)) in self.keys.iter().enumerate() {
+            let at = *section_of.entry((root, session)).or_insert_with(|| {
+                sections.push(Section { root, session, blocks: Vec::new(), tokens: 0 });
                 (sections.len() - 1) as u32
             });
             let joined = &mut sections[at as usize];
@@ -212,8 +215,9 @@ pub(super) mod tests {
     use super::*;
 
     /// A document from `(kind, parent pick)` pairs: kind 0 a file, 1 a
-    /// heading, 2 a paragraph, 3 an empty paragraph; each block goes under
-    /// the root or an earlier block.
+    /// heading, 2 a paragraph (every third recording one of two
+    /// sessions), 3 an empty paragraph; each block goes under the root or
+    /// an earlier block.
     pub(in crate::rank) fn document(shape: &[(u8, usize)]) -> Document {
         let mut doc = Document::new("d");
         let mut ids = vec![BlockId::ROOT];
@@ -226,8 +230,12 @@ pub(super) mod tests {
             };
             let content = Content::markdown(text);
             let id = Block::derive_id(&content, Some(&role), "", n as u32);
+            let mut metadata = Metadata::with_role(role);
+            if kind == 2 && n % 3 == 0 {
+                metadata.custom.insert("session".into(), format!("Session {}", n % 2).into());
+            }
             let parent = ids[pick % ids.len()];
-            doc.append_child(parent, Block::new(id, content, Metadata::with_role(role))).unwrap();
+            doc.append_child(parent, Block::new(id, content, metadata)).unwrap();
             ids.push(id);
         }
         doc
@@ -237,7 +245,8 @@ pub(super) mod tests {
         /// Joined from walks of each subtree, the layout is what one walk of
         /// the document says: its content blocks in document order, each in
         /// the section of the nearest heading or file above it (else its
-        /// parent), sections in the order their first block comes.
+        /// parent) and of its session, sections in the order their first
+        /// block comes.
         #[test]
         fn the_joined_walks_are_the_documents_layout(shape in prop::collection::vec((0u8..4, 0usize..64), 0..60)) {
             let doc = document(&shape);
@@ -245,22 +254,25 @@ pub(super) mod tests {
             let content: Vec<BlockId> =
                 doc.document_order().filter(|&id| doc.get(id).is_some_and(is_content)).collect();
             prop_assert_eq!(&layout.blocks, &content);
-            let root_of = |id: BlockId| {
-                doc.ancestors(id)
+            let key_of = |id: BlockId| {
+                let root = doc
+                    .ancestors(id)
                     .find(|&a| !a.is_root() && doc.get(a).is_some_and(is_section_root))
-                    .unwrap_or_else(|| doc.parent(id).unwrap())
+                    .unwrap_or_else(|| doc.parent(id).unwrap());
+                (root, outline::session(doc.get(id).unwrap()))
             };
-            let mut roots: Vec<BlockId> = Vec::new();
+            let mut keys = Vec::new();
             for &id in &content {
-                if !roots.contains(&root_of(id)) {
-                    roots.push(root_of(id));
+                if !keys.contains(&key_of(id)) {
+                    keys.push(key_of(id));
                 }
             }
-            prop_assert_eq!(layout.sections.iter().map(|s| s.root).collect::<Vec<_>>(), roots);
+            prop_assert_eq!(layout.sections.len(), keys.len());
             for (i, &id) in content.iter().enumerate() {
                 let (section, at) = layout.section[i];
+                prop_assert_eq!(keys[section as usize].clone(), key_of(id));
                 let section = &layout.sections[section as usize];
-                prop_assert_eq!(section.root, root_of(id));
+                prop_assert_eq!(section.root, key_of(id).0);
                 prop_assert_eq!(section.blocks[at as usize], i as u32);
                 prop_assert_eq!(layout.slot_of(&id), Some(i as u32));
             }

@@ -9,7 +9,7 @@ use super::build::span_index;
 use super::{Layout, Section, SlotTable, Span};
 
 /// The first bytes of an encoded layout (bumped when the form changes).
-const MAGIC: &[u8; 8] = b"UCPLAY05";
+const MAGIC: &[u8; 8] = b"UCPLAY06";
 
 /// Bytes each block takes after its id.
 const PER_BLOCK: usize = 32;
@@ -23,7 +23,7 @@ impl Layout {
     pub fn encode(&self) -> Vec<u8> {
         let n = self.blocks.len();
         let mut out = Vec::with_capacity(
-            MAGIC.len() + 16 + 32 + n * (12 + PER_BLOCK) + self.sections.len() * 24 + self.spans.len() * PER_SPAN,
+            MAGIC.len() + 16 + 32 + n * (12 + PER_BLOCK) + self.sections.len() * 36 + self.spans.len() * PER_SPAN,
         );
         out.extend_from_slice(MAGIC);
         put_u64(&mut out, n as u64);
@@ -44,6 +44,7 @@ impl Layout {
         }
         for section in &self.sections {
             out.extend_from_slice(section.root.as_bytes());
+            put_u64(&mut out, section.session);
             put_u64(&mut out, section.tokens);
             put_u64(&mut out, section.blocks.len() as u64);
             for &block in &section.blocks {
@@ -72,8 +73,8 @@ impl Layout {
         let mut reader = Reader { bytes: bytes.strip_prefix(MAGIC)? };
         let n = usize::try_from(reader.u64()?).ok()?;
         let sections_len = usize::try_from(reader.u64()?).ok()?;
-        // Every block takes its id and PER_BLOCK bytes, every section 28 at least.
-        if n.checked_mul(12 + PER_BLOCK)?.checked_add(sections_len.checked_mul(28)?)? > reader.bytes.len() {
+        // Every block takes its id and PER_BLOCK bytes, every section 36 at least.
+        if n.checked_mul(12 + PER_BLOCK)?.checked_add(sections_len.checked_mul(36)?)? > reader.bytes.len() {
             return None;
         }
         let means = [reader.f64()?, reader.f64()?, reader.f64()?, reader.f64()?];
@@ -103,13 +104,14 @@ impl Layout {
         }
         for _ in 0..sections_len {
             let root = reader.id()?;
+            let session = reader.u64()?;
             let tokens = reader.u64()?;
             let len = usize::try_from(reader.u64()?).ok()?;
             if len.checked_mul(4)? > reader.bytes.len() {
                 return None;
             }
             let blocks: Vec<u32> = (0..len).map(|_| reader.u32()).collect::<Option<_>>()?;
-            layout.sections.push(Section { root, blocks, tokens });
+            layout.sections.push(Section { root, session, blocks, tokens });
         }
         let capacity = usize::try_from(reader.u64()?).ok()?;
         if capacity.checked_mul(4)? > reader.bytes.len() {

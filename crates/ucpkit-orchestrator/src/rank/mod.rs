@@ -22,7 +22,7 @@
 //! The [`Layout`] (content blocks in document order, grouped by section) is
 //! built once per document version.
 
-use ucpkit_core::{Block, BlockId, Content, Document, IdMap, Role};
+use ucpkit_core::{outline, Block, BlockId, Content, Document, IdMap, Role};
 use ucpkit_search::TermPostings;
 
 mod build;
@@ -48,12 +48,15 @@ const CANDIDATE_SECTIONS: usize = 30;
 /// Most question terms scored (the weightiest; coverage is a 64-bit set).
 const MAX_TERMS: usize = 64;
 
-/// A section: the own content blocks of a heading or file block.
+/// A section: the own content blocks of a heading or file block, of one
+/// session where they record sessions.
 #[derive(Debug)]
 struct Section {
     /// The heading or file block whose own content it is (the blocks'
     /// parent for blocks under none).
     root: BlockId,
+    /// The session its blocks record ([`session_key`]).
+    session: u64,
     /// Content blocks (indexes into [`Layout::blocks`]) in document order.
     blocks: Vec<u32>,
     tokens: u64,
@@ -103,6 +106,21 @@ struct Span {
     /// Whether it opens a section ([`is_section_root`]): the blocks below
     /// it are in its sections, not the ones above it.
     opens_section: bool,
+}
+
+/// What puts a content block in a section: the heading or file above it
+/// (its parent under none), and the session it records.
+type SectionKey = (BlockId, u64);
+
+/// The session a block records, as a key: 0 for none. A conversation's
+/// turns kept as memories lie side by side under one parent, and each of
+/// its sittings is a section of its own, as a heading per session makes
+/// it in a transcript: a turn's window and section are its session's.
+fn session_key(block: &Block) -> u64 {
+    outline::session(block).map_or(0, |session| {
+        let hash = blake3::hash(session.as_bytes());
+        u64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 bytes")) | 1
+    })
 }
 
 /// Whether a block opens a section (a heading or a file).
@@ -518,6 +536,48 @@ mod tests {
         let neighbours: Vec<BlockId> = layout.neighbours(find(&doc, "First note")).collect();
         assert_eq!(neighbours, vec![find(&doc, "Second note")]);
         assert_eq!(layout.neighbours(find(&doc, "Third")).count(), 0);
+    }
+
+    #[test]
+    fn turns_side_by_side_are_a_section_per_session() {
+        // Memories: turns under the root, each recording its session.
+        let mut doc = Document::new("memory");
+        let turns = [
+            ("May", "Ana: We hiked up to the lake."),
+            ("May", "Bo: How was the weather?"),
+            ("June", "Ana: It rained all week."),
+            ("June", "Bo: Did you stay in?"),
+            ("June", "Ana: We read by the fire."),
+        ];
+        for (n, (session, text)) in turns.into_iter().enumerate() {
+            let content = Content::plain(text);
+            let id = Block::derive_id(&content, Some(&Role::Note), "", n as u32);
+            let mut metadata = ucpkit_core::Metadata::with_role(Role::Note);
+            metadata.custom.insert("session".into(), session.into());
+            doc.append_child(BlockId::ROOT, Block::new(id, content, metadata)).unwrap();
+        }
+        let layout = Layout::build(&doc, None);
+        let section = |text: &str| layout.section[layout.slot_of(&find(&doc, text)).unwrap() as usize].0;
+        assert_eq!(layout.sections.len(), 2);
+        assert_eq!(section("Ana: We hiked"), section("Bo: How was"));
+        assert_ne!(section("Bo: How was"), section("Ana: It rained"));
+        let neighbours: Vec<BlockId> = layout.neighbours(find(&doc, "Bo: How was")).collect();
+        assert_eq!(neighbours, vec![find(&doc, "Ana: We hiked")], "the next session's first turn is not a neighbour");
+        assert_eq!(layout.section_root(find(&doc, "Ana: It rained")), Some(BlockId::ROOT));
+        // The June turns rank by what their session says about the question:
+        // "Did you stay in?" holds no word of it, but its session does.
+        let ranked = layout.rank(&postings(&doc, "rained fire"), &[], usize::MAX);
+        let score = |text: &str| ranked.iter().find(|(id, _)| *id == find(&doc, text)).map_or(0.0, |(_, s)| *s);
+        assert!(score("Bo: Did you stay") > score("Bo: How was"), "{ranked:?}");
+        let back = Layout::decode(&layout.encode()).expect("decodes");
+        assert_eq!(back.encode(), layout.encode());
+        assert_eq!(
+            back.sections.iter().map(|s| s.session).collect::<Vec<_>>(),
+            [
+                session_key(doc.get(find(&doc, "Ana: We hiked")).unwrap()),
+                session_key(doc.get(find(&doc, "Bo: Did")).unwrap())
+            ]
+        );
     }
 
     #[test]

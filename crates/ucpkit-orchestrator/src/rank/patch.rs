@@ -15,7 +15,7 @@ use ucpkit_core::{outline, BlockId, Document, IdSet};
 use ucpkit_search::BlockLengths;
 
 use super::build::{lengths_of, measured, Entries, Measured};
-use super::{is_content, is_section_root, Layout, Span};
+use super::{is_content, is_section_root, session_key, Layout, Span};
 
 impl Layout {
     /// This layout (of an earlier revision) brought to `doc`, when
@@ -146,7 +146,7 @@ impl Patch<'_> {
         }
         if is_content(block) {
             let lengths = lengths_of(block, id, &self.measured);
-            self.out.push(id, above.unwrap_or(parent), lengths, outline::rank_prior(block));
+            self.out.push(id, (above.unwrap_or(parent), session_key(block)), lengths, outline::rank_prior(block));
         }
         let below = if opens_section { Some(id) } else { above };
         for &child in doc.children(id) {
@@ -181,8 +181,9 @@ impl Patch<'_> {
             let id = earlier.blocks[at];
             let (tokens, path_tokens) =
                 self.measured.get(&id).copied().unwrap_or((earlier.tokens[at], earlier.path_tokens[at]));
-            let root = earlier.sections[earlier.section[at].0 as usize].root;
-            self.out.push(id, root, (tokens.max(1), path_tokens.max(1)), earlier.prior[at]);
+            let section = &earlier.sections[earlier.section[at].0 as usize];
+            let key = (section.root, section.session);
+            self.out.push(id, key, (tokens.max(1), path_tokens.max(1)), earlier.prior[at]);
         }
         self.kept.push((start, end));
     }
