@@ -124,6 +124,29 @@ fn code_that_uses_the_words_of_a_question_counts_half_next_to_prose_that_answers
 }
 
 #[test]
+fn a_context_over_many_matching_memories_fills_its_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = open(dir.path());
+    // Sixty turns over three sessions, each too long to come in as a short
+    // neighbour of another, each naming the lake.
+    let mut chat = String::from("# Ana and Bo\n");
+    for n in 0..60 {
+        if n % 20 == 0 {
+            chat.push_str(&format!("\n## Session {} (May {}, 2023)\n", n / 20 + 1, n / 20 + 1));
+        }
+        chat.push_str(&format!(
+            "\nAna: On walk {n} around the lake we counted herons, coots and grebes, and noted the water level \
+             at the old boathouse, the reeds by the north shore and the path by the mill.\n"
+        ));
+    }
+    assert_eq!(AgentState::of(&library).memory_import(None, &conversation_turns(&chat)).unwrap(), (60, 0));
+    let options = ContextOptions { budget: 8000, ..ContextOptions::new("What did Ana see at the lake?") };
+    let memory = Sources { memory: Some(None), ..Sources::default() };
+    let built = library.context_across(&memory, &options).unwrap();
+    assert_eq!(built.blocks.len(), 60, "every matching turn fits: {} tokens", built.tokens);
+}
+
+#[test]
 fn sources_are_named_checked_and_default_to_the_one_document() {
     let dir = tempfile::tempdir().unwrap();
     store(dir.path());

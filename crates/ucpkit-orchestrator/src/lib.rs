@@ -112,7 +112,9 @@ pub struct OrchestratorConfig {
     pub agents: usize,
     /// Ranked blocks (or search hits) planned from.
     pub search_limit: usize,
-    /// Sections explored at most, spawned ones included.
+    /// Sections explored at most, spawned ones included. Blocks outside
+    /// any section (memories side by side) among the planned hits are
+    /// each a task on top: they are [`Self::search_limit`] at most.
     pub max_tasks: usize,
     /// Spawned tasks below this priority are not queued.
     pub min_priority: f64,
@@ -319,7 +321,7 @@ impl Orchestrator {
         traversal.admit()?;
         let started = Instant::now();
         let provider = traversal.search_provider().ok_or(AgentError::SearchNotConfigured)?;
-        let (tasks, hits, terms) = {
+        let (tasks, lone, hits, terms) = {
             let engine = traversal.engine();
             let doc = engine.document();
             let failed = |e: ucpkit_search::SearchError| AgentError::SearchFailed(e.to_string());
@@ -361,12 +363,13 @@ impl Orchestrator {
             };
             let terms = terms.with_ranking(&ranked);
             let planned = &ranked[..ranked.len().min(self.config.search_limit)];
-            (plan(doc, planned), planned.len(), terms)
+            let (tasks, lone) = plan(doc, planned);
+            (tasks, lone, planned.len(), terms)
         };
         let search_ms = millis(started);
 
         let explored = Instant::now();
-        let run = Exploration::new(traversal, self, request, terms);
+        let run = Exploration::new(traversal, self, request, terms, self.config.max_tasks + lone);
         let tasks_run = run.explore(tasks);
         let explore_ms = millis(explored);
 
@@ -404,8 +407,9 @@ fn heading_path(doc: &Document, root: BlockId) -> Vec<String> {
 }
 
 /// One exploration task per section the hits fall in, best first; hit
-/// scores are made relative to the best hit.
-fn plan(doc: &Document, hits: &[(BlockId, f64)]) -> Vec<ExplorationTask> {
+/// scores are made relative to the best hit. Also how many of the tasks
+/// are a block outside any section, a task of its own.
+fn plan(doc: &Document, hits: &[(BlockId, f64)]) -> (Vec<ExplorationTask>, usize) {
     let best = hits.iter().map(|(_, s)| *s).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
     let mut tasks: Vec<ExplorationTask> = Vec::new();
     let mut index: IdMap<usize> = IdMap::default();
@@ -430,7 +434,8 @@ fn plan(doc: &Document, hits: &[(BlockId, f64)]) -> Vec<ExplorationTask> {
         task.priority = task.priority.max(relative);
     }
     tasks.sort_by(|a, b| b.priority.total_cmp(&a.priority));
-    tasks
+    let lone = tasks.iter().filter(|task| doc.get(task.root).is_some_and(|b| !crate::rank::is_section_root(b))).count();
+    (tasks, lone)
 }
 
 /// Marks a taken task done in its queue when dropped.
@@ -460,6 +465,9 @@ struct Exploration<'a> {
     /// Why a sub-agent could not open its session (the engine was full).
     refused: Mutex<Option<AgentError>>,
     started: AtomicUsize,
+    /// Tasks run at most: [`OrchestratorConfig::max_tasks`], and the
+    /// planned blocks outside any section on top.
+    cap: usize,
 }
 
 impl<'a> Exploration<'a> {
@@ -468,6 +476,7 @@ impl<'a> Exploration<'a> {
         orchestrator: &'a Orchestrator,
         request: &'a ContextRequest,
         terms: QueryTerms,
+        cap: usize,
     ) -> Self {
         Exploration {
             traversal,
@@ -479,6 +488,7 @@ impl<'a> Exploration<'a> {
             sessions: Mutex::new(Vec::new()),
             refused: Mutex::new(None),
             started: AtomicUsize::new(0),
+            cap,
         }
     }
 
@@ -499,18 +509,18 @@ impl<'a> Exploration<'a> {
     fn explore(&self, tasks: Vec<ExplorationTask>) -> usize {
         let queue = &self.coordinator.queue;
         let job = queue.open_job();
-        for task in tasks.into_iter().take(self.orchestrator.config.max_tasks) {
+        for task in tasks.into_iter().take(self.cap) {
             self.offer(job, task);
         }
         // No more threads than tasks can ever keep busy, whatever was asked.
-        let agents = self.orchestrator.config.agents.clamp(1, self.orchestrator.config.max_tasks.max(1));
+        let agents = self.orchestrator.config.agents.clamp(1, self.cap.max(1));
         let agent = || {
             while let Some(task) = queue.take(job) {
                 // Done even when the sub-agent panics, so the other agents
                 // stop waiting for its work (the panic then reaches the
                 // caller when the scope ends).
                 let _done = TaskDone { queue, job };
-                if self.started.fetch_add(1, Ordering::SeqCst) < self.orchestrator.config.max_tasks {
+                if self.started.fetch_add(1, Ordering::SeqCst) < self.cap {
                     for spawned in subagent::run(self, &task) {
                         self.offer(job, spawned);
                     }
@@ -536,7 +546,7 @@ impl<'a> Exploration<'a> {
             });
         }
         queue.remove(job);
-        self.started.load(Ordering::SeqCst).min(self.orchestrator.config.max_tasks)
+        self.started.load(Ordering::SeqCst).min(self.cap)
     }
 }
 
