@@ -117,10 +117,6 @@ fn code_that_uses_the_words_of_a_question_counts_half_next_to_prose_that_answers
     let function = built.blocks.iter().find(|b| b.symbol.as_deref() == Some("upload"));
     let function = function.unwrap_or_else(|| panic!("the code still comes when it fits: {}", built.text));
     assert!(function.relevance < 1.0 && function.relevance > 0.5, "{:?}", built.blocks);
-    // Over the code alone nothing is weighed down.
-    let built = library.context_across(&Sources::document("client"), &options).unwrap();
-    assert_eq!(built.blocks[0].symbol.as_deref(), Some("upload"));
-    assert_eq!(built.blocks[0].relevance, 1.0);
 }
 
 #[test]

@@ -112,9 +112,10 @@ pub struct OrchestratorConfig {
     pub agents: usize,
     /// Ranked blocks (or search hits) planned from.
     pub search_limit: usize,
-    /// Sections explored at most, spawned ones included. Blocks outside
-    /// any section (memories side by side) among the planned hits are
-    /// each a task on top: they are [`Self::search_limit`] at most.
+    /// Sections explored at most, spawned ones included. The planned
+    /// blocks outside any section (memories side by side), each a task
+    /// of its own ([`is_lone`]), come on top: they are
+    /// [`Self::search_limit`] at most.
     pub max_tasks: usize,
     /// Spawned tasks below this priority are not queued.
     pub min_priority: f64,
@@ -321,7 +322,7 @@ impl Orchestrator {
         traversal.admit()?;
         let started = Instant::now();
         let provider = traversal.search_provider().ok_or(AgentError::SearchNotConfigured)?;
-        let (tasks, lone, hits, terms) = {
+        let (tasks, hits, terms) = {
             let engine = traversal.engine();
             let doc = engine.document();
             let failed = |e: ucpkit_search::SearchError| AgentError::SearchFailed(e.to_string());
@@ -363,13 +364,12 @@ impl Orchestrator {
             };
             let terms = terms.with_ranking(&ranked);
             let planned = &ranked[..ranked.len().min(self.config.search_limit)];
-            let (tasks, lone) = plan(doc, planned);
-            (tasks, lone, planned.len(), terms)
+            (plan(doc, planned), planned.len(), terms)
         };
         let search_ms = millis(started);
 
         let explored = Instant::now();
-        let run = Exploration::new(traversal, self, request, terms, self.config.max_tasks + lone);
+        let run = Exploration::new(traversal, self, request, terms);
         let tasks_run = run.explore(tasks);
         let explore_ms = millis(explored);
 
@@ -406,10 +406,10 @@ fn heading_path(doc: &Document, root: BlockId) -> Vec<String> {
     titles
 }
 
-/// One exploration task per section the hits fall in, best first; hit
-/// scores are made relative to the best hit. Also how many of the tasks
-/// are a block outside any section, a task of its own.
-fn plan(doc: &Document, hits: &[(BlockId, f64)]) -> (Vec<ExplorationTask>, usize) {
+/// One exploration task per section the hits fall in, best first (a hit
+/// outside any section is a task of its own); hit scores are made
+/// relative to the best hit.
+fn plan(doc: &Document, hits: &[(BlockId, f64)]) -> Vec<ExplorationTask> {
     let best = hits.iter().map(|(_, s)| *s).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
     let mut tasks: Vec<ExplorationTask> = Vec::new();
     let mut index: IdMap<usize> = IdMap::default();
@@ -434,8 +434,16 @@ fn plan(doc: &Document, hits: &[(BlockId, f64)]) -> (Vec<ExplorationTask>, usize
         task.priority = task.priority.max(relative);
     }
     tasks.sort_by(|a, b| b.priority.total_cmp(&a.priority));
-    let lone = tasks.iter().filter(|task| doc.get(task.root).is_some_and(|b| !crate::rank::is_section_root(b))).count();
-    (tasks, lone)
+    tasks
+}
+
+/// Whether `task` is a planned block outside any section (a memory among
+/// others side by side): its root is its only hit. Such a task is little
+/// work, and it does not count among [`OrchestratorConfig::max_tasks`]:
+/// counted, 32 of them left about a quarter of a context over memories
+/// empty. Spawned tasks (subsections, link targets) have no hits.
+fn is_lone(task: &ExplorationTask) -> bool {
+    matches!(task.hits.as_slice(), [(hit, _)] if *hit == task.root)
 }
 
 /// Marks a taken task done in its queue when dropped.
@@ -464,10 +472,10 @@ struct Exploration<'a> {
     sessions: Mutex<Vec<SessionId>>,
     /// Why a sub-agent could not open its session (the engine was full).
     refused: Mutex<Option<AgentError>>,
+    /// Section tasks taken so far (run while within the cap).
     started: AtomicUsize,
-    /// Tasks run at most: [`OrchestratorConfig::max_tasks`], and the
-    /// planned blocks outside any section on top.
-    cap: usize,
+    /// Lone tasks ([`is_lone`]) run.
+    lone: AtomicUsize,
 }
 
 impl<'a> Exploration<'a> {
@@ -476,7 +484,6 @@ impl<'a> Exploration<'a> {
         orchestrator: &'a Orchestrator,
         request: &'a ContextRequest,
         terms: QueryTerms,
-        cap: usize,
     ) -> Self {
         Exploration {
             traversal,
@@ -488,7 +495,7 @@ impl<'a> Exploration<'a> {
             sessions: Mutex::new(Vec::new()),
             refused: Mutex::new(None),
             started: AtomicUsize::new(0),
-            cap,
+            lone: AtomicUsize::new(0),
         }
     }
 
@@ -509,18 +516,31 @@ impl<'a> Exploration<'a> {
     fn explore(&self, tasks: Vec<ExplorationTask>) -> usize {
         let queue = &self.coordinator.queue;
         let job = queue.open_job();
-        for task in tasks.into_iter().take(self.cap) {
-            self.offer(job, task);
+        let max_tasks = self.orchestrator.config.max_tasks;
+        let mut sections = 0;
+        for task in tasks {
+            if is_lone(&task) {
+                self.offer(job, task);
+            } else if sections < max_tasks {
+                sections += 1;
+                self.offer(job, task);
+            }
         }
         // No more threads than tasks can ever keep busy, whatever was asked.
-        let agents = self.orchestrator.config.agents.clamp(1, self.cap.max(1));
+        let agents = self.orchestrator.config.agents.clamp(1, max_tasks.max(1));
         let agent = || {
             while let Some(task) = queue.take(job) {
                 // Done even when the sub-agent panics, so the other agents
                 // stop waiting for its work (the panic then reaches the
                 // caller when the scope ends).
                 let _done = TaskDone { queue, job };
-                if self.started.fetch_add(1, Ordering::SeqCst) < self.cap {
+                let run = if is_lone(&task) {
+                    self.lone.fetch_add(1, Ordering::SeqCst);
+                    true
+                } else {
+                    self.started.fetch_add(1, Ordering::SeqCst) < max_tasks
+                };
+                if run {
                     for spawned in subagent::run(self, &task) {
                         self.offer(job, spawned);
                     }
@@ -546,7 +566,7 @@ impl<'a> Exploration<'a> {
             });
         }
         queue.remove(job);
-        self.started.load(Ordering::SeqCst).min(self.cap)
+        self.started.load(Ordering::SeqCst).min(max_tasks) + self.lone.load(Ordering::SeqCst)
     }
 }
 

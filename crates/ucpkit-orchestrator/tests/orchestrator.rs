@@ -220,3 +220,28 @@ fn a_chosen_block_brings_its_short_neighbours() {
     let without = cache_context(question, 46, 0);
     assert!(without.contains("never stored") && !without.contains("`512`"), "{without}");
 }
+
+#[test]
+fn blocks_outside_any_section_are_tasks_on_top_of_the_sections_cap() {
+    // Five notes under no heading, then six sections, all about herons.
+    let mut text = String::new();
+    for n in 0..5 {
+        text.push_str(&format!("Note {n}: a heron stood in the reeds.\n\n"));
+    }
+    for n in 0..6 {
+        text.push_str(&format!("## Walk {n}\n\nOn walk {n} a heron flew over the lake.\n\n"));
+    }
+    let doc = ucpkit_ingest::markdown_document("walks", &text, &ucpkit_ingest::IngestOptions::default());
+    let mut traversal = SessionHost::new(Engine::new(doc.clone()));
+    traversal.set_search(Arc::new(TempIndex::new(&doc)));
+    let config = OrchestratorConfig { agents: 2, max_tasks: 2, neighbour_tokens: 0, ..Default::default() };
+    let orchestrator = Orchestrator::new(Arc::new(HeuristicPolicy::default()), config);
+    let built =
+        orchestrator.context(&traversal, &request("Where was the heron?", 2000, RenderFormat::Markdown)).unwrap();
+    assert_eq!(built.tasks, 2 + 5, "two sections, and the five notes on top");
+    for n in 0..5 {
+        assert!(built.text.contains(&format!("Note {n}: a heron")), "{}", built.text);
+    }
+    let walks = (0..6).filter(|n| built.text.contains(&format!("On walk {n} a heron"))).count();
+    assert_eq!(walks, 2, "sections stay within the cap: {}", built.text);
+}

@@ -271,9 +271,9 @@ fn named_header(source: &str, header: &str) -> String {
 }
 
 /// One window from the sources' contexts: entries best first (by their
-/// calibrated score, code at [`CODE_NEXT_TO_OTHERS`]) while they fit, then laid out source by source (the
-/// one with the best entry first), each entry in its source's order under
-/// its group's `§` line.
+/// calibrated score, code at [`CODE_NEXT_TO_OTHERS`]) while they fit,
+/// then laid out source by source (the one with the best entry first),
+/// each entry in its source's order under its group's `§` line.
 fn merge(tokenizer: &dyn ucpkit_core::Tokenizer, sourced: &[Sourced], budget: usize) -> BuiltContext {
     // Per source and part: the group line an entry goes under.
     let headers: Vec<Vec<String>> = sourced

@@ -6,8 +6,6 @@
 //! lets a later revision keep the ranges of subtrees it did not change
 //! ([`Layout::patched`]).
 
-use std::collections::HashMap;
-
 use rayon::prelude::*;
 use ucpkit_core::{outline, Block, BlockId, Document, IdMap};
 use ucpkit_search::BlockLengths;
@@ -132,16 +130,34 @@ impl Entries {
     }
 
     /// The layout of these blocks: grouped by section (sections in the
-    /// order their first block comes), with their windows and means.
+    /// order their first block comes), with their windows and means. The
+    /// blocks of a root that record a session are grouped by runs of one
+    /// session: two conversations imported side by side whose sessions
+    /// read alike ("Session 1") stay apart.
     pub(super) fn into_layout(self) -> Layout {
         let mut sections: Vec<Section> = Vec::new();
-        let mut section_of: HashMap<SectionKey, u32> = HashMap::new();
+        let mut section_of: IdMap<u32> = IdMap::default();
+        // Per root: the session of its last block that records one, and
+        // the section of that run.
+        let mut run_of: IdMap<(u64, u32)> = IdMap::default();
         let mut section = Vec::with_capacity(self.blocks.len());
         for (i, &(root, session)) in self.keys.iter().enumerate() {
-            let at = *section_of.entry((root, session)).or_insert_with(|| {
+            let mut open = || {
                 sections.push(Section { root, session, blocks: Vec::new(), tokens: 0 });
                 (sections.len() - 1) as u32
-            });
+            };
+            let at = if session == 0 {
+                *section_of.entry(root).or_insert_with(open)
+            } else {
+                match run_of.get(&root) {
+                    Some(&(last, at)) if last == session => at,
+                    _ => {
+                        let at = open();
+                        run_of.insert(root, (session, at));
+                        at
+                    }
+                }
+            };
             let joined = &mut sections[at as usize];
             section.push((at, joined.blocks.len() as u32));
             joined.blocks.push(i as u32);
@@ -261,16 +277,40 @@ pub(super) mod tests {
                     .unwrap_or_else(|| doc.parent(id).unwrap());
                 (root, outline::session(doc.get(id).unwrap()))
             };
-            let mut keys = Vec::new();
+            // Each block's section: its root and, for a block recording a
+            // session, the run of that session among its root's blocks
+            // that record one (a run ends where another session starts).
+            let mut runs: Vec<(BlockId, String, usize)> = Vec::new();
+            let mut expected = Vec::new();
             for &id in &content {
-                if !keys.contains(&key_of(id)) {
-                    keys.push(key_of(id));
+                let (root, session) = key_of(id);
+                let run = session.map(|session| {
+                    let last = runs.iter().rposition(|(r, _, _)| *r == root);
+                    match last {
+                        Some(k) if runs[k].1 == session => runs[k].2,
+                        Some(k) => {
+                            let run = runs[k].2 + 1;
+                            runs.push((root, session, run));
+                            run
+                        }
+                        None => {
+                            runs.push((root, session, 0));
+                            0
+                        }
+                    }
+                });
+                expected.push((root, run));
+            }
+            let mut keys = Vec::new();
+            for key in &expected {
+                if !keys.contains(key) {
+                    keys.push(*key);
                 }
             }
             prop_assert_eq!(layout.sections.len(), keys.len());
             for (i, &id) in content.iter().enumerate() {
                 let (section, at) = layout.section[i];
-                prop_assert_eq!(keys[section as usize].clone(), key_of(id));
+                prop_assert_eq!(keys[section as usize], expected[i]);
                 let section = &layout.sections[section as usize];
                 prop_assert_eq!(section.root, key_of(id).0);
                 prop_assert_eq!(section.blocks[at as usize], i as u32);

@@ -434,7 +434,6 @@ fn top(values: &[f64], k: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ucpkit_core::outline;
 
     const GUIDE: &str = "# Streams\n\n## Buffering\n\nReadable streams keep data in an internal buffer.\n\n\
         Past the threshold, reading pauses.\n\nThe default is 64 KiB.\n\n## Errors\n\n\
@@ -548,6 +547,8 @@ mod tests {
             ("June", "Ana: It rained all week."),
             ("June", "Bo: Did you stay in?"),
             ("June", "Ana: We read by the fire."),
+            // Another conversation's sitting that reads alike.
+            ("May", "Cy: Back to the lake next year?"),
         ];
         for (n, (session, text)) in turns.into_iter().enumerate() {
             let content = Content::plain(text);
@@ -558,9 +559,10 @@ mod tests {
         }
         let layout = Layout::build(&doc, None);
         let section = |text: &str| layout.section[layout.slot_of(&find(&doc, text)).unwrap() as usize].0;
-        assert_eq!(layout.sections.len(), 2);
+        assert_eq!(layout.sections.len(), 3);
         assert_eq!(section("Ana: We hiked"), section("Bo: How was"));
         assert_ne!(section("Bo: How was"), section("Ana: It rained"));
+        assert_ne!(section("Cy: Back"), section("Ana: We hiked"), "a later run of a session is a section of its own");
         let neighbours: Vec<BlockId> = layout.neighbours(find(&doc, "Bo: How was")).collect();
         assert_eq!(neighbours, vec![find(&doc, "Ana: We hiked")], "the next session's first turn is not a neighbour");
         assert_eq!(layout.section_root(find(&doc, "Ana: It rained")), Some(BlockId::ROOT));
@@ -571,13 +573,9 @@ mod tests {
         assert!(score("Bo: Did you stay") > score("Bo: How was"), "{ranked:?}");
         let back = Layout::decode(&layout.encode()).expect("decodes");
         assert_eq!(back.encode(), layout.encode());
-        assert_eq!(
-            back.sections.iter().map(|s| s.session).collect::<Vec<_>>(),
-            [
-                session_key(doc.get(find(&doc, "Ana: We hiked")).unwrap()),
-                session_key(doc.get(find(&doc, "Bo: Did")).unwrap())
-            ]
-        );
+        let key = |text: &str| session_key(doc.get(find(&doc, text)).unwrap());
+        let sessions: Vec<u64> = back.sections.iter().map(|s| s.session).collect();
+        assert_eq!(sessions, [key("Ana: We"), key("Bo: Did"), key("Cy:")]);
     }
 
     #[test]
