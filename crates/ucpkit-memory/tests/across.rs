@@ -176,4 +176,8 @@ fn a_conversation_import_keeps_speaker_session_and_repeated_words() {
     assert_eq!(found[0].speaker.as_deref(), Some("Ana"));
     assert_eq!(found[0].session.as_deref(), Some("Session 1 (9 May, 2023)"));
     assert_eq!(found[0].kind, "message");
+    // A turn is found by its session's date, which its text does not hold.
+    let found = state.memory_search("June", &MemoryFilter::default(), 5).unwrap();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(found.iter().all(|m| m.session.as_deref() == Some("Session 2 (2 June, 2023)")), "{found:?}");
 }

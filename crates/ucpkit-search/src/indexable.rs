@@ -79,9 +79,17 @@ pub(crate) fn indexables(doc: &Document) -> Vec<Indexable<'_>> {
 }
 
 /// Block `id`'s indexed fields under heading path `headings`, when it is
-/// worth indexing (it has text).
+/// worth indexing (it has text). A block that records when it happened
+/// (a memory's session and time, [`outline::occasion`]) has that at the
+/// end of its heading path, where a transcript's session heading would
+/// be: "what did we decide in May?" finds it by its date.
 fn indexable(block: &Block, id: BlockId, headings: String) -> Option<Indexable<'_>> {
     let text = block.plain_text();
+    let headings = match outline::occasion(block) {
+        Some(occasion) if headings.is_empty() => occasion,
+        Some(occasion) => format!("{headings} > {occasion}"),
+        None => headings,
+    };
     (!matches!(block.content, Content::Composite) && !text.trim().is_empty()).then(|| Indexable {
         id,
         text,
