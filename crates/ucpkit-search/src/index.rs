@@ -21,7 +21,7 @@ use crate::{
 
 /// Bumped whenever the files' layout or analysis changes: older indexes are
 /// rebuilt.
-const FORMAT: u32 = 3;
+const FORMAT: u32 = 4;
 
 /// Texts embedded per batch (and per progress step).
 const EMBED_BATCH: usize = 512;
