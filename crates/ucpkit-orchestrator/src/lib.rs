@@ -114,8 +114,7 @@ pub struct OrchestratorConfig {
     pub search_limit: usize,
     /// Sections explored at most, spawned ones included. The planned
     /// blocks outside any section (memories side by side), each a task
-    /// of its own ([`is_lone`]), come on top: they are
-    /// [`Self::search_limit`] at most.
+    /// of its own, come on top: they are [`Self::search_limit`] at most.
     pub max_tasks: usize,
     /// Spawned tasks below this priority are not queued.
     pub min_priority: f64,
@@ -322,7 +321,7 @@ impl Orchestrator {
         traversal.admit()?;
         let started = Instant::now();
         let provider = traversal.search_provider().ok_or(AgentError::SearchNotConfigured)?;
-        let (tasks, hits, terms) = {
+        let (tasks, lone, hits, terms) = {
             let engine = traversal.engine();
             let doc = engine.document();
             let failed = |e: ucpkit_search::SearchError| AgentError::SearchFailed(e.to_string());
@@ -364,12 +363,13 @@ impl Orchestrator {
             };
             let terms = terms.with_ranking(&ranked);
             let planned = &ranked[..ranked.len().min(self.config.search_limit)];
-            (plan(doc, planned), planned.len(), terms)
+            let (tasks, lone) = plan(doc, planned);
+            (tasks, lone, planned.len(), terms)
         };
         let search_ms = millis(started);
 
         let explored = Instant::now();
-        let run = Exploration::new(traversal, self, request, terms);
+        let run = Exploration::new(traversal, self, request, terms, lone);
         let tasks_run = run.explore(tasks);
         let explore_ms = millis(explored);
 
@@ -385,7 +385,7 @@ impl Orchestrator {
         let mut built = assemble::assemble(traversal, &self.config, request, &discoveries)?;
         built.hits = hits;
         built.tasks = tasks_run;
-        built.agents = self.config.agents.max(1).min(tasks_run);
+        built.agents = self.config.agents.clamp(1, self.config.max_tasks.max(1)).min(tasks_run);
         built.discoveries = discoveries.len();
         built.timings = Timings { search_ms, explore_ms, assemble_ms: millis(assembled), total_ms: millis(started) };
         Ok(built)
@@ -406,10 +406,10 @@ fn heading_path(doc: &Document, root: BlockId) -> Vec<String> {
     titles
 }
 
-/// One exploration task per section the hits fall in, best first (a hit
-/// outside any section is a task of its own); hit scores are made
-/// relative to the best hit.
-fn plan(doc: &Document, hits: &[(BlockId, f64)]) -> Vec<ExplorationTask> {
+/// One exploration task per section the hits fall in, best first; hit
+/// scores are made relative to the best hit. A hit outside any section
+/// is a task of its own: the roots of those come second ([`is_lone`]).
+fn plan(doc: &Document, hits: &[(BlockId, f64)]) -> (Vec<ExplorationTask>, IdSet) {
     let best = hits.iter().map(|(_, s)| *s).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
     let mut tasks: Vec<ExplorationTask> = Vec::new();
     let mut index: IdMap<usize> = IdMap::default();
@@ -434,16 +434,12 @@ fn plan(doc: &Document, hits: &[(BlockId, f64)]) -> Vec<ExplorationTask> {
         task.priority = task.priority.max(relative);
     }
     tasks.sort_by(|a, b| b.priority.total_cmp(&a.priority));
-    tasks
-}
-
-/// Whether `task` is a planned block outside any section (a memory among
-/// others side by side): its root is its only hit. Such a task is little
-/// work, and it does not count among [`OrchestratorConfig::max_tasks`]:
-/// counted, 32 of them left about a quarter of a context over memories
-/// empty. Spawned tasks (subsections, link targets) have no hits.
-fn is_lone(task: &ExplorationTask) -> bool {
-    matches!(task.hits.as_slice(), [(hit, _)] if *hit == task.root)
+    let lone = tasks
+        .iter()
+        .filter(|task| doc.get(task.root).is_some_and(|b| !crate::rank::is_section_root(b)))
+        .map(|task| task.root)
+        .collect();
+    (tasks, lone)
 }
 
 /// Marks a taken task done in its queue when dropped.
@@ -474,7 +470,9 @@ struct Exploration<'a> {
     refused: Mutex<Option<AgentError>>,
     /// Section tasks taken so far (run while within the cap).
     started: AtomicUsize,
-    /// Lone tasks ([`is_lone`]) run.
+    /// The roots of the planned blocks outside any section ([`plan`]).
+    lone_roots: IdSet,
+    /// Lone tasks ([`Exploration::is_lone`]) run.
     lone: AtomicUsize,
 }
 
@@ -484,6 +482,7 @@ impl<'a> Exploration<'a> {
         orchestrator: &'a Orchestrator,
         request: &'a ContextRequest,
         terms: QueryTerms,
+        lone_roots: IdSet,
     ) -> Self {
         Exploration {
             traversal,
@@ -495,8 +494,18 @@ impl<'a> Exploration<'a> {
             sessions: Mutex::new(Vec::new()),
             refused: Mutex::new(None),
             started: AtomicUsize::new(0),
+            lone_roots,
             lone: AtomicUsize::new(0),
         }
+    }
+
+    /// Whether `task` is a planned block outside any section (a memory
+    /// among others side by side). Such a task is little work, and it does
+    /// not count among [`OrchestratorConfig::max_tasks`]: counted, 32 of
+    /// them left about a quarter of a context over memories empty. Tasks
+    /// a policy spawns (links, subsections) count among the sections.
+    fn is_lone(&self, task: &ExplorationTask) -> bool {
+        task.origin == TaskOrigin::Search && self.lone_roots.contains(&task.root)
     }
 
     /// Queues `task` unless its section was queued already or it is too
@@ -519,7 +528,7 @@ impl<'a> Exploration<'a> {
         let max_tasks = self.orchestrator.config.max_tasks;
         let mut sections = 0;
         for task in tasks {
-            if is_lone(&task) {
+            if self.is_lone(&task) {
                 self.offer(job, task);
             } else if sections < max_tasks {
                 sections += 1;
@@ -534,7 +543,7 @@ impl<'a> Exploration<'a> {
                 // stop waiting for its work (the panic then reaches the
                 // caller when the scope ends).
                 let _done = TaskDone { queue, job };
-                let run = if is_lone(&task) {
+                let run = if self.is_lone(&task) {
                     self.lone.fetch_add(1, Ordering::SeqCst);
                     true
                 } else {

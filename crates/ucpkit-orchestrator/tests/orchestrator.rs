@@ -223,13 +223,16 @@ fn a_chosen_block_brings_its_short_neighbours() {
 
 #[test]
 fn blocks_outside_any_section_are_tasks_on_top_of_the_sections_cap() {
-    // Five notes under no heading, then six sections, all about herons.
+    // Five notes under no heading, then six sections about herons that
+    // rank above the notes: sections must not take the notes' turns.
     let mut text = String::new();
     for n in 0..5 {
         text.push_str(&format!("Note {n}: a heron stood in the reeds.\n\n"));
     }
     for n in 0..6 {
-        text.push_str(&format!("## Walk {n}\n\nOn walk {n} a heron flew over the lake.\n\n"));
+        text.push_str(&format!(
+            "## Walk {n}: herons\n\nOn walk {n} a heron flew over the lake, then a second heron.\n\n"
+        ));
     }
     let doc = ucpkit_ingest::markdown_document("walks", &text, &ucpkit_ingest::IngestOptions::default());
     let mut traversal = SessionHost::new(Engine::new(doc.clone()));

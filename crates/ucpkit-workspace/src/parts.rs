@@ -43,7 +43,7 @@ const LAYOUT_FILE: &str = "layout.bin";
 /// layout of, the blake3 checksum of the rest, and the encoded layout.
 /// Bumped with the encoded form, so a file in an older one is written
 /// again rather than kept (its revision still matching) and never read.
-const MAGIC: &[u8; 8] = b"UCPLAYF6";
+const MAGIC: &[u8; 8] = b"UCPLAYF7";
 
 /// Times the job runs on a grown part before the document is read whole.
 const ROUNDS: usize = 4;

@@ -35,7 +35,8 @@ pub(super) fn lengths_of(block: &Block, id: BlockId, measured: &Measured) -> (u3
 #[derive(Debug, Default)]
 pub(super) struct Entries {
     pub(super) blocks: Vec<BlockId>,
-    /// Per block: its section's root and session (see [`Section`]).
+    /// Per block: its section's root and session (see [`Section`]; the
+    /// runs of a session are told apart when grouped).
     pub(super) keys: Vec<SectionKey>,
     pub(super) tokens: Vec<u32>,
     pub(super) path_tokens: Vec<u32>,
@@ -111,7 +112,8 @@ impl Entries {
             if is_content(block) {
                 // Blocks under no heading or file (a single file's preamble, a
                 // file without headings, memories) share their parent as a
-                // section, a section per session where they record sessions.
+                // section, a section per sitting (run of one session) where
+                // they record sessions.
                 let key = (above.unwrap_or(parent), session_key(block));
                 let prior = outline::rank_prior(block);
                 self.push(id, key, lengths_of(block, id, measured), prior);
@@ -261,8 +263,8 @@ pub(super) mod tests {
         /// Joined from walks of each subtree, the layout is what one walk of
         /// the document says: its content blocks in document order, each in
         /// the section of the nearest heading or file above it (else its
-        /// parent) and of its session, sections in the order their first
-        /// block comes.
+        /// parent) and of its sitting (run of one session), sections in the
+        /// order their first block comes.
         #[test]
         fn the_joined_walks_are_the_documents_layout(shape in prop::collection::vec((0u8..4, 0usize..64), 0..60)) {
             let doc = document(&shape);

@@ -49,7 +49,7 @@ const CANDIDATE_SECTIONS: usize = 30;
 const MAX_TERMS: usize = 64;
 
 /// A section: the own content blocks of a heading or file block, of one
-/// session where they record sessions.
+/// run of a session where they record sessions (a sitting).
 #[derive(Debug)]
 struct Section {
     /// The heading or file block whose own content it is (the blocks'
@@ -109,13 +109,14 @@ struct Span {
 }
 
 /// What puts a content block in a section: the heading or file above it
-/// (its parent under none), and the session it records.
+/// (its parent under none), and the session it records (blocks recording
+/// one are grouped by runs of it, [`Layout::build`]).
 type SectionKey = (BlockId, u64);
 
 /// The session a block records, as a key: 0 for none. A conversation's
 /// turns kept as memories lie side by side under one parent, and each of
 /// its sittings is a section of its own, as a heading per session makes
-/// it in a transcript: a turn's window and section are its session's.
+/// it in a transcript: a turn's window and section are its sitting's.
 fn session_key(block: &Block) -> u64 {
     outline::session(block).map_or(0, |session| {
         let hash = blake3::hash(session.as_bytes());
