@@ -408,7 +408,8 @@ fn heading_path(doc: &Document, root: BlockId) -> Vec<String> {
 
 /// One exploration task per section the hits fall in, best first; hit
 /// scores are made relative to the best hit. A hit outside any section
-/// is a task of its own: the roots of those come second ([`is_lone`]).
+/// is a task of its own: the roots of those come second
+/// ([`Exploration::is_lone`]).
 fn plan(doc: &Document, hits: &[(BlockId, f64)]) -> (Vec<ExplorationTask>, IdSet) {
     let best = hits.iter().map(|(_, s)| *s).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
     let mut tasks: Vec<ExplorationTask> = Vec::new();
