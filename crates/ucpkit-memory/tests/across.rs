@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use ucpkit_memory::{conversation_turns, AgentState, MemoryFilter};
-use ucpkit_workspace::{ContextOptions, IndexOptions, Library, LibraryConfig, Sources};
+use ucpkit_workspace::{ContextOptions, IndexOptions, Library, LibraryConfig, SearchRequest, Sources};
 
 fn data(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data").join(path)
@@ -180,4 +180,8 @@ fn a_conversation_import_keeps_speaker_session_and_repeated_words() {
     let found = state.memory_search("June", &MemoryFilter::default(), 5).unwrap();
     assert_eq!(found.len(), 2, "{found:?}");
     assert!(found.iter().all(|m| m.session.as_deref() == Some("Session 2 (2 June, 2023)")), "{found:?}");
+    // A plain search says so: the hit's occasion is its place.
+    let hits = library.workspace("memory").unwrap().search(&SearchRequest::new("June")).unwrap();
+    assert_eq!(hits.results[0].occasion.as_deref(), Some("Session 2 (2 June, 2023)"));
+    assert!(hits.text().contains(" Session 2 (2 June, 2023)\n"), "{}", hits.text());
 }

@@ -223,6 +223,8 @@ pub struct SearchHit {
     pub lines: Option<(u32, u32)>,
     /// Titles of the sections above it.
     pub heading_path: Vec<String>,
+    /// When and where it happened, for a memory that records it.
+    pub occasion: Option<String>,
     /// The code symbol it defines, for code.
     pub symbol: Option<String>,
     /// Its first characters on one line.
@@ -248,6 +250,7 @@ impl From<ucpkit_workspace::SearchHit> for SearchHit {
             file: hit.file,
             lines: hit.lines.map(|[first, last]| (first, last)),
             heading_path: hit.heading_path,
+            occasion: hit.occasion,
             symbol: hit.symbol,
             preview: hit.preview,
             tokens: hit.tokens,

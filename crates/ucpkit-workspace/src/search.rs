@@ -69,6 +69,11 @@ pub struct SearchHit {
     pub lines: Option<[u32; 2]>,
     /// The titles of the sections above it.
     pub heading_path: Vec<String>,
+    /// When and where it happened, for a block that records it (a
+    /// memory's session and time, [`outline::occasion`]): what a search
+    /// by a date matched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub occasion: Option<String>,
     /// The code symbol it defines (`Class.method`), for code.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub symbol: Option<String>,
@@ -195,6 +200,7 @@ fn results<'t>(
                 file: source.map(|s| s.file.to_string()),
                 lines: source.map(|s| [s.start_line, s.end_line]),
                 heading_path: outline::path_titles(document, id),
+                occasion: outline::occasion(block),
                 symbol: outline::symbol(block).map(str::to_owned),
                 preview: block.preview(HIT_PREVIEW_CHARS),
                 tokens,
@@ -284,8 +290,9 @@ impl SearchResults {
         out
     }
 
-    /// The hits as text: rank, id, score and place; the heading path; the
-    /// preview (file names and paths escaped for a terminal).
+    /// The hits as text: rank, id, score and place (file and lines, or a
+    /// memory's occasion); the heading path; the preview (file names and
+    /// paths escaped for a terminal).
     pub fn text(&self) -> String {
         if self.results.is_empty() {
             return format!("no results for {:?} ({} search of {})\n", self.query, self.mode, self.document);
@@ -295,7 +302,7 @@ impl SearchResults {
             let place = match (&hit.file, hit.lines) {
                 (Some(file), Some([a, b])) => format!("{file}:{a}-{b}"),
                 (Some(file), None) => file.clone(),
-                _ => String::new(),
+                _ => hit.occasion.clone().unwrap_or_default(),
             };
             let _ = writeln!(out, "{:>2}. {} {:.3} {}", rank + 1, hit.id, hit.score, printable(&place, SHOWN_CHARS));
             if !hit.heading_path.is_empty() {

@@ -96,6 +96,7 @@ class SearchHit:
     file: Optional[str]
     lines: Optional[tuple[int, int]]
     heading_path: list[str]
+    occasion: Optional[str]
     symbol: Optional[str]
     preview: str
     tokens: int
