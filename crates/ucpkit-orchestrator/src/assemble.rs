@@ -4,8 +4,9 @@
 //! question's ranking scored, that score: see [`crate::rank`]). Blocks go in
 //! best first while they fit, each with its short neighbours in its section
 //! (a default, a type, a version note next to a paragraph is often what
-//! answers); whatever does not fit is skipped, never cut, and a cheaper
-//! block further down may still take the room left. Each
+//! answers) and, when it ends on a question, the block after it, which
+//! answers it, however long; whatever does not fit is skipped, never cut,
+//! and a cheaper block further down may still take the room left. Each
 //! block is quoted in full under its section's `§` line, so a block that
 //! answers reads in its place however few of its neighbours made it. In the
 //! formats with ids, sections that were explored but got no room are
@@ -51,6 +52,12 @@ fn scored_blocks(doc: &Document, discoveries: &[Discovery], scope: Scope) -> Vec
 /// headers already name it).
 fn is_title(doc: &Document, id: BlockId) -> bool {
     doc.get(id).is_some_and(|b| b.heading_level().is_some() || matches!(b.role(), Some(Role::File | Role::Title)))
+}
+
+/// Whether a block of prose ends on a question (what follows it in its
+/// section is the answer: a FAQ's entry, a turn of a conversation).
+fn asks(doc: &Document, id: BlockId) -> bool {
+    doc.get(id).is_some_and(|b| !b.role().is_some_and(Role::is_code) && b.plain_text().trim_end().ends_with('?'))
 }
 
 /// Builds the window for `request` from `discoveries`.
@@ -110,9 +117,10 @@ pub(super) fn assemble(
         let fits = doc.get(block).is_some_and(|b| b.metadata.tokens.is_none_or(|t| t as usize <= room));
         if fits && admit(&mut window, block, score)? {
             // The short lines around a block (a default, a type, a version
-            // note) come with it.
+            // note) come with it; so does the answer to a question it ends on.
+            let answer = layout.next_in_section(block).filter(|_| asks(doc, block));
             for neighbour in layout.neighbours(block) {
-                if window.get(neighbour).is_none() && short(neighbour) {
+                if window.get(neighbour).is_none() && (short(neighbour) || Some(neighbour) == answer) {
                     admit(&mut window, neighbour, score)?;
                 }
             }

@@ -221,6 +221,37 @@ fn a_chosen_block_brings_its_short_neighbours() {
     assert!(without.contains("never stored") && !without.contains("`512`"), "{without}");
 }
 
+/// The context for `question` over a short chat whose first turn ends on
+/// `mark`, with no short neighbours.
+fn chat_context(mark: char, budget: usize) -> String {
+    let text = format!(
+        "# Chat\n\nAna: The fair opens on Friday. Are you going to the fair{mark}\n\nBo: {REPLY}\n\n\
+         Ana: The weather looks fine and the fields are dry after a long month of work on the farm, \
+         and the harvest is nearly in, so the barn is full again for the winter.\n\n\
+         Bo: I went to the fair last year.\n\nAna: Sounds fun.\n"
+    );
+    let doc = ucpkit_ingest::markdown_document("chat", &text, &ucpkit_ingest::IngestOptions::default());
+    let mut traversal = SessionHost::new(Engine::new(doc.clone()));
+    traversal.set_search(Arc::new(TempIndex::new(&doc)));
+    let config = OrchestratorConfig { agents: 2, neighbour_tokens: 0, ..Default::default() };
+    let orchestrator = Orchestrator::new(Arc::new(HeuristicPolicy::default()), config);
+    orchestrator.context(&traversal, &request("the fair", budget, RenderFormat::Markdown)).unwrap().text
+}
+
+const REPLY: &str = "Nope, but it is my first time going, and I have wanted to see the old castle and the \
+    parade with the lights since I was small, so I saved up all year and booked the train tickets for the \
+    whole family to come along with me.";
+
+#[test]
+fn a_block_that_ends_on_a_question_brings_its_answer() {
+    // Room for the turns naming the fair and one long turn: the reply to
+    // the question takes it; after a statement, the ranking's choice does.
+    let asked = chat_context('?', 100);
+    assert!(asked.contains(REPLY) && !asked.contains("harvest"), "{asked}");
+    let stated = chat_context('.', 100);
+    assert!(!stated.contains(REPLY) && stated.contains("harvest"), "{stated}");
+}
+
 #[test]
 fn blocks_outside_any_section_are_tasks_on_top_of_the_sections_cap() {
     // Five notes under no heading, then six sections about herons that

@@ -274,6 +274,12 @@ impl Layout {
         })
     }
 
+    /// The content block right after `id` in its section.
+    pub fn next_in_section(&self, id: BlockId) -> Option<BlockId> {
+        let (section, at) = self.section[self.slot_of(&id)? as usize];
+        self.sections[section as usize].blocks.get(at as usize + 1).map(|&j| self.blocks[j as usize])
+    }
+
     /// The blocks best matching the question whose terms are `postings`,
     /// best first, at most `limit`, each with its score relative to the
     /// best (1.0 for the first). `hits`, another ranking of blocks with
