@@ -9,12 +9,14 @@
 //! sources together (as if they were one index). A source of a few hundred
 //! blocks is then judged by the same weights as one of 500,000: a term
 //! that is rare in the small one but common overall weighs what it weighs
-//! overall. A block of code counts half ([`CODE_NEXT_TO_OTHERS`]). Blocks
-//! then go in best first while they fit, each under its group's `§` line
-//! named by its document, and the exact count is checked as for one
-//! document.
+//! overall. That scale is weighed by how likely the source is to hold
+//! what the question asks, next to the likeliest ([`beliefs`]): a name
+//! only one source holds points the question there. A block of code
+//! counts half ([`CODE_NEXT_TO_OTHERS`]). Blocks then go in best first
+//! while they fit, each under its group's `§` line named by its document,
+//! and the exact count is checked as for one document.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use ucpkit_core::{BlockId, Role};
 use ucpkit_orchestrator::rank::{bm25, HEADING_WEIGHT};
@@ -59,6 +61,8 @@ struct Evidence {
     postings: Vec<TermPostings>,
     lengths: HashMap<BlockId, (u32, u32)>,
     mean: (f64, f64),
+    /// Terms of all its blocks' text together.
+    words: f64,
 }
 
 impl Evidence {
@@ -72,7 +76,8 @@ impl Evidence {
             (all.iter().map(|l| f64::from(f(l))).sum::<f64>() / all.len().max(1) as f64).max(1.0)
         };
         let lengths = all.iter().filter(|l| wanted.contains(&l.id)).map(|l| (l.id, (l.text, l.headings))).collect();
-        Evidence { blocks: index.len(), postings, mean: (mean(|l| l.text), mean(|l| l.headings)), lengths }
+        let words = all.iter().map(|l| f64::from(l.text)).sum();
+        Evidence { blocks: index.len(), postings, mean: (mean(|l| l.text), mean(|l| l.headings)), lengths, words }
     }
 }
 
@@ -82,15 +87,14 @@ impl Evidence {
 /// mean length holds every term once); 0 where no term occurs.
 fn calibrate(sources: &[Evidence]) -> Vec<f64> {
     let blocks: f64 = sources.iter().map(|s| s.blocks as f64).sum();
-    let mut df: HashMap<&str, (f64, u32)> = HashMap::new();
+    let mut df: BTreeMap<&str, (f64, u32)> = BTreeMap::new();
     for source in sources {
         for term in &source.postings {
-            let held: HashSet<BlockId> = term.text.iter().chain(&term.headings).map(|(id, _)| *id).collect();
             let slot = df.entry(term.term.as_str()).or_insert((0.0, term.repeats));
-            slot.0 += held.len() as f64;
+            slot.0 += holding(term) as f64;
         }
     }
-    let weight: HashMap<&str, f64> = df
+    let weight: BTreeMap<&str, f64> = df
         .iter()
         .map(|(term, (df, repeats))| {
             let idf = (1.0 + (blocks - df + 0.5) / (df + 0.5)).ln();
@@ -98,9 +102,12 @@ fn calibrate(sources: &[Evidence]) -> Vec<f64> {
         })
         .collect();
     let total: f64 = weight.values().sum();
+    let belief = beliefs(sources);
+    let most = belief.iter().copied().fold(0.0, f64::max);
     sources
         .iter()
-        .map(|source| {
+        .zip(belief)
+        .map(|(source, belief)| {
             let mut score: HashMap<BlockId, f64> = HashMap::new();
             for term in &source.postings {
                 let w = weight.get(term.term.as_str()).copied().unwrap_or(0.0);
@@ -115,13 +122,61 @@ fn calibrate(sources: &[Evidence]) -> Vec<f64> {
                 }
             }
             let best = score.values().copied().fold(0.0, f64::max);
-            if total > 0.0 {
-                best / total
+            if total > 0.0 && most > 0.0 {
+                best / total * belief / most
             } else {
                 0.0
             }
         })
         .collect()
+}
+
+/// How likely each source is to hold what the question asks, by CORI's
+/// resource selection (Callan, Lu and Croft 1995, with its published
+/// constants): a term counts for a source by how many of its blocks hold
+/// it (for its size), and by how few of the sources hold it at all; the
+/// mean over the question's terms that some source holds (1 for each
+/// source where none does).
+fn beliefs(sources: &[Evidence]) -> Vec<f64> {
+    const DEFAULT_BELIEF: f64 = 0.4;
+    const DF_BASE: f64 = 50.0;
+    const DF_SIZE: f64 = 150.0;
+    let count = sources.len() as f64;
+    let mean_words = (sources.iter().map(|s| s.words).sum::<f64>() / count.max(1.0)).max(1.0);
+    let held: Vec<BTreeMap<&str, f64>> = sources
+        .iter()
+        .map(|source| source.postings.iter().map(|term| (term.term.as_str(), holding(term) as f64)).collect())
+        .collect();
+    let mut holders: BTreeMap<&str, f64> = BTreeMap::new();
+    for (term, n) in held.iter().flatten() {
+        if *n > 0.0 {
+            *holders.entry(term).or_default() += 1.0;
+        }
+    }
+    sources
+        .iter()
+        .zip(&held)
+        .map(|(source, held)| {
+            if holders.is_empty() {
+                return 1.0;
+            }
+            let sum: f64 = holders
+                .iter()
+                .map(|(term, holders)| {
+                    let n = held.get(term).copied().unwrap_or(0.0);
+                    let t = n / (n + DF_BASE + DF_SIZE * source.words / mean_words);
+                    let i = ((count + 0.5) / holders).ln() / (count + 1.0).ln();
+                    DEFAULT_BELIEF + (1.0 - DEFAULT_BELIEF) * t * i
+                })
+                .sum();
+            sum / holders.len() as f64
+        })
+        .collect()
+}
+
+/// How many blocks hold `term`, in their text or heading path.
+fn holding(term: &TermPostings) -> usize {
+    term.text.iter().chain(&term.headings).map(|(id, _)| *id).collect::<HashSet<BlockId>>().len()
 }
 
 /// How much a block of code (a definition, a file's code, a document's
@@ -387,7 +442,31 @@ mod tests {
     }
 
     fn source(blocks: usize, postings: Vec<TermPostings>) -> Evidence {
-        Evidence { blocks, postings, lengths: HashMap::new(), mean: (1.0, 1.0) }
+        Evidence { blocks, postings, lengths: HashMap::new(), mean: (1.0, 1.0), words: blocks as f64 * 20.0 }
+    }
+
+    #[test]
+    fn a_source_that_alone_holds_a_term_is_believed_more() {
+        // Both hold "status" in one block; only the first holds "ana".
+        let chat = source(300, vec![term("ana", &[1, 2, 3]), term("status", &[1])]);
+        let docs = source(30_000, vec![term("ana", &[]), term("status", &[7])]);
+        let belief = beliefs(&[chat, docs]);
+        assert!(belief[0] > belief[1], "{belief:?}");
+        let scales = calibrate(&[
+            source(300, vec![term("ana", &[1, 2, 3]), term("status", &[1])]),
+            source(30_000, vec![term("ana", &[]), term("status", &[7, 8])]),
+        ]);
+        assert!(scales[1] < scales[0] * 0.5, "{scales:?}");
+    }
+
+    #[test]
+    fn terms_every_source_holds_say_little_about_which_one() {
+        let a = source(1000, vec![term("lease", &[1, 2]), term("renew", &[3])]);
+        let b = source(1000, vec![term("lease", &[4, 5]), term("renew", &[6])]);
+        let belief = beliefs(&[a, b]);
+        assert!((belief[0] - belief[1]).abs() < 1e-9, "{belief:?}");
+        let nothing = beliefs(&[source(10, vec![term("lease", &[])]), source(10, vec![term("lease", &[])])]);
+        assert_eq!(nothing, vec![1.0, 1.0], "no term anywhere: no source is preferred");
     }
 
     #[test]
@@ -406,7 +485,10 @@ mod tests {
         let large = source(500_000, vec![term("lease", &[9]), term("renew", &[9])]);
         let none = source(50, vec![term("lease", &[]), term("renew", &[])]);
         let scales = calibrate(&[small, large, none]);
-        assert_eq!(scales[0], scales[1], "one block holding both terms is as good in either source");
+        // One block holding both terms is about as good in either source:
+        // the small one is believed a little more, its one block being a
+        // larger share of it.
+        assert!(scales[0] >= scales[1] && scales[1] > scales[0] * 0.98, "{scales:?}");
         assert_eq!(scales[2], 0.0);
     }
 
