@@ -120,7 +120,10 @@ pub(super) fn assemble(
             // note) come with it; so does the answer to a question it ends on.
             let answer = layout.next_in_section(block).filter(|_| asks(doc, block));
             for neighbour in layout.neighbours(block) {
-                if window.get(neighbour).is_none() && (short(neighbour) || Some(neighbour) == answer) {
+                // A part of the document may lack the answer: `contains`
+                // notes it, and the next round reads it.
+                let answers = Some(neighbour) == answer && doc.contains(neighbour);
+                if window.get(neighbour).is_none() && (short(neighbour) || answers) {
                     admit(&mut window, neighbour, score)?;
                 }
             }

@@ -221,21 +221,29 @@ fn a_chosen_block_brings_its_short_neighbours() {
     assert!(without.contains("never stored") && !without.contains("`512`"), "{without}");
 }
 
-/// The context for `question` over a short chat whose first turn ends on
-/// `mark`, with no short neighbours.
-fn chat_context(mark: char, budget: usize) -> String {
+/// A short chat whose first turn ends on `mark`.
+fn chat(mark: char) -> ucpkit_core::Document {
     let text = format!(
         "# Chat\n\nAna: The fair opens on Friday. Are you going to the fair{mark}\n\nBo: {REPLY}\n\n\
          Ana: The weather looks fine and the fields are dry after a long month of work on the farm, \
          and the harvest is nearly in, so the barn is full again for the winter.\n\n\
          Bo: I went to the fair last year.\n\nAna: Sounds fun.\n"
     );
-    let doc = ucpkit_ingest::markdown_document("chat", &text, &ucpkit_ingest::IngestOptions::default());
+    ucpkit_ingest::markdown_document("chat", &text, &ucpkit_ingest::IngestOptions::default())
+}
+
+/// The orchestrator the chat tests use: no short neighbours.
+fn chat_orchestrator() -> Orchestrator {
+    let config = OrchestratorConfig { agents: 2, neighbour_tokens: 0, ..Default::default() };
+    Orchestrator::new(Arc::new(HeuristicPolicy::default()), config)
+}
+
+/// The context for "the fair" over [`chat`] with `mark`.
+fn chat_context(mark: char, budget: usize) -> String {
+    let doc = chat(mark);
     let mut traversal = SessionHost::new(Engine::new(doc.clone()));
     traversal.set_search(Arc::new(TempIndex::new(&doc)));
-    let config = OrchestratorConfig { agents: 2, neighbour_tokens: 0, ..Default::default() };
-    let orchestrator = Orchestrator::new(Arc::new(HeuristicPolicy::default()), config);
-    orchestrator.context(&traversal, &request("the fair", budget, RenderFormat::Markdown)).unwrap().text
+    chat_orchestrator().context(&traversal, &request("the fair", budget, RenderFormat::Markdown)).unwrap().text
 }
 
 const REPLY: &str = "Nope, but it is my first time going, and I have wanted to see the old castle and the \
@@ -250,6 +258,24 @@ fn a_block_that_ends_on_a_question_brings_its_answer() {
     assert!(asked.contains(REPLY) && !asked.contains("harvest"), "{asked}");
     let stated = chat_context('.', 100);
     assert!(!stated.contains(REPLY) && stated.contains("harvest"), "{stated}");
+}
+
+#[test]
+fn an_answer_a_part_of_the_document_lacks_is_noted_for_the_next_read() {
+    // A one-shot call runs on the part of a stored document it read, ranked
+    // by the whole document's layout: the answer may not be there yet.
+    let whole = chat('?');
+    let reply = whole.blocks().find(|b| b.plain_text().contains(REPLY)).map(|b| b.id).unwrap();
+    let mut part = whole.clone();
+    part.remove_block(reply, ucpkit_core::RemoveMode::Cascade).unwrap();
+    let absent = part.partial();
+    let mut traversal = SessionHost::new(Engine::new(part));
+    traversal.set_search(Arc::new(TempIndex::new(&whole)));
+    let layout = Arc::new(ucpkit_orchestrator::rank::Layout::build(&whole, None));
+    traversal.provide_derived(traversal.engine().document(), layout);
+    let built = chat_orchestrator().context(&traversal, &request("the fair", 100, RenderFormat::Markdown)).unwrap();
+    assert!(built.text.contains("Are you going to the fair?"), "{}", built.text);
+    assert!(absent.take().contains(&reply), "the reply is to be read");
 }
 
 #[test]

@@ -61,8 +61,9 @@ struct Evidence {
     postings: Vec<TermPostings>,
     lengths: HashMap<BlockId, (u32, u32)>,
     mean: (f64, f64),
-    /// Terms of all its blocks' text together.
-    words: f64,
+    /// Terms of all its blocks' text together (`None` where the index
+    /// could not tell).
+    words: Option<f64>,
 }
 
 impl Evidence {
@@ -76,7 +77,7 @@ impl Evidence {
             (all.iter().map(|l| f64::from(f(l))).sum::<f64>() / all.len().max(1) as f64).max(1.0)
         };
         let lengths = all.iter().filter(|l| wanted.contains(&l.id)).map(|l| (l.id, (l.text, l.headings))).collect();
-        let words = all.iter().map(|l| f64::from(l.text)).sum();
+        let words = (!all.is_empty()).then(|| all.iter().map(|l| f64::from(l.text)).sum());
         Evidence { blocks: index.len(), postings, mean: (mean(|l| l.text), mean(|l| l.headings)), lengths, words }
     }
 }
@@ -84,7 +85,8 @@ impl Evidence {
 /// How well each source's best block matches the question, on one scale
 /// for all: BM25 with every term weighed by its idf over all the sources
 /// together, over the sum of those weights (about 1 where one block of
-/// mean length holds every term once); 0 where no term occurs.
+/// mean length holds every term once), times the source's [`beliefs`]
+/// over the likeliest one's; 0 where no term occurs.
 fn calibrate(sources: &[Evidence]) -> Vec<f64> {
     let blocks: f64 = sources.iter().map(|s| s.blocks as f64).sum();
     let mut df: BTreeMap<&str, (f64, u32)> = BTreeMap::new();
@@ -136,13 +138,16 @@ fn calibrate(sources: &[Evidence]) -> Vec<f64> {
 /// constants): a term counts for a source by how many of its blocks hold
 /// it (for its size), and by how few of the sources hold it at all; the
 /// mean over the question's terms that some source holds (1 for each
-/// source where none does).
+/// source where none does). A block holds a term in its text or its
+/// heading path, as the ranking reads it; a source's size is its text's
+/// terms (a source whose size is unknown is taken to be of the mean).
 fn beliefs(sources: &[Evidence]) -> Vec<f64> {
     const DEFAULT_BELIEF: f64 = 0.4;
     const DF_BASE: f64 = 50.0;
     const DF_SIZE: f64 = 150.0;
     let count = sources.len() as f64;
-    let mean_words = (sources.iter().map(|s| s.words).sum::<f64>() / count.max(1.0)).max(1.0);
+    let known: Vec<f64> = sources.iter().filter_map(|s| s.words).collect();
+    let mean_words = (known.iter().sum::<f64>() / known.len().max(1) as f64).max(1.0);
     let held: Vec<BTreeMap<&str, f64>> = sources
         .iter()
         .map(|source| source.postings.iter().map(|term| (term.term.as_str(), holding(term) as f64)).collect())
@@ -164,7 +169,8 @@ fn beliefs(sources: &[Evidence]) -> Vec<f64> {
                 .iter()
                 .map(|(term, holders)| {
                     let n = held.get(term).copied().unwrap_or(0.0);
-                    let t = n / (n + DF_BASE + DF_SIZE * source.words / mean_words);
+                    let size = source.words.unwrap_or(mean_words) / mean_words;
+                    let t = n / (n + DF_BASE + DF_SIZE * size);
                     let i = ((count + 0.5) / holders).ln() / (count + 1.0).ln();
                     DEFAULT_BELIEF + (1.0 - DEFAULT_BELIEF) * t * i
                 })
@@ -442,31 +448,46 @@ mod tests {
     }
 
     fn source(blocks: usize, postings: Vec<TermPostings>) -> Evidence {
-        Evidence { blocks, postings, lengths: HashMap::new(), mean: (1.0, 1.0), words: blocks as f64 * 20.0 }
+        Evidence { blocks, postings, lengths: HashMap::new(), mean: (1.0, 1.0), words: Some(blocks as f64 * 20.0) }
     }
 
     #[test]
     fn a_source_that_alone_holds_a_term_is_believed_more() {
-        // Both hold "status" in one block; only the first holds "ana".
-        let chat = source(300, vec![term("ana", &[1, 2, 3]), term("status", &[1])]);
-        let docs = source(30_000, vec![term("ana", &[]), term("status", &[7])]);
-        let belief = beliefs(&[chat, docs]);
-        assert!(belief[0] > belief[1], "{belief:?}");
-        let scales = calibrate(&[
-            source(300, vec![term("ana", &[1, 2, 3]), term("status", &[1])]),
-            source(30_000, vec![term("ana", &[]), term("status", &[7, 8])]),
-        ]);
+        // Half the chat's turns name "ana", whom the docs never name; both
+        // hold "status" in one block.
+        let turns: Vec<u8> = (1..=150).collect();
+        let chat = || source(300, vec![term("ana", &turns), term("status", &[1])]);
+        let docs = || source(30_000, vec![term("ana", &[]), term("status", &[200])]);
+        let belief = beliefs(&[chat(), docs()]);
+        assert!(belief[1] < belief[0] * 0.8, "{belief:?}");
+        // By their best blocks alone the docs would be at 0.64 of the
+        // chat's scale ("status" is rarer than "ana"); belief halves that.
+        let scales = calibrate(&[chat(), docs()]);
         assert!(scales[1] < scales[0] * 0.5, "{scales:?}");
     }
 
     #[test]
     fn terms_every_source_holds_say_little_about_which_one() {
-        let a = source(1000, vec![term("lease", &[1, 2]), term("renew", &[3])]);
-        let b = source(1000, vec![term("lease", &[4, 5]), term("renew", &[6])]);
-        let belief = beliefs(&[a, b]);
-        assert!((belief[0] - belief[1]).abs() < 1e-9, "{belief:?}");
+        let shared = beliefs(&[
+            source(300, vec![term("lease", &[1, 2]), term("renew", &[3])]),
+            source(50_000, vec![term("lease", &[4, 5, 6, 7, 8]), term("renew", &[9])]),
+        ]);
+        let one_holds = beliefs(&[
+            source(300, vec![term("lease", &[1, 2]), term("renew", &[3])]),
+            source(50_000, vec![term("lease", &[]), term("renew", &[9])]),
+        ]);
+        let spread = |b: &[f64]| (b[0] - b[1]).abs() / b[0].max(b[1]);
+        assert!(spread(&shared) < spread(&one_holds) / 2.0, "{shared:?} {one_holds:?}");
         let nothing = beliefs(&[source(10, vec![term("lease", &[])]), source(10, vec![term("lease", &[])])]);
         assert_eq!(nothing, vec![1.0, 1.0], "no term anywhere: no source is preferred");
+    }
+
+    #[test]
+    fn a_source_of_unknown_size_is_taken_to_be_of_the_mean() {
+        let mut unknown = source(300, vec![term("lease", &[1])]);
+        unknown.words = None;
+        let belief = beliefs(&[unknown, source(300, vec![term("lease", &[2])])]);
+        assert_eq!(belief[0], belief[1]);
     }
 
     #[test]

@@ -275,7 +275,7 @@ impl Layout {
     }
 
     /// The content block right after `id` in its section.
-    pub fn next_in_section(&self, id: BlockId) -> Option<BlockId> {
+    pub(crate) fn next_in_section(&self, id: BlockId) -> Option<BlockId> {
         let (section, at) = self.section[self.slot_of(&id)? as usize];
         self.sections[section as usize].blocks.get(at as usize + 1).map(|&j| self.blocks[j as usize])
     }
