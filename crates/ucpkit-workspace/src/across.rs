@@ -461,7 +461,8 @@ mod tests {
         let belief = beliefs(&[chat(), docs()]);
         assert!(belief[1] < belief[0] * 0.8, "{belief:?}");
         // By their best blocks alone the docs would be at 0.64 of the
-        // chat's scale ("status" is rarer than "ana"); belief halves that.
+        // chat's scale ("status" is rarer than "ana"); the belief brings
+        // them under half.
         let scales = calibrate(&[chat(), docs()]);
         assert!(scales[1] < scales[0] * 0.5, "{scales:?}");
     }
