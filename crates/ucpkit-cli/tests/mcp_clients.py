@@ -8,9 +8,11 @@ Python with the SDK (scripts/test sets one up); or by hand:
 """
 
 import asyncio
+import atexit
 import contextlib
 import os
 import re
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -31,6 +33,13 @@ def text_of(result):
     return "".join(c.text for c in result.content if c.type == "text")
 
 
+def scratch(prefix):
+    """A new temporary folder, removed when the tests end."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -45,7 +54,7 @@ class Store:
     @classmethod
     def path(cls):
         if cls.dir is None:
-            cls.dir = tempfile.mkdtemp(prefix="ucpkit-mcp-py-")
+            cls.dir = scratch("ucpkit-mcp-py-")
             subprocess.run([UCP, "--store", cls.dir, "index", CORPUS, "--name", "corpus"], check=True,
                            capture_output=True)
         return cls.dir
@@ -56,7 +65,7 @@ class HttpServer:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self.process = subprocess.Popen(
-            [UCP, "--store", Store.path(), "--root", tempfile.mkdtemp(prefix="ucpkit-mcp-http-root-"), "mcp", "--http",
+            [UCP, "--store", Store.path(), "--root", scratch("ucpkit-mcp-http-root-"), "mcp", "--http",
              f"127.0.0.1:{self.port}", "--token", TOKEN, *extra],
             stderr=subprocess.PIPE, text=True)
         line = self.process.stderr.readline()
@@ -153,7 +162,7 @@ class CodingToolsTest(unittest.IsolatedAsyncioTestCase):
 
     @contextlib.asynccontextmanager
     async def session(self, *extra):
-        root = tempfile.mkdtemp(prefix="ucpkit-mcp-root-")
+        root = scratch("ucpkit-mcp-root-")
         os.makedirs(os.path.join(root, "src"))
         with open(os.path.join(root, "src", "lib.rs"), "w") as f:
             f.write("pub fn helper() -> u32 {\n    42\n}\n// helper again\n")
