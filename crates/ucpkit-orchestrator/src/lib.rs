@@ -385,7 +385,7 @@ impl Orchestrator {
         let mut built = assemble::assemble(traversal, &self.config, request, &discoveries)?;
         built.hits = hits;
         built.tasks = tasks_run;
-        built.agents = self.config.agents.clamp(1, self.config.max_tasks.max(1)).min(tasks_run);
+        built.agents = agent_threads(&self.config).min(tasks_run);
         built.discoveries = discoveries.len();
         built.timings = Timings { search_ms, explore_ms, assemble_ms: millis(assembled), total_ms: millis(started) };
         Ok(built)
@@ -404,6 +404,12 @@ fn heading_path(doc: &Document, root: BlockId) -> Vec<String> {
     let mut titles = outline::path_titles(doc, root);
     titles.extend(doc.get(root).and_then(outline::title));
     titles
+}
+
+/// The sub-agent threads a job runs: no more than tasks can ever keep
+/// busy, whatever was asked, and one at least.
+fn agent_threads(config: &OrchestratorConfig) -> usize {
+    config.agents.clamp(1, config.max_tasks.max(1))
 }
 
 /// One exploration task per section the hits fall in, best first; hit
@@ -536,8 +542,7 @@ impl<'a> Exploration<'a> {
                 self.offer(job, task);
             }
         }
-        // No more threads than tasks can ever keep busy, whatever was asked.
-        let agents = self.orchestrator.config.agents.clamp(1, max_tasks.max(1));
+        let agents = agent_threads(&self.orchestrator.config);
         let agent = || {
             while let Some(task) = queue.take(job) {
                 // Done even when the sub-agent panics, so the other agents

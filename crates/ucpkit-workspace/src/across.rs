@@ -59,6 +59,8 @@ impl Sources {
 struct Evidence {
     blocks: usize,
     postings: Vec<TermPostings>,
+    /// Per term of `postings`: how many blocks hold it ([`holding`]).
+    held: Vec<f64>,
     lengths: HashMap<BlockId, (u32, u32)>,
     mean: (f64, f64),
     /// Terms of all its blocks' text together (`None` where the index
@@ -78,7 +80,9 @@ impl Evidence {
         };
         let lengths = all.iter().filter(|l| wanted.contains(&l.id)).map(|l| (l.id, (l.text, l.headings))).collect();
         let words = (!all.is_empty()).then(|| all.iter().map(|l| f64::from(l.text)).sum());
-        Evidence { blocks: index.len(), postings, mean: (mean(|l| l.text), mean(|l| l.headings)), lengths, words }
+        let held = postings.iter().map(holding).collect();
+        let mean = (mean(|l| l.text), mean(|l| l.headings));
+        Evidence { blocks: index.len(), postings, held, mean, lengths, words }
     }
 }
 
@@ -91,9 +95,9 @@ fn calibrate(sources: &[Evidence]) -> Vec<f64> {
     let blocks: f64 = sources.iter().map(|s| s.blocks as f64).sum();
     let mut df: BTreeMap<&str, (f64, u32)> = BTreeMap::new();
     for source in sources {
-        for term in &source.postings {
+        for (term, held) in source.postings.iter().zip(&source.held) {
             let slot = df.entry(term.term.as_str()).or_insert((0.0, term.repeats));
-            slot.0 += holding(term) as f64;
+            slot.0 += held;
         }
     }
     let weight: BTreeMap<&str, f64> = df
@@ -150,7 +154,7 @@ fn beliefs(sources: &[Evidence]) -> Vec<f64> {
     let mean_words = (known.iter().sum::<f64>() / known.len().max(1) as f64).max(1.0);
     let held: Vec<BTreeMap<&str, f64>> = sources
         .iter()
-        .map(|source| source.postings.iter().map(|term| (term.term.as_str(), holding(term) as f64)).collect())
+        .map(|source| source.postings.iter().map(|term| term.term.as_str()).zip(source.held.iter().copied()).collect())
         .collect();
     let mut holders: BTreeMap<&str, f64> = BTreeMap::new();
     for (term, n) in held.iter().flatten() {
@@ -181,8 +185,8 @@ fn beliefs(sources: &[Evidence]) -> Vec<f64> {
 }
 
 /// How many blocks hold `term`, in their text or heading path.
-fn holding(term: &TermPostings) -> usize {
-    term.text.iter().chain(&term.headings).map(|(id, _)| *id).collect::<HashSet<BlockId>>().len()
+fn holding(term: &TermPostings) -> f64 {
+    term.text.iter().chain(&term.headings).map(|(id, _)| *id).collect::<HashSet<BlockId>>().len() as f64
 }
 
 /// How much a block of code (a definition, a file's code, a document's
@@ -448,7 +452,15 @@ mod tests {
     }
 
     fn source(blocks: usize, postings: Vec<TermPostings>) -> Evidence {
-        Evidence { blocks, postings, lengths: HashMap::new(), mean: (1.0, 1.0), words: Some(blocks as f64 * 20.0) }
+        let held = postings.iter().map(holding).collect();
+        Evidence {
+            blocks,
+            postings,
+            held,
+            lengths: HashMap::new(),
+            mean: (1.0, 1.0),
+            words: Some(blocks as f64 * 20.0),
+        }
     }
 
     #[test]

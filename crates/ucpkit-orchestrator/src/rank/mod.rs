@@ -262,22 +262,20 @@ impl Layout {
 
     /// The content blocks right before and after `id` in its section.
     pub fn neighbours(&self, id: BlockId) -> impl Iterator<Item = BlockId> + '_ {
-        let place = self.slot_of(&id).map(|i| self.section[i as usize]);
-        place.into_iter().flat_map(move |(section, at)| {
-            let blocks = &self.sections[section as usize].blocks;
-            let at = at as usize;
-            [at.checked_sub(1), Some(at + 1)]
-                .into_iter()
-                .flatten()
-                .filter_map(move |j| blocks.get(j))
-                .map(move |&j| self.blocks[j as usize])
-        })
+        [-1, 1].into_iter().filter_map(move |step| self.sibling(id, step))
     }
 
     /// The content block right after `id` in its section.
     pub(crate) fn next_in_section(&self, id: BlockId) -> Option<BlockId> {
+        self.sibling(id, 1)
+    }
+
+    /// The content block `step` places after `id` (before, when negative)
+    /// in its section.
+    fn sibling(&self, id: BlockId, step: isize) -> Option<BlockId> {
         let (section, at) = self.section[self.slot_of(&id)? as usize];
-        self.sections[section as usize].blocks.get(at as usize + 1).map(|&j| self.blocks[j as usize])
+        let j = (at as usize).checked_add_signed(step)?;
+        self.sections[section as usize].blocks.get(j).map(|&j| self.blocks[j as usize])
     }
 
     /// The blocks best matching the question whose terms are `postings`,
