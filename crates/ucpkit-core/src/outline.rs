@@ -39,6 +39,14 @@ pub fn session(block: &Block) -> Option<String> {
     label(block, "session")
 }
 
+/// Whether a block is a memory kept on its own: one with a kind (a
+/// finding, a decision, a note: metadata `kind`) that records no session.
+/// The memories stored next to it were stored at other times, not said
+/// with it, so a ranking reads it alone.
+pub fn stands_alone(block: &Block) -> bool {
+    session(block).is_none() && label(block, "kind").is_some()
+}
+
 /// Metadata `key` of `block` as a label: a string that is not blank
 /// (trimmed), or a number.
 fn label(block: &Block, key: &str) -> Option<String> {

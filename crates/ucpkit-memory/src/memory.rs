@@ -305,20 +305,27 @@ impl AgentState<'_> {
             return Ok(Vec::new());
         }
         let workspace = self.library.workspace(&name)?;
-        // Hits the filter drops make room for the next ones.
-        let mut request = SearchRequest::new(query);
-        request.limit = limit.saturating_mul(4).clamp(limit.min(1_000), 1_000);
-        request.tags = filter.tags.clone();
-        let hits = workspace.search(&request)?;
+        // Memories ranked as a context over them is; an index without
+        // postings answers from its own search.
+        let ranked = match workspace.rank(query)? {
+            Some(ranked) => ranked,
+            None => {
+                // Hits the filter drops make room for the next ones.
+                let mut request = SearchRequest::new(query);
+                request.limit = limit.saturating_mul(4).clamp(limit.min(1_000), 1_000);
+                request.tags = filter.tags.clone();
+                let hits = workspace.search(&request)?;
+                hits.results.iter().filter_map(|hit| Some((hit.id.parse::<BlockId>().ok()?, hit.score))).collect()
+            }
+        };
         let engine = workspace.traversal().engine();
         let doc = engine.document();
-        Ok(hits
-            .results
-            .iter()
-            .filter_map(|hit| {
-                let block = doc.get(hit.id.parse::<BlockId>().ok()?)?;
+        Ok(ranked
+            .into_iter()
+            .filter_map(|(id, score)| {
+                let block = doc.get(id)?;
                 let mut memory = is_memory(doc, block).then(|| Memory::of(&name, block))?;
-                memory.score = Some(hit.score);
+                memory.score = Some(score);
                 filter.keeps(&memory).then_some(memory)
             })
             .take(limit)

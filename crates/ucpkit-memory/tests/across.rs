@@ -185,3 +185,34 @@ fn a_conversation_import_keeps_speaker_session_and_repeated_words() {
     assert_eq!(hits.results[0].occasion.as_deref(), Some("Session 2 (2 June, 2023)"));
     assert!(hits.text().contains(" Session 2 (2 June, 2023)\n"), "{}", hits.text());
 }
+
+#[test]
+fn memory_search_ranks_as_a_context_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let library = open(dir.path());
+    let state = AgentState::of(&library);
+    let chat = "# Ana and Bo\n\n## Session 1 (9 May, 2023)\n\nBo: Where did you go camping last summer?\n\n\
+        Ana: Yosemite, with the kids and the dog.\n\n## Session 2 (2 June, 2023)\n\nBo: The new tent arrived.\n\n\
+        Ana: Great, it looks roomy.\n";
+    assert_eq!(state.memory_import(None, &conversation_turns(chat)).unwrap(), (4, 0));
+    // The reply holds no word of the question: it is found through its
+    // sitting, after the turn that does, and the other sitting is not.
+    let found = state.memory_search("where did we go camping?", &MemoryFilter::default(), 10).unwrap();
+    let said: Vec<&str> = found.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(said, ["Bo: Where did you go camping last summer?", "Ana: Yosemite, with the kids and the dog."]);
+
+    // Notes kept on their own are read alone: a note stored next to the
+    // one that matches does not come with it.
+    let notes = MemoryFilter { namespace: Some("notes".into()), ..MemoryFilter::default() };
+    let kept = ["The deploy script reads the staging token from the vault.", "Lunch is at noon on Fridays."];
+    for content in kept {
+        let memory = ucpkit_memory::NewMemory {
+            content: content.into(),
+            namespace: Some("notes".into()),
+            ..ucpkit_memory::NewMemory::default()
+        };
+        state.memory_store(&memory).unwrap();
+    }
+    let found = state.memory_search("staging token", &notes, 10).unwrap();
+    assert_eq!(found.iter().map(|m| m.content.as_str()).collect::<Vec<_>>(), [kept[0]]);
+}

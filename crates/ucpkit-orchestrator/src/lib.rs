@@ -93,6 +93,33 @@ pub fn semantic_hits(
     Ok(spread_from_last(nearest.collect()))
 }
 
+/// Every candidate block of `traversal`'s document for `question`, best
+/// first at 1, as the context job ranks them ([`rank::rank_question`]: the
+/// index's postings at three granularities, with the model's nearest
+/// blocks when the search provider has a model); `None` when the provider
+/// gives no postings, an error when the host has no search provider.
+pub fn question_ranking(traversal: &SessionHost, question: &str) -> Result<Option<rank::QuestionRanking>, AgentError> {
+    let provider = traversal.search_provider().ok_or(AgentError::SearchNotConfigured)?;
+    let engine = traversal.engine();
+    let doc = engine.document();
+    provider.sync(doc).map_err(|e| AgentError::SearchFailed(e.to_string()))?;
+    rank_in(traversal, doc, provider.as_ref(), question)
+}
+
+/// [`question_ranking`] over `doc`, the search index already in step with it.
+fn rank_in(
+    traversal: &SessionHost,
+    doc: &Document,
+    provider: &dyn RagProvider,
+    question: &str,
+) -> Result<Option<rank::QuestionRanking>, AgentError> {
+    let Some(postings) = provider.term_postings(question) else { return Ok(None) };
+    let layout = rank::layout(traversal, doc);
+    let nearest =
+        if provider.capabilities().semantic { Some(semantic_hits(provider, question, &layout)?) } else { None };
+    Ok(Some(rank::QuestionRanking::new(&layout, question, postings, nearest.as_deref())))
+}
+
 /// `hits` (best first) rescaled from 0 for the last to 1 for the best;
 /// all at 1 when they score alike.
 fn spread_from_last(mut hits: Vec<(BlockId, f64)>) -> Vec<(BlockId, f64)> {
@@ -334,22 +361,10 @@ impl Orchestrator {
             let (ranked, terms) = match kept {
                 // This question's ranking, made before this job ran.
                 Some(kept) => (kept.ranked.clone(), QueryTerms::from_postings(&request.question, &kept.postings)),
-                None => match provider.term_postings(&request.question) {
-                    // The index's postings: blocks ranked at three granularities,
-                    // with the model's nearest blocks when the provider has one.
-                    Some(mut postings) => {
-                        rank::drop_question_words(&mut postings);
-                        let layout = rank::layout(traversal, doc);
-                        let nearest = if semantic {
-                            semantic_hits(provider.as_ref(), &request.question, &layout)?
-                        } else {
-                            Vec::new()
-                        };
-                        // Every candidate keeps its score (so blocks past the
-                        // planned ones are judged on the same scale).
-                        let ranked = rank::rank_question(&layout, &request.question, &postings, &nearest);
-                        (ranked, QueryTerms::from_postings(&request.question, &postings))
-                    }
+                None => match rank_in(traversal, doc, provider.as_ref(), &request.question)? {
+                    // Every candidate keeps its score (so blocks past the
+                    // planned ones are judged on the same scale).
+                    Some(ranking) => (ranking.ranked, QueryTerms::from_postings(&request.question, &ranking.postings)),
                     // A provider without postings: its own search's hits.
                     None => (
                         search(self.config.search_limit)?,

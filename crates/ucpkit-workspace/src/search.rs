@@ -109,6 +109,14 @@ impl Workspace {
         let tokenizer = ucpkit_core::BpeTokenizer::default();
         Ok(results(self.name(), request, mode, ranked, document, &|| &tokenizer))
     }
+
+    /// Every block that may answer `question`, best first with scores
+    /// relative to the best, ranked as a context is ([`ucpkit_orchestrator::question_ranking`]:
+    /// block, window, section and term coverage, the model's nearest blocks
+    /// with one); `None` when the index gives no term postings.
+    pub fn rank(&self, question: &str) -> Result<Option<Vec<(BlockId, f64)>>, WorkspaceError> {
+        Ok(ucpkit_orchestrator::question_ranking(self.traversal(), question)?.map(|ranking| ranking.ranked))
+    }
 }
 
 impl Library {

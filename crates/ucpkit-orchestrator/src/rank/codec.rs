@@ -8,8 +8,9 @@ use ucpkit_core::BlockId;
 use super::build::span_index;
 use super::{Layout, Section, SlotTable, Span};
 
-/// The first bytes of an encoded layout (bumped when the form changes).
-const MAGIC: &[u8; 8] = b"UCPLAY06";
+/// The first bytes of an encoded layout (bumped when the form, or the
+/// rule that groups blocks into sections, changes).
+const MAGIC: &[u8; 8] = b"UCPLAY07";
 
 /// Bytes each block takes after its id.
 const PER_BLOCK: usize = 32;

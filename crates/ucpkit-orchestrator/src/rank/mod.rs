@@ -116,12 +116,16 @@ type SectionKey = (BlockId, u64);
 /// The session a block records, as a key: 0 for none. A conversation's
 /// turns kept as memories lie side by side under one parent, and each of
 /// its sittings is a section of its own, as a heading per session makes
-/// it in a transcript: a turn's window and section are its sitting's.
+/// it in a transcript: a turn's window and section are its sitting's. A
+/// memory kept on its own ([`outline::stands_alone`]) is a sitting of its
+/// own: its window and section are itself.
 fn session_key(block: &Block) -> u64 {
-    outline::session(block).map_or(0, |session| {
-        let hash = blake3::hash(session.as_bytes());
-        u64::from_le_bytes(hash.as_bytes()[..8].try_into().expect("8 bytes")) | 1
-    })
+    let key = |bytes: &[u8]| u64::from_le_bytes(blake3::hash(bytes).as_bytes()[..8].try_into().expect("8 bytes")) | 1;
+    match outline::session(block) {
+        Some(session) => key(session.as_bytes()),
+        None if outline::stands_alone(block) => key(block.id.as_bytes()),
+        None => 0,
+    }
 }
 
 /// Whether a block opens a section (a heading or a file).
