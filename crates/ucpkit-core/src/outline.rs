@@ -39,12 +39,18 @@ pub fn session(block: &Block) -> Option<String> {
     label(block, "session")
 }
 
+/// The kind of a memory that is a turn of a conversation.
+pub const TURN_KIND: &str = "message";
+
 /// Whether a block is a memory kept on its own: one with a kind (a
-/// finding, a decision, a note: metadata `kind`) that records no session.
-/// The memories stored next to it were stored at other times, not said
-/// with it, so a ranking reads it alone.
+/// finding, a decision, a note: metadata `kind`) that is no turn of a
+/// conversation: it records no session, names no speaker and is not of
+/// [`TURN_KIND`]. The memories stored next to it were stored at other
+/// times, not said with it, so a ranking reads it alone.
 pub fn stands_alone(block: &Block) -> bool {
-    session(block).is_none() && label(block, "kind").is_some()
+    session(block).is_none()
+        && label(block, "speaker").is_none()
+        && label(block, "kind").is_some_and(|kind| kind != TURN_KIND)
 }
 
 /// Metadata `key` of `block` as a label: a string that is not blank

@@ -13,7 +13,7 @@ use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 use crate::NewMemory;
 
 /// The kind of a conversation's turns.
-pub const TURN_KIND: &str = "message";
+pub use ucpkit_core::outline::TURN_KIND;
 
 /// Longest speaker name read from before a turn's colon, in characters.
 const MAX_SPEAKER_CHARS: usize = 40;

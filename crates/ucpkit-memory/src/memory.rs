@@ -14,7 +14,7 @@
 use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
-use ucpkit_core::{Block, BlockId, Document};
+use ucpkit_core::{Block, BlockId, Document, IdSet};
 use ucpkit_ucl::{Append, BlockRef, Command, ContentLiteral, ContentType, Delete, DeleteMode, Value};
 
 use ucpkit_workspace::{SearchRequest, WorkspaceError};
@@ -292,8 +292,13 @@ impl AgentState<'_> {
         Ok((stored, memories.len() - stored))
     }
 
-    /// The memories best matching `query` (by meaning when a model is
-    /// configured, else BM25), best first, at most `limit`, kept by `filter`.
+    /// The memories best matching `query`, best first, at most `limit`,
+    /// kept by `filter`: ranked as a context over them is
+    /// ([`ucpkit_workspace::Workspace::rank`], the model's nearest fused in
+    /// when one is configured). A filter that narrows the memories is
+    /// topped up from the index's own search (which applies tags before it
+    /// limits), so a memory it keeps is not lost below the ranking's
+    /// candidates.
     pub fn memory_search(
         &self,
         query: &str,
@@ -305,23 +310,29 @@ impl AgentState<'_> {
             return Ok(Vec::new());
         }
         let workspace = self.library.workspace(&name)?;
-        // Memories ranked as a context over them is; an index without
-        // postings answers from its own search.
-        let ranked = match workspace.rank(query)? {
-            Some(ranked) => ranked,
-            None => {
-                // Hits the filter drops make room for the next ones.
-                let mut request = SearchRequest::new(query);
-                request.limit = limit.saturating_mul(4).clamp(limit.min(1_000), 1_000);
-                request.tags = filter.tags.clone();
-                let hits = workspace.search(&request)?;
-                hits.results.iter().filter_map(|hit| Some((hit.id.parse::<BlockId>().ok()?, hit.score))).collect()
-            }
+        let ranked = workspace.rank(query)?;
+        let narrows = !filter.kinds.is_empty()
+            || !filter.tags.is_empty()
+            || filter.since_ms.is_some()
+            || filter.until_ms.is_some();
+        let searched = if ranked.is_none() || narrows {
+            // Hits the filter drops make room for the next ones.
+            let mut request = SearchRequest::new(query);
+            request.limit = limit.saturating_mul(4).clamp(limit.min(1_000), 1_000);
+            request.tags = filter.tags.clone();
+            let hits = workspace.search(&request)?;
+            hits.results.iter().filter_map(|hit| Some((hit.id.parse::<BlockId>().ok()?, hit.score))).collect()
+        } else {
+            Vec::new()
         };
         let engine = workspace.traversal().engine();
         let doc = engine.document();
+        let mut seen = IdSet::default();
         Ok(ranked
+            .unwrap_or_default()
             .into_iter()
+            .chain(searched)
+            .filter(|(id, _)| seen.insert(*id))
             .filter_map(|(id, score)| {
                 let block = doc.get(id)?;
                 let mut memory = is_memory(doc, block).then(|| Memory::of(&name, block))?;
@@ -529,6 +540,25 @@ mod tests {
         let library = Library::open(LibraryConfig::new(dir.path())).unwrap();
         let state = AgentState::of(&library);
         assert_eq!(state.memory_recent(&all, 10).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_filter_keeps_what_it_narrows_to_however_low_it_ranks() {
+        let dir = tempfile::tempdir().unwrap();
+        let library = Library::open(LibraryConfig::new(dir.path())).unwrap();
+        let state = AgentState::of(&library);
+        // Far more memories hold the word than the ranking takes as
+        // candidates, and the tagged one, long, ranks below them all.
+        let padding = "and then the whole team looked at the dashboards for a long while ".repeat(8);
+        let mut many: Vec<NewMemory> =
+            (0..400).map(|n| note(&format!("The build broke on step {n}."), "finding", &[])).collect();
+        many.push(note(&format!("The build {padding}"), "finding", &["ci"]));
+        assert_eq!(state.memory_import(None, &many).unwrap(), (401, 0));
+        let tagged = MemoryFilter { tags: vec!["ci".into()], ..MemoryFilter::default() };
+        let found = state.memory_search("build", &tagged, 5).unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].tags, ["ci"]);
+        assert_eq!(state.memory_search("build", &MemoryFilter::default(), 5).unwrap().len(), 5);
     }
 
     #[test]

@@ -155,7 +155,7 @@ pub(crate) fn tools() -> Vec<Tool> {
         .effects(writes),
         Tool::typed(
             "memory_search",
-            "Find memories by meaning (hybrid search), by kind, tags, since_ms.",
+            "Find memories by their words (and meaning, with a model), by kind, tags, since_ms.",
             |connection, args: SearchArgs| {
                 let (filter, limit) = args.filter();
                 let found = AgentState::of(connection.library()).memory_search(&args.query, &filter, limit)?;

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use ucpkit_core::{outline, Block, BlockId, Document, IdMap};
 use ucpkit_search::BlockLengths;
 
-use super::{is_content, is_section_root, mean, session_key, Layout, Section, SectionKey, SlotTable, Span};
+use super::{alone, is_content, is_section_root, mean, session_key, Layout, Section, SectionKey, SlotTable, Span};
 
 /// Each block's lengths as the search index measured them: text, heading path.
 pub(super) type Measured = IdMap<(u32, u32)>;
@@ -113,7 +113,7 @@ impl Entries {
                 // Blocks under no heading or file (a single file's preamble, a
                 // file without headings, memories) share their parent as a
                 // section, a section per sitting (run of one session) where
-                // they record sessions.
+                // they record sessions; a memory kept on its own is one.
                 let key = (above.unwrap_or(parent), session_key(block));
                 let prior = outline::rank_prior(block);
                 self.push(id, key, lengths_of(block, id, measured), prior);
@@ -150,6 +150,8 @@ impl Entries {
             };
             let at = if session == 0 {
                 *section_of.entry(root).or_insert_with(open)
+            } else if alone(session) {
+                open()
             } else {
                 match run_of.get(&root) {
                     Some(&(last, at)) if last == session => at,

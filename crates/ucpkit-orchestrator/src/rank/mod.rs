@@ -49,13 +49,15 @@ const CANDIDATE_SECTIONS: usize = 30;
 const MAX_TERMS: usize = 64;
 
 /// A section: the own content blocks of a heading or file block, of one
-/// run of a session where they record sessions (a sitting).
+/// run of a session where they record sessions (a sitting), or a memory
+/// kept on its own.
 #[derive(Debug)]
 struct Section {
     /// The heading or file block whose own content it is (the blocks'
     /// parent for blocks under none).
     root: BlockId,
-    /// The session its blocks record ([`session_key`]).
+    /// The session its blocks record, or its lone memory's key
+    /// ([`session_key`]).
     session: u64,
     /// Content blocks (indexes into [`Layout::blocks`]) in document order.
     blocks: Vec<u32>,
@@ -116,16 +118,23 @@ type SectionKey = (BlockId, u64);
 /// The session a block records, as a key: 0 for none. A conversation's
 /// turns kept as memories lie side by side under one parent, and each of
 /// its sittings is a section of its own, as a heading per session makes
-/// it in a transcript: a turn's window and section are its sitting's. A
-/// memory kept on its own ([`outline::stands_alone`]) is a sitting of its
-/// own: its window and section are itself.
+/// it in a transcript: a turn's window and section are its sitting's.
+/// Session keys are odd. A memory kept on its own
+/// ([`outline::stands_alone`]) gets an even key of its own ([`alone`]):
+/// it is a section by itself, and a sitting it was stored in the middle
+/// of goes on after it.
 fn session_key(block: &Block) -> u64 {
-    let key = |bytes: &[u8]| u64::from_le_bytes(blake3::hash(bytes).as_bytes()[..8].try_into().expect("8 bytes")) | 1;
+    let hash = |bytes: &[u8]| u64::from_le_bytes(blake3::hash(bytes).as_bytes()[..8].try_into().expect("8 bytes"));
     match outline::session(block) {
-        Some(session) => key(session.as_bytes()),
-        None if outline::stands_alone(block) => key(block.id.as_bytes()),
+        Some(session) => hash(session.as_bytes()) | 1,
+        None if outline::stands_alone(block) => (hash(block.id.as_bytes()) & !1) | 2,
         None => 0,
     }
+}
+
+/// Whether a session key ([`session_key`]) is a memory kept on its own's.
+fn alone(key: u64) -> bool {
+    key != 0 && key & 1 == 0
 }
 
 /// Whether a block opens a section (a heading or a file).
@@ -585,6 +594,44 @@ mod tests {
         let key = |text: &str| session_key(doc.get(find(&doc, text)).unwrap());
         let sessions: Vec<u64> = back.sections.iter().map(|s| s.session).collect();
         assert_eq!(sessions, [key("Ana: We"), key("Bo: Did"), key("Cy:")]);
+    }
+
+    #[test]
+    fn a_memory_kept_on_its_own_is_a_section_and_leaves_its_sitting_whole() {
+        let mut doc = Document::new("memory");
+        let memories = [
+            (Some("May"), None, "Ana: We hiked the ridge."),
+            (None, Some("finding"), "The deploy script reads the staging token."),
+            (Some("May"), None, "Bo: How was the view?"),
+            (None, Some("note"), "Lunch is at noon on Fridays."),
+            (None, Some(outline::TURN_KIND), "Cy: A turn of a chat without sessions."),
+            (None, Some(outline::TURN_KIND), "Di: Another turn of it."),
+        ];
+        for (n, (session, kind, text)) in memories.into_iter().enumerate() {
+            let content = Content::plain(text);
+            let id = Block::derive_id(&content, Some(&Role::Note), "", n as u32);
+            let mut metadata = ucpkit_core::Metadata::with_role(Role::Note);
+            if let Some(session) = session {
+                metadata.custom.insert("session".into(), session.into());
+            }
+            if let Some(kind) = kind {
+                metadata.custom.insert("kind".into(), kind.into());
+            }
+            doc.append_child(BlockId::ROOT, Block::new(id, content, metadata)).unwrap();
+        }
+        let layout = Layout::build(&doc, None);
+        let section = |text: &str| layout.section[layout.slot_of(&find(&doc, text)).unwrap() as usize].0;
+        assert_eq!(section("Ana: We hiked"), section("Bo: How was"), "a note stored mid-sitting does not cut it");
+        assert_eq!(layout.sections.len(), 4, "the sitting, two notes, the chat without sessions");
+        assert_ne!(section("The deploy script"), section("Lunch is"));
+        assert_eq!(section("Cy: A turn"), section("Di: Another"), "turns without a session share their parent");
+        let neighbours: Vec<BlockId> = layout.neighbours(find(&doc, "The deploy script")).collect();
+        assert!(neighbours.is_empty(), "{neighbours:?}");
+        // Only the note that holds the words is a candidate.
+        let ranked = layout.rank(&postings(&doc, "staging token"), &[], usize::MAX);
+        assert_eq!(ranked.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [find(&doc, "The deploy script")]);
+        let back = Layout::decode(&layout.encode()).expect("decodes");
+        assert_eq!(back.encode(), layout.encode());
     }
 
     #[test]
