@@ -114,7 +114,9 @@ pub struct Memory {
     /// When it happened, as written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<String>,
-    /// Its search score (relative to the best hit), for a search.
+    /// Its search score, for a search: relative to the best memory the
+    /// ranking found, or, for one a narrowing filter's top-up brought,
+    /// the index's own score.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
 }
@@ -296,15 +298,18 @@ impl AgentState<'_> {
     /// kept by `filter`: ranked as a context over them is
     /// ([`ucpkit_workspace::Workspace::rank`], the model's nearest fused in
     /// when one is configured). A filter that narrows the memories is
-    /// topped up from the index's own search (which applies tags before it
-    /// limits), so a memory it keeps is not lost below the ranking's
-    /// candidates.
+    /// topped up, after them, from the index's own search, which applies
+    /// tags before it limits: a tagged memory is not lost below the
+    /// ranking's candidates. An empty query is an error.
     pub fn memory_search(
         &self,
         query: &str,
         filter: &MemoryFilter,
         limit: usize,
     ) -> Result<Vec<Memory>, WorkspaceError> {
+        if query.trim().is_empty() {
+            return Err(WorkspaceError::Invalid("the query is empty".into()));
+        }
         let name = memory_document(filter.namespace.as_deref())?;
         if !self.library.holds_stored(&name)? {
             return Ok(Vec::new());
@@ -480,6 +485,7 @@ mod tests {
         let all = MemoryFilter::default();
         assert!(state.memory_recent(&all, 10).unwrap().is_empty(), "no memory document yet");
         assert!(state.memory_search("anything", &all, 5).unwrap().is_empty());
+        assert!(state.memory_search("  ", &all, 5).is_err(), "an empty query is an error, filtered or not");
 
         let retry = state
             .memory_store(&note("The flaky test fails because the retry loop has no backoff.", "finding", &["tests"]))

@@ -10,7 +10,7 @@ use super::{Layout, Section, SlotTable, Span};
 
 /// The first bytes of an encoded layout (bumped when the form, or the
 /// rule that groups blocks into sections, changes).
-const MAGIC: &[u8; 8] = b"UCPLAY07";
+const MAGIC: &[u8; 8] = b"UCPLAY08";
 
 /// Bytes each block takes after its id.
 const PER_BLOCK: usize = 32;

@@ -604,6 +604,7 @@ mod tests {
             (None, Some("finding"), "The deploy script reads the staging token."),
             (Some("May"), None, "Bo: How was the view?"),
             (None, Some("note"), "Lunch is at noon on Fridays."),
+            (None, Some("note"), "Ed: A note someone said, so part of a talk."),
             (None, Some(outline::TURN_KIND), "Cy: A turn of a chat without sessions."),
             (None, Some(outline::TURN_KIND), "Di: Another turn of it."),
         ];
@@ -611,6 +612,9 @@ mod tests {
             let content = Content::plain(text);
             let id = Block::derive_id(&content, Some(&Role::Note), "", n as u32);
             let mut metadata = ucpkit_core::Metadata::with_role(Role::Note);
+            if let Some((speaker, _)) = text.split_once(": ").filter(|_| kind == Some("note")) {
+                metadata.custom.insert("speaker".into(), speaker.into());
+            }
             if let Some(session) = session {
                 metadata.custom.insert("session".into(), session.into());
             }
@@ -625,6 +629,7 @@ mod tests {
         assert_eq!(layout.sections.len(), 4, "the sitting, two notes, the chat without sessions");
         assert_ne!(section("The deploy script"), section("Lunch is"));
         assert_eq!(section("Cy: A turn"), section("Di: Another"), "turns without a session share their parent");
+        assert_eq!(section("Ed: A note"), section("Cy: A turn"), "a memory with a speaker was said, not kept alone");
         let neighbours: Vec<BlockId> = layout.neighbours(find(&doc, "The deploy script")).collect();
         assert!(neighbours.is_empty(), "{neighbours:?}");
         // Only the note that holds the words is a candidate.
