@@ -236,8 +236,9 @@ pub(super) mod tests {
 
     /// A document from `(kind, parent pick)` pairs: kind 0 a file, 1 a
     /// heading, 2 a paragraph (every third recording one of two
-    /// sessions), 3 an empty paragraph; each block goes under the root or
-    /// an earlier block.
+    /// sessions, and of the others every fifth a memory kept on its own),
+    /// 3 an empty paragraph; each block goes under the root or an earlier
+    /// block.
     pub(in crate::rank) fn document(shape: &[(u8, usize)]) -> Document {
         let mut doc = Document::new("d");
         let mut ids = vec![BlockId::ROOT];
@@ -253,6 +254,8 @@ pub(super) mod tests {
             let mut metadata = Metadata::with_role(role);
             if kind == 2 && n % 3 == 0 {
                 metadata.custom.insert("session".into(), format!("Session {}", n % 2).into());
+            } else if kind == 2 && n % 5 == 1 {
+                metadata.custom.insert("kind".into(), "note".into());
             }
             let parent = ids[pick % ids.len()];
             doc.append_child(parent, Block::new(id, content, metadata)).unwrap();
@@ -265,8 +268,9 @@ pub(super) mod tests {
         /// Joined from walks of each subtree, the layout is what one walk of
         /// the document says: its content blocks in document order, each in
         /// the section of the nearest heading or file above it (else its
-        /// parent) and of its sitting (run of one session), sections in the
-        /// order their first block comes.
+        /// parent) and of its sitting (run of one session), or alone for a
+        /// memory kept on its own, sections in the order their first block
+        /// comes.
         #[test]
         fn the_joined_walks_are_the_documents_layout(shape in prop::collection::vec((0u8..4, 0usize..64), 0..60)) {
             let doc = document(&shape);
@@ -283,11 +287,16 @@ pub(super) mod tests {
             };
             // Each block's section: its root and, for a block recording a
             // session, the run of that session among its root's blocks
-            // that record one (a run ends where another session starts).
+            // that record one (a run ends where another session starts,
+            // not where a lone memory comes); a lone memory's is its own.
             let mut runs: Vec<(BlockId, String, usize)> = Vec::new();
             let mut expected = Vec::new();
-            for &id in &content {
+            for (i, &id) in content.iter().enumerate() {
                 let (root, session) = key_of(id);
+                if outline::stands_alone(doc.get(id).unwrap()) {
+                    expected.push((root, Some((true, i))));
+                    continue;
+                }
                 let run = session.map(|session| {
                     let last = runs.iter().rposition(|(r, _, _)| *r == root);
                     match last {
@@ -303,7 +312,7 @@ pub(super) mod tests {
                         }
                     }
                 });
-                expected.push((root, run));
+                expected.push((root, run.map(|run| (false, run))));
             }
             let mut keys = Vec::new();
             for key in &expected {
