@@ -80,6 +80,12 @@ pub struct MemoryFilter {
 }
 
 impl MemoryFilter {
+    /// Whether it keeps fewer memories than a namespace holds (a kind, a
+    /// tag or a time is asked for).
+    fn narrows(&self) -> bool {
+        !self.kinds.is_empty() || !self.tags.is_empty() || self.since_ms.is_some() || self.until_ms.is_some()
+    }
+
     fn keeps(&self, memory: &Memory) -> bool {
         (self.kinds.is_empty() || self.kinds.iter().any(|k| k.eq_ignore_ascii_case(&memory.kind)))
             && (self.tags.is_empty() || self.tags.iter().any(|t| memory.tags.contains(t)))
@@ -316,11 +322,7 @@ impl AgentState<'_> {
         }
         let workspace = self.library.workspace(&name)?;
         let ranked = workspace.rank(query)?;
-        let narrows = !filter.kinds.is_empty()
-            || !filter.tags.is_empty()
-            || filter.since_ms.is_some()
-            || filter.until_ms.is_some();
-        let searched = if ranked.is_none() || narrows {
+        let searched = if ranked.is_none() || filter.narrows() {
             // Hits the filter drops make room for the next ones.
             let mut request = SearchRequest::new(query);
             request.limit = limit.saturating_mul(4).clamp(limit.min(1_000), 1_000);
