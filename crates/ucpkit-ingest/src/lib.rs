@@ -152,6 +152,16 @@ pub fn html_document(name: &str, text: &str, options: &IngestOptions) -> Documen
     pipeline::text_document(source::SourceKind::Html, name, text, options)
 }
 
+/// Whether a file at `path` is read as prose (markdown, HTML, plain
+/// text), so a code block in it is a sample the prose explains, not a
+/// program's own code.
+pub fn reads_as_prose(path: &std::path::Path) -> bool {
+    matches!(
+        source::SourceKind::of(path),
+        Some(source::SourceKind::Markdown | source::SourceKind::Html | source::SourceKind::Text)
+    )
+}
+
 /// The default document name for a path: its last component, without the
 /// extension for files.
 pub fn default_name(path: &std::path::Path) -> String {

@@ -319,6 +319,10 @@ mod tests {
         assert_eq!(SourceKind::of(Path::new("src/lib.rs")), Some(SourceKind::Code("rust")));
         assert_eq!(SourceKind::of(Path::new("LICENSE")), Some(SourceKind::Text));
         assert_eq!(SourceKind::of(Path::new("photo.png")), None);
+        assert!(crate::reads_as_prose(Path::new("docs/topics/db/models.txt")));
+        assert!(crate::reads_as_prose(Path::new("library/enum.html")));
+        assert!(!crate::reads_as_prose(Path::new("django/db/models/enums.py")));
+        assert!(!crate::reads_as_prose(Path::new("photo.png")));
     }
 
     #[test]

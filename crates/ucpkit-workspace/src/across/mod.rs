@@ -12,19 +12,23 @@
 //! overall. That scale is weighed by how likely the source is to hold
 //! what the question asks, next to the likeliest ([`beliefs`]): a name
 //! only one source holds points the question there. A block of code
-//! counts half ([`CODE_NEXT_TO_OTHERS`]). Blocks then go in best first
+//! counts half, unless the question quotes code and the block is a
+//! document's sample ([`prior`]). Blocks then go in best first
 //! while they fit, each under its group's `§` line named by its document,
 //! and the exact count is checked as for one document.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use ucpkit_core::{BlockId, Role};
+use ucpkit_core::BlockId;
 use ucpkit_orchestrator::rank::{bm25, HEADING_WEIGHT};
 use ucpkit_orchestrator::{BuiltContext, ContextBlock, Timings};
 use ucpkit_search::{RagProvider as _, SearchConfig, SearchIndex, TermPostings};
 use ucpkit_ucl::RenderFormat;
 
 use crate::library::{lock, Library};
+use prior::prior;
+
+mod prior;
 use crate::{ContextOptions, WorkspaceError};
 
 /// Where a context's blocks may come from.
@@ -189,27 +193,6 @@ fn holding(term: &TermPostings) -> f64 {
     term.text.iter().chain(&term.headings).map(|(id, _)| *id).collect::<HashSet<BlockId>>().len() as f64
 }
 
-/// How much a block of code (a definition, a file's code, a document's
-/// code sample) counts in a context over several sources: half. A
-/// question asked in words meets code through its identifiers and
-/// keywords (`try`, `return`, `get`, `value`), which say what the code
-/// does with those names, not what it tells about them, and code holds
-/// them densely: a function that merely uses what a question names
-/// would outrank the prose of another source that explains it. A
-/// context over code alone (`--code`) is ranked the same either way.
-const CODE_NEXT_TO_OTHERS: f64 = 0.5;
-
-/// How much `block` counts before its relevance: [`CODE_NEXT_TO_OTHERS`]
-/// for code, else 1.
-fn prior(block: &ContextBlock) -> f64 {
-    let code = block.role.as_deref().is_some_and(|role| role.parse::<Role>().is_ok_and(|role| role.is_code()));
-    if code {
-        CODE_NEXT_TO_OTHERS
-    } else {
-        1.0
-    }
-}
-
 /// One source's context and the scale of its scores.
 struct Sourced {
     name: String,
@@ -299,7 +282,8 @@ impl Library {
                 Err(e) => return Err(e),
             }
         }
-        let mut merged = merge(self.tokenizer(), &sourced, options.budget);
+        let quotes_code = prior::quotes_code(&options.question);
+        let mut merged = merge(self.tokenizer(), &sourced, options.budget, quotes_code);
         if merged.blocks.is_empty() {
             if let Some(e) = nothing_fits {
                 return Err(e);
@@ -336,10 +320,15 @@ fn named_header(source: &str, header: &str) -> String {
 }
 
 /// One window from the sources' contexts: entries best first (by their
-/// calibrated score, code at [`CODE_NEXT_TO_OTHERS`]) while they fit,
+/// calibrated score times their [`prior`]) while they fit,
 /// then laid out source by source (the one with the best entry first),
 /// each entry in its source's order under its group's `§` line.
-fn merge(tokenizer: &dyn ucpkit_core::Tokenizer, sourced: &[Sourced], budget: usize) -> BuiltContext {
+fn merge(
+    tokenizer: &dyn ucpkit_core::Tokenizer,
+    sourced: &[Sourced],
+    budget: usize,
+    quotes_code: bool,
+) -> BuiltContext {
     // Per source and part: the group line an entry goes under.
     let headers: Vec<Vec<String>> = sourced
         .iter()
@@ -356,7 +345,9 @@ fn merge(tokenizer: &dyn ucpkit_core::Tokenizer, sourced: &[Sourced], budget: us
                 source: at,
                 part: part_at,
                 block,
-                score: source.built.blocks[block].relevance * source.scale * prior(&source.built.blocks[block]),
+                score: source.built.blocks[block].relevance
+                    * source.scale
+                    * prior(&source.built.blocks[block], quotes_code),
                 tokens: tokenizer.count(&part.text),
             });
         }
