@@ -153,8 +153,8 @@ pub fn html_document(name: &str, text: &str, options: &IngestOptions) -> Documen
 }
 
 /// Whether a file at `path` is read as prose (markdown, HTML, plain
-/// text), so a code block in it is a sample the prose explains, not a
-/// program's own code.
+/// text), so a code block in it (markdown's and HTML's; plain text holds
+/// none) is a sample the prose explains, not a program's own code.
 pub fn reads_as_prose(path: &std::path::Path) -> bool {
     matches!(
         source::SourceKind::of(path),

@@ -319,10 +319,16 @@ mod tests {
         assert_eq!(SourceKind::of(Path::new("src/lib.rs")), Some(SourceKind::Code("rust")));
         assert_eq!(SourceKind::of(Path::new("LICENSE")), Some(SourceKind::Text));
         assert_eq!(SourceKind::of(Path::new("photo.png")), None);
-        assert!(crate::reads_as_prose(Path::new("docs/topics/db/models.txt")));
-        assert!(crate::reads_as_prose(Path::new("library/enum.html")));
-        assert!(!crate::reads_as_prose(Path::new("django/db/models/enums.py")));
-        assert!(!crate::reads_as_prose(Path::new("photo.png")));
+    }
+
+    #[test]
+    fn prose_files_are_told_from_programs() {
+        for prose in ["guide/intro.MD", "library/enum.html", "notes.txt", "README"] {
+            assert!(crate::reads_as_prose(Path::new(prose)), "{prose}");
+        }
+        for other in ["django/db/models/enums.py", "deploy.sh", "config.yaml", "photo.png", "Makefile"] {
+            assert!(!crate::reads_as_prose(Path::new(other)), "{other}");
+        }
     }
 
     #[test]

@@ -120,6 +120,50 @@ fn code_that_uses_the_words_of_a_question_counts_half_next_to_prose_that_answers
 }
 
 #[test]
+fn a_documents_code_sample_counts_in_full_when_the_question_quotes_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let guide = dir.path().join("uploads.md");
+    std::fs::write(
+        &guide,
+        "# Uploads\n\nThe upload helper sends one payload and retries a failed upload.\n\n\
+         ```python\nupload_file(payload, retries=5)\n```\n",
+    )
+    .unwrap();
+    let code = dir.path().join("client");
+    std::fs::create_dir(&code).unwrap();
+    std::fs::write(
+        code.join("client.py"),
+        "def upload_file(payload, retries=5):\n    for attempt in range(retries):\n        \
+         if send(payload):\n            return True\n    return False\n",
+    )
+    .unwrap();
+    let library = open(dir.path());
+    library.index(&[guide], Some("guide"), &IndexOptions::default(), &()).unwrap();
+    library.index(&[code], Some("client"), &IndexOptions::default(), &()).unwrap();
+    // Within the guide the sample and its prose keep their own ranking; next
+    // to the program's code the sample counts in full for a question that
+    // quotes code, half for one asked in words. The function counts half
+    // either way.
+    for (question, sample_prior) in [
+        ("How is `upload_file(payload)` called with retries?", 1.0),
+        ("How is the upload file helper called with retries?", 0.5),
+    ] {
+        let options = ContextOptions { budget: 400, ..ContextOptions::new(question) };
+        let relevance = |built: &ucpkit_workspace::vocabulary::BuiltContext, role: &str| {
+            let block = built.blocks.iter().find(|b| b.role.as_deref() == Some(role) && b.file.is_some());
+            block.unwrap_or_else(|| panic!("no {role} block: {}", built.text)).relevance
+        };
+        let alone = library.context_in(Some("guide"), &options).unwrap();
+        let merged = library.context_across(&everything(), &options).unwrap();
+        let sample_over_prose = |built| relevance(built, "code") / relevance(built, "paragraph");
+        let expected = sample_prior * sample_over_prose(&alone);
+        assert!((sample_over_prose(&merged) - expected).abs() < 1e-9, "{question}: {:?}", merged.blocks);
+        let function = merged.blocks.iter().find(|b| b.symbol.as_deref() == Some("upload_file"));
+        assert!(function.is_some(), "the function fits too: {}", merged.text);
+    }
+}
+
+#[test]
 fn a_context_over_many_matching_memories_fills_its_budget() {
     let dir = tempfile::tempdir().unwrap();
     let library = open(dir.path());

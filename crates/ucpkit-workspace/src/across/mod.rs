@@ -13,9 +13,11 @@
 //! what the question asks, next to the likeliest ([`beliefs`]): a name
 //! only one source holds points the question there. A block of code
 //! counts half, unless the question quotes code and the block is a
-//! document's sample ([`prior`]). Blocks then go in best first
+//! document's sample ([`prior::prior`]). Blocks then go in best first
 //! while they fit, each under its group's `§` line named by its document,
 //! and the exact count is checked as for one document.
+
+mod prior;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -26,9 +28,6 @@ use ucpkit_search::{RagProvider as _, SearchConfig, SearchIndex, TermPostings};
 use ucpkit_ucl::RenderFormat;
 
 use crate::library::{lock, Library};
-use prior::prior;
-
-mod prior;
 use crate::{ContextOptions, WorkspaceError};
 
 /// Where a context's blocks may come from.
@@ -320,7 +319,7 @@ fn named_header(source: &str, header: &str) -> String {
 }
 
 /// One window from the sources' contexts: entries best first (by their
-/// calibrated score times their [`prior`]) while they fit,
+/// calibrated score times their [`prior::prior`]) while they fit,
 /// then laid out source by source (the one with the best entry first),
 /// each entry in its source's order under its group's `§` line.
 fn merge(
@@ -347,7 +346,7 @@ fn merge(
                 block,
                 score: source.built.blocks[block].relevance
                     * source.scale
-                    * prior(&source.built.blocks[block], quotes_code),
+                    * prior::prior(&source.built.blocks[block], quotes_code),
                 tokens: tokenizer.count(&part.text),
             });
         }
