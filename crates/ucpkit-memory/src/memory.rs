@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use ucpkit_core::{Block, BlockId, Document, IdSet};
 use ucpkit_ucl::{Append, BlockRef, Command, ContentLiteral, ContentType, Delete, DeleteMode, Value};
 
-use ucpkit_workspace::{SearchRequest, WorkspaceError};
+use ucpkit_workspace::{RankedStored, SearchRequest, WorkspaceError};
 
 use crate::AgentState;
 
@@ -320,8 +320,25 @@ impl AgentState<'_> {
         if !self.library.holds_stored(&name)? {
             return Ok(Vec::new());
         }
+        if !filter.narrows() {
+            // One-shot: the best memories read from the store alone.
+            let keep = |doc: &Document, id: BlockId| doc.get(id).is_some_and(|block| is_memory(doc, block));
+            if let Some(RankedStored { document, ranked }) = self.library.ranked_stored(&name, query, limit, keep)? {
+                return Ok(ranked
+                    .into_iter()
+                    .filter_map(|(id, score)| {
+                        Some(Memory { score: Some(score), ..Memory::of(&name, document.get(id)?) })
+                    })
+                    .collect());
+            }
+        }
+        let held = self.library.holds(&name);
         let workspace = self.library.workspace(&name)?;
         let ranked = workspace.rank(query)?;
+        if !held {
+            // For the next one-shot search.
+            self.library.keep_layout(&workspace);
+        }
         let searched = if ranked.is_none() || filter.narrows() {
             // Hits the filter drops make room for the next ones.
             let mut request = SearchRequest::new(query);

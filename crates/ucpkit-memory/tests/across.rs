@@ -260,3 +260,47 @@ fn memory_search_ranks_as_a_context_does() {
     let found = state.memory_search("staging token", &notes, 10).unwrap();
     assert_eq!(found.iter().map(|m| m.content.as_str()).collect::<Vec<_>>(), [kept[0]]);
 }
+
+#[test]
+fn a_one_shot_memory_search_reads_the_store_alone_and_finds_what_a_loaded_one_does() {
+    type Found = Vec<(String, String, f64)>;
+    let dir = tempfile::tempdir().unwrap();
+    let chat = format!("{CHAT}\n## Session 3 (5 July, 2023)\n\nAna: Pixel hurt a paw, so no races this month.\n");
+    assert_eq!(AgentState::of(&open(dir.path())).memory_import(None, &conversation_turns(&chat)).unwrap(), (5, 0));
+    let queries = ["What race did Ana run with Pixel?", "greyhound adopted", "paw", "xyzzy"];
+    let search = |library: &Library, query: &str| -> Found {
+        let found = AgentState::of(library).memory_search(query, &MemoryFilter::default(), 3).unwrap();
+        found.into_iter().map(|m| (m.id, m.content, m.score.unwrap())).collect()
+    };
+    // One library asking every query: it loads the memories.
+    let loaded = |dir: &Path| -> Vec<Found> {
+        let library = open(dir);
+        let found = queries.iter().map(|query| search(&library, query)).collect();
+        assert!(library.holds("memory"));
+        found
+    };
+    // A process per query, as `ucp memory search` is: each ranks from the
+    // layout the first load left beside the index and reads only the hits.
+    let one_shot = |dir: &Path, expected: &[Found]| {
+        for (query, expected) in queries.iter().zip(expected) {
+            let library = open(dir);
+            let found = search(&library, query);
+            assert!(!library.holds("memory"), "{query}: the one-shot search loaded the memories");
+            let ids = |found: &Found| found.iter().map(|m| m.0.clone()).collect::<Vec<_>>();
+            assert_eq!(ids(&found), ids(expected), "{query}");
+            assert!(found.iter().zip(expected).all(|(a, b)| (a.2 - b.2).abs() < 1e-9), "{found:?} {expected:?}");
+        }
+    };
+    let expected = loaded(dir.path());
+    assert!(expected[0].iter().any(|m| m.1.contains("first 5k race")), "{:?}", expected[0]);
+    assert!(expected[3].is_empty(), "no word of it anywhere: {:?}", expected[3]);
+    one_shot(dir.path(), &expected);
+
+    // A memory stored since: the layout is caught up from the store's log.
+    let stored =
+        ucpkit_memory::NewMemory { content: "Pixel won a medal at the dog race.".into(), ..Default::default() };
+    AgentState::of(&open(dir.path())).memory_store(&stored).unwrap();
+    let expected = loaded(dir.path());
+    assert!(expected[0].iter().any(|m| m.1 == stored.content), "{:?}", expected[0]);
+    one_shot(dir.path(), &expected);
+}

@@ -62,6 +62,7 @@ pub use indexing::{IndexOptions, IndexProgress, Indexed, IndexedStored};
 pub use inspect::{find_block, stats, BlockView, DocumentStats, SectionView};
 pub use library::{Library, LibraryConfig, Workspace, EVICT_IDLE_AFTER};
 pub use map::{MapRequest, DEFAULT_MAP_BUDGET};
+pub use parts::RankedStored;
 pub use replay::{replayed, STATE_TRIES};
 pub use script::ScriptRun;
 pub use search::{FileHit, SearchHit, SearchRequest, SearchResults, FILE_EVIDENCE};

@@ -2,7 +2,7 @@
 //! sessions, search index), shared by every caller; writing back what
 //! changed. Indexing paths into it is in `indexing`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
@@ -178,6 +178,9 @@ pub struct Library {
     /// the next [`Library::workspace`] brings one up to date from the
     /// store's log of changed blocks instead of reading it whole.
     pub(crate) behind: Mutex<HashMap<String, Arc<Workspace>>>,
+    /// Documents this library ranked once from the store alone
+    /// ([`Library::ranked_stored`]): asked again, it loads them.
+    pub(crate) ranked_from_store: Mutex<HashSet<String>>,
     /// Built on first use; a thread starts building its tables when the
     /// library opens, while the document loads.
     tokenizer: OnceLock<BpeTokenizer>,
@@ -256,6 +259,7 @@ impl Library {
             config,
             loaded: Mutex::new(HashMap::new()),
             behind: Mutex::new(HashMap::new()),
+            ranked_from_store: Mutex::new(HashSet::new()),
             tokenizer: OnceLock::new(),
             agent_state: Mutex::new(()),
         })

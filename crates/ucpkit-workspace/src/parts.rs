@@ -71,9 +71,12 @@ impl Library {
     }
 
     /// Writes the layout of `workspace`'s document beside its search index,
-    /// unless the file there is a whole one of the same revision. Best effort: without
-    /// the file, a one-shot context loads the document.
-    pub(crate) fn keep_layout(&self, workspace: &Workspace) {
+    /// unless the file there is a whole one of the same revision. Best
+    /// effort: without the file, a one-shot context or [`ranked_stored`]
+    /// loads the document.
+    ///
+    /// [`ranked_stored`]: Library::ranked_stored
+    pub fn keep_layout(&self, workspace: &Workspace) {
         if self.config.read_only {
             return;
         }
@@ -96,39 +99,15 @@ impl Library {
     /// The context built on parts of stored document `name`; `None` when
     /// that cannot be done (the caller loads the document).
     fn context_from_parts(&self, name: &str, options: &ContextOptions) -> Result<Option<BuiltContext>, WorkspaceError> {
-        let dir = ucpkit_search::index_dir(&self.config.store_dir, name);
-        if layout_revision(&dir).is_none() {
-            return Ok(None); // no layout to rank from
-        }
-        let Some(mut part) = self.store()?.part(name)? else { return Ok(None) };
-        // Loaded once for the catch-up and the search.
-        let model = self.load_model()?;
-        let (layout, index) = match read_layout(&dir, part.revision()) {
-            Some(layout) => {
-                let index = self.index_to_search(&dir, name, part.revision(), model.as_ref())?;
-                let Some(index) = index else { return Ok(None) };
-                (layout, index)
-            }
-            None => match self.caught_up_layout(name, &dir, &mut part, model.as_ref()) {
-                Some(caught_up) => caught_up,
-                None => return Ok(None),
-            },
-        };
-        let index: Arc<dyn RagProvider> = Arc::new(index);
-        let layout = Arc::new(layout);
-        // A part over half the document costs about what the whole does.
-        let most = layout.len() / 2 + 1_000;
         let orchestrator = options.orchestrator();
         let request = options.request()?;
+        let Some(StoredRanking { mut part, layout, index, ranking }) = self.stored_ranking(name, &options.question)?
+        else {
+            return Ok(None);
+        };
+        // A part over half the document costs about what the whole does.
+        let most = layout.len() / 2 + 1_000;
         // The sections of the blocks the job will plan from, read first.
-        let Some(postings) = index.term_postings(&options.question) else { return Ok(None) };
-        // With a model, its nearest blocks are ranked in, as a job on the
-        // whole document ranks them.
-        let semantic = model
-            .as_ref()
-            .map(|_| ucpkit_orchestrator::semantic_hits(index.as_ref(), &options.question, &layout))
-            .transpose()?;
-        let ranking = Arc::new(QuestionRanking::new(&layout, &options.question, postings, semantic.as_deref()));
         let planned = &ranking.ranked[..ranking.ranked.len().min(orchestrator.config().search_limit)];
         let mut wanted: Vec<BlockId> = planned.iter().filter_map(|&(id, _)| layout.section_root(id)).collect();
         for round in 0..ROUNDS {
@@ -164,6 +143,101 @@ impl Library {
             wanted = missed.into_iter().collect();
         }
         Ok(None)
+    }
+}
+
+/// The best blocks of a stored document for a question, read without
+/// loading the document ([`Library::ranked_stored`]).
+#[derive(Debug)]
+pub struct RankedStored {
+    /// The part of the document read: the blocks ranked, with their
+    /// ancestors.
+    pub document: ucpkit_core::Document,
+    /// The blocks taken, best first, with their scores (the best at 1).
+    pub ranked: Vec<(BlockId, f64)>,
+}
+
+/// What a one-shot call ranks from: the part of a stored document read so
+/// far, its layout and open search index, and the question's ranking.
+struct StoredRanking {
+    part: Part,
+    layout: Arc<Layout>,
+    index: Arc<dyn RagProvider>,
+    ranking: Arc<QuestionRanking>,
+}
+
+impl Library {
+    /// The ranking of `question` over stored document `name`, from the
+    /// layout beside its index (caught up from the store's log when it is
+    /// of an earlier revision) and the index's postings, with the model's
+    /// nearest blocks when one is configured; `None` when those cannot be
+    /// had without loading the document.
+    fn stored_ranking(&self, name: &str, question: &str) -> Result<Option<StoredRanking>, WorkspaceError> {
+        let dir = ucpkit_search::index_dir(&self.config.store_dir, name);
+        if layout_revision(&dir).is_none() {
+            return Ok(None); // no layout to rank from
+        }
+        let Some(mut part) = self.store()?.part(name)? else { return Ok(None) };
+        // Loaded once for the catch-up and the search.
+        let model = self.load_model()?;
+        let (layout, index) = match read_layout(&dir, part.revision()) {
+            Some(layout) => {
+                let index = self.index_to_search(&dir, name, part.revision(), model.as_ref())?;
+                let Some(index) = index else { return Ok(None) };
+                (layout, index)
+            }
+            None => match self.caught_up_layout(name, &dir, &mut part, model.as_ref()) {
+                Some(caught_up) => caught_up,
+                None => return Ok(None),
+            },
+        };
+        let index: Arc<dyn RagProvider> = Arc::new(index);
+        let Some(postings) = index.term_postings(question) else { return Ok(None) };
+        let nearest = model
+            .as_ref()
+            .map(|_| ucpkit_orchestrator::semantic_hits(index.as_ref(), question, &layout))
+            .transpose()?;
+        let ranking = Arc::new(QuestionRanking::new(&layout, question, postings, nearest.as_deref()));
+        Ok(Some(StoredRanking { part, layout: Arc::new(layout), index, ranking }))
+    }
+
+    /// The best blocks of stored document `name` for `question`, as the
+    /// context job ranks them ([`Workspace::rank`]), read from the store
+    /// without loading the document: in ranking order, the first `limit`
+    /// that `keep` takes, with the part of the document that holds them
+    /// and their ancestors. `None` when this library holds the document,
+    /// has ranked it so before (a caller that asks again, a server, is
+    /// answered faster by the loaded document from then on), or its layout
+    /// and index cannot be had as stored: rank the loaded [`Workspace`]
+    /// instead.
+    pub fn ranked_stored(
+        &self,
+        name: &str,
+        question: &str,
+        limit: usize,
+        keep: impl Fn(&ucpkit_core::Document, BlockId) -> bool,
+    ) -> Result<Option<RankedStored>, WorkspaceError> {
+        if self.holds(name) || !lock(&self.ranked_from_store).insert(name.to_owned()) {
+            return Ok(None);
+        }
+        let Some(StoredRanking { mut part, layout, ranking, .. }) = self.stored_ranking(name, question)? else {
+            return Ok(None);
+        };
+        let most = layout.len() / 2 + 1_000;
+        let ranked = &ranking.ranked;
+        let (mut kept, mut next) = (Vec::new(), 0);
+        while kept.len() < limit && next < ranked.len() {
+            // Twice as many as are still wanted, for those `keep` drops.
+            let batch = &ranked[next..(next + 2 * (limit - kept.len())).min(ranked.len())];
+            next += batch.len();
+            let ids: Vec<BlockId> = batch.iter().map(|&(id, _)| id).collect();
+            if !self.store()?.extend_part(&mut part, &ids, 0, most)? {
+                return Ok(None); // written meanwhile, or too much to read
+            }
+            let doc = part.document();
+            kept.extend(batch.iter().filter(|&&(id, _)| keep(&doc, id)).take(limit - kept.len()));
+        }
+        Ok(Some(RankedStored { document: part.document(), ranked: kept }))
     }
 }
 
