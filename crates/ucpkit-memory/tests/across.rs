@@ -263,44 +263,72 @@ fn memory_search_ranks_as_a_context_does() {
 
 #[test]
 fn a_one_shot_memory_search_reads_the_store_alone_and_finds_what_a_loaded_one_does() {
-    type Found = Vec<(String, String, f64)>;
+    use ucpkit_memory::Memory;
     let dir = tempfile::tempdir().unwrap();
     let chat = format!("{CHAT}\n## Session 3 (5 July, 2023)\n\nAna: Pixel hurt a paw, so no races this month.\n");
     assert_eq!(AgentState::of(&open(dir.path())).memory_import(None, &conversation_turns(&chat)).unwrap(), (5, 0));
-    let queries = ["What race did Ana run with Pixel?", "greyhound adopted", "paw", "xyzzy"];
-    let search = |library: &Library, query: &str| -> Found {
-        let found = AgentState::of(library).memory_search(query, &MemoryFilter::default(), 3).unwrap();
-        found.into_iter().map(|m| (m.id, m.content, m.score.unwrap())).collect()
+    // Two blocks below a memory that are not memories themselves, and
+    // rank first for "zorbling": the memory that also says it comes in a
+    // second batch.
+    {
+        let library = open(dir.path());
+        let workspace = library.workspace("memory").unwrap();
+        let session = library.create_session(&workspace, &ucpkit_workspace::NewSession::default()).unwrap();
+        let state = AgentState::of(&library);
+        let greyhound = &state.memory_search("greyhound", &MemoryFilter::default(), 1).unwrap()[0].id;
+        for _ in 0..2 {
+            let append = format!("APPEND {greyhound} text :: \"zorbling zorbling zorbling\"");
+            assert!(library.run_script(&workspace, session, &append).unwrap().written);
+        }
+        let toy = ucpkit_memory::NewMemory { content: "Ana: a zorbling toy for Pixel.".into(), ..Default::default() };
+        state.memory_store(&toy).unwrap();
+    }
+    let queries = [("What race did Ana run with Pixel?", 3), ("zorbling", 1), ("greyhound adopted", 2), ("xyzzy", 3)];
+    let search = |library: &Library, (query, limit): (&str, usize)| -> Vec<Memory> {
+        AgentState::of(library).memory_search(query, &MemoryFilter::default(), limit).unwrap()
     };
-    // One library asking every query: it loads the memories.
-    let loaded = |dir: &Path| -> Vec<Found> {
-        let library = open(dir);
-        let found = queries.iter().map(|query| search(&library, query)).collect();
-        assert!(library.holds("memory"));
-        found
+    // The memories loaded, as a server holds them; `keep_layout` leaves
+    // their layout beside the index for a later process.
+    let loaded = |keep_layout: bool| -> Vec<Vec<Memory>> {
+        let library = open(dir.path());
+        let workspace = library.workspace("memory").unwrap();
+        if keep_layout {
+            library.keep_layout(&workspace);
+        }
+        queries.iter().map(|&query| search(&library, query)).collect()
     };
     // A process per query, as `ucp memory search` is: each ranks from the
-    // layout the first load left beside the index and reads only the hits.
-    let one_shot = |dir: &Path, expected: &[Found]| {
-        for (query, expected) in queries.iter().zip(expected) {
-            let library = open(dir);
+    // layout and reads only the best memories.
+    let one_shot = |expected: &[Vec<Memory>]| {
+        for (&query, expected) in queries.iter().zip(expected) {
+            let library = open(dir.path());
             let found = search(&library, query);
-            assert!(!library.holds("memory"), "{query}: the one-shot search loaded the memories");
-            let ids = |found: &Found| found.iter().map(|m| m.0.clone()).collect::<Vec<_>>();
-            assert_eq!(ids(&found), ids(expected), "{query}");
-            assert!(found.iter().zip(expected).all(|(a, b)| (a.2 - b.2).abs() < 1e-9), "{found:?} {expected:?}");
+            assert!(!library.holds("memory"), "{query:?}: the one-shot search loaded the memories");
+            assert_eq!(found.len(), expected.len(), "{query:?}");
+            for (found, expected) in found.iter().zip(expected) {
+                assert!((found.score.unwrap() - expected.score.unwrap()).abs() < 1e-9, "{found:?} {expected:?}");
+                let unscored = |m: &Memory| Memory { score: None, ..m.clone() };
+                assert_eq!(unscored(found), unscored(expected), "{query:?}");
+            }
         }
     };
-    let expected = loaded(dir.path());
-    assert!(expected[0].iter().any(|m| m.1.contains("first 5k race")), "{:?}", expected[0]);
+    let expected = loaded(true);
+    assert!(expected[0].iter().any(|m| m.content.contains("first 5k race")), "{:?}", expected[0]);
+    assert_eq!(expected[1].iter().map(|m| m.content.as_str()).collect::<Vec<_>>(), ["Ana: a zorbling toy for Pixel."]);
     assert!(expected[3].is_empty(), "no word of it anywhere: {:?}", expected[3]);
-    one_shot(dir.path(), &expected);
+    one_shot(&expected);
 
-    // A memory stored since: the layout is caught up from the store's log.
+    // A memory stored and one forgotten since: the first one-shot search
+    // catches the layout up from the store's log.
+    let writer = open(dir.path());
+    let state = AgentState::of(&writer);
     let stored =
         ucpkit_memory::NewMemory { content: "Pixel won a medal at the dog race.".into(), ..Default::default() };
-    AgentState::of(&open(dir.path())).memory_store(&stored).unwrap();
-    let expected = loaded(dir.path());
-    assert!(expected[0].iter().any(|m| m.1 == stored.content), "{:?}", expected[0]);
-    one_shot(dir.path(), &expected);
+    state.memory_store(&stored).unwrap();
+    let paw = expected[0].iter().find(|m| m.content.contains("paw"));
+    assert!(state.memory_forget(None, &paw.expect("the paw turn is found").id).unwrap());
+    let expected = loaded(false);
+    assert!(expected[0].iter().any(|m| m.content == stored.content), "{:?}", expected[0]);
+    assert!(expected.iter().flatten().all(|m| !m.content.contains("paw")), "{expected:?}");
+    one_shot(&expected);
 }

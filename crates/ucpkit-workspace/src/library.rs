@@ -178,7 +178,7 @@ pub struct Library {
     /// the next [`Library::workspace`] brings one up to date from the
     /// store's log of changed blocks instead of reading it whole.
     pub(crate) behind: Mutex<HashMap<String, Arc<Workspace>>>,
-    /// Documents this library ranked once from the store alone
+    /// Documents this library was asked once to rank from the store alone
     /// ([`Library::ranked_stored`]): asked again, it loads them.
     pub(crate) ranked_from_store: Mutex<HashSet<String>>,
     /// Built on first use; a thread starts building its tables when the

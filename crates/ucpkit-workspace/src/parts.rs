@@ -8,7 +8,7 @@
 //! are known before any block is read; their sections (with ancestors and
 //! edges) and the blocks their links point to are read from the store, and
 //! the context job runs on that partial document, reusing the ranking. Every id the job asks for that the part does not hold
-//! is recorded ([`ucpkit_core::Document::partial`]); when there are any, their
+//! is recorded ([`Document::partial`]); when there are any, their
 //! sections are read too and the job runs again, so the answer is the one
 //! the whole document gives. A layout and index of an earlier revision
 //! are caught up from the store's log of the blocks written since: both
@@ -18,13 +18,15 @@
 //! written made again) and the model's nearest blocks are ranked in, as
 //! on the whole document. When the layout is missing or cannot be caught up,
 //! the index is behind otherwise, or the job keeps reaching further, the
-//! document is loaded whole as before.
+//! document is loaded whole as before. The same ranking serves a one-shot
+//! memory search ([`Library::ranked_stored`]), which reads only the
+//! best-ranked blocks.
 
 use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
-use ucpkit_core::BlockId;
+use ucpkit_core::{BlockId, Document};
 use ucpkit_engine::Engine;
 use ucpkit_orchestrator::rank::{self, Layout, QuestionRanking};
 use ucpkit_orchestrator::BuiltContext;
@@ -152,7 +154,7 @@ impl Library {
 pub struct RankedStored {
     /// The part of the document read: the blocks ranked, with their
     /// ancestors.
-    pub document: ucpkit_core::Document,
+    pub document: Document,
     /// The blocks taken, best first, with their scores (the best at 1).
     pub ranked: Vec<(BlockId, f64)>,
 }
@@ -215,7 +217,7 @@ impl Library {
         name: &str,
         question: &str,
         limit: usize,
-        keep: impl Fn(&ucpkit_core::Document, BlockId) -> bool,
+        keep: impl Fn(&Document, BlockId) -> bool,
     ) -> Result<Option<RankedStored>, WorkspaceError> {
         if self.holds(name) || !lock(&self.ranked_from_store).insert(name.to_owned()) {
             return Ok(None);
@@ -225,19 +227,20 @@ impl Library {
         };
         let most = layout.len() / 2 + 1_000;
         let ranked = &ranking.ranked;
-        let (mut kept, mut next) = (Vec::new(), 0);
+        let (mut kept, mut next, mut document) = (Vec::new(), 0, part.document());
         while kept.len() < limit && next < ranked.len() {
             // Twice as many as are still wanted, for those `keep` drops.
-            let batch = &ranked[next..(next + 2 * (limit - kept.len())).min(ranked.len())];
-            next += batch.len();
+            let end = next.saturating_add((limit - kept.len()).saturating_mul(2)).min(ranked.len());
+            let batch = &ranked[next..end];
+            next = end;
             let ids: Vec<BlockId> = batch.iter().map(|&(id, _)| id).collect();
             if !self.store()?.extend_part(&mut part, &ids, 0, most)? {
                 return Ok(None); // written meanwhile, or too much to read
             }
-            let doc = part.document();
-            kept.extend(batch.iter().filter(|&&(id, _)| keep(&doc, id)).take(limit - kept.len()));
+            document = part.document();
+            kept.extend(batch.iter().filter(|&&(id, _)| keep(&document, id)).take(limit - kept.len()));
         }
-        Ok(Some(RankedStored { document: part.document(), ranked: kept }))
+        Ok(Some(RankedStored { document, ranked: kept }))
     }
 }
 
@@ -380,7 +383,7 @@ mod tests {
     #[test]
     fn a_layout_file_is_read_only_for_its_revision_and_whole() {
         let dir = tempfile::tempdir().unwrap();
-        let layout = Layout::build(&ucpkit_core::Document::new("d"), None);
+        let layout = Layout::build(&Document::new("d"), None);
         write_layout(dir.path(), 7, &layout).unwrap();
         assert_eq!(layout_revision(dir.path()), Some(7));
         assert!(read_layout(dir.path(), 7).is_some());
