@@ -323,10 +323,10 @@ mod tests {
 
     #[test]
     fn prose_files_are_told_from_programs() {
-        for prose in ["guide/intro.MD", "library/enum.html", "notes.txt", "README"] {
+        for prose in ["guide/intro.MD", "pages/widgets.html", "notes.txt", "README"] {
             assert!(crate::reads_as_prose(Path::new(prose)), "{prose}");
         }
-        for other in ["django/db/models/enums.py", "deploy.sh", "config.yaml", "photo.png", "Makefile"] {
+        for other in ["app/models/shapes.py", "deploy.sh", "config.yaml", "photo.png", "Makefile"] {
             assert!(!crate::reads_as_prose(Path::new(other)), "{other}");
         }
     }

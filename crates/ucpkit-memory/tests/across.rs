@@ -82,28 +82,32 @@ fn a_small_source_that_answers_is_not_drowned_by_a_large_one() {
     assert!(built.blocks.iter().all(|b| b.document.as_deref() == Some("node")), "{:?}", built.blocks);
 }
 
+/// A library holding `prose` (markdown) as document `name` and
+/// `program` (Python) as document `client`.
+fn prose_and_program(dir: &Path, name: &str, prose: &str, program: &str) -> Library {
+    let text = dir.join("uploads.md");
+    std::fs::write(&text, prose).unwrap();
+    let code = dir.join("client");
+    std::fs::create_dir(&code).unwrap();
+    std::fs::write(code.join("client.py"), program).unwrap();
+    let library = open(dir);
+    library.index(&[text], Some(name), &IndexOptions::default(), &()).unwrap();
+    library.index(&[code], Some("client"), &IndexOptions::default(), &()).unwrap();
+    library
+}
+
 #[test]
 fn code_that_uses_the_words_of_a_question_counts_half_next_to_prose_that_answers_it() {
     let dir = tempfile::tempdir().unwrap();
-    let notes = dir.path().join("uploads.md");
-    std::fs::write(
-        &notes,
+    let library = prose_and_program(
+        dir.path(),
+        "notes",
         "# Uploads\n\nA failed upload is retried this often: at most five times, with exponential backoff.\n\n\
          Every request carries the session's token.\n",
-    )
-    .unwrap();
-    let code = dir.path().join("client");
-    std::fs::create_dir(&code).unwrap();
-    std::fs::write(
-        code.join("client.py"),
         "def upload(payload, retries=5):\n    \"\"\"Send one request: a failed upload is retried this often.\"\"\"\n    \
          for attempt in range(retries):\n        if send(payload):\n            return True\n        \
          sleep(2 ** attempt)\n    return False\n",
-    )
-    .unwrap();
-    let library = open(dir.path());
-    library.index(&[notes], Some("notes"), &IndexOptions::default(), &()).unwrap();
-    library.index(&[code], Some("client"), &IndexOptions::default(), &()).unwrap();
+    );
     // The function holds every word of the question, the paragraph all but
     // "request": counted in full, the function would come first.
     let options =
@@ -122,24 +126,14 @@ fn code_that_uses_the_words_of_a_question_counts_half_next_to_prose_that_answers
 #[test]
 fn a_documents_code_sample_counts_in_full_when_the_question_quotes_code() {
     let dir = tempfile::tempdir().unwrap();
-    let guide = dir.path().join("uploads.md");
-    std::fs::write(
-        &guide,
+    let library = prose_and_program(
+        dir.path(),
+        "guide",
         "# Uploads\n\nThe upload helper sends one payload and retries a failed upload.\n\n\
          ```python\nupload_file(payload, retries=5)\n```\n",
-    )
-    .unwrap();
-    let code = dir.path().join("client");
-    std::fs::create_dir(&code).unwrap();
-    std::fs::write(
-        code.join("client.py"),
         "def upload_file(payload, retries=5):\n    for attempt in range(retries):\n        \
          if send(payload):\n            return True\n    return False\n",
-    )
-    .unwrap();
-    let library = open(dir.path());
-    library.index(&[guide], Some("guide"), &IndexOptions::default(), &()).unwrap();
-    library.index(&[code], Some("client"), &IndexOptions::default(), &()).unwrap();
+    );
     // Within the guide the sample and its prose keep their own ranking; next
     // to the program's code the sample counts in full for a question that
     // quotes code, half for one asked in words. The function counts half

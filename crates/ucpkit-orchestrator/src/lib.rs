@@ -113,11 +113,24 @@ fn rank_in(
     provider: &dyn RagProvider,
     question: &str,
 ) -> Result<Option<rank::QuestionRanking>, AgentError> {
+    let semantic = provider.capabilities().semantic;
+    ranking_over(&rank::layout(traversal, doc), provider, question, semantic)
+}
+
+/// The ranking of `question` over the blocks `layout` lays out, from
+/// `provider`'s postings, with its nearest blocks by meaning when
+/// `semantic`: what [`question_ranking`] makes of a loaded document, and a
+/// one-shot call of a stored layout. `None` when the provider gives no
+/// postings.
+pub fn ranking_over(
+    layout: &rank::Layout,
+    provider: &dyn RagProvider,
+    question: &str,
+    semantic: bool,
+) -> Result<Option<rank::QuestionRanking>, AgentError> {
     let Some(postings) = provider.term_postings(question) else { return Ok(None) };
-    let layout = rank::layout(traversal, doc);
-    let nearest =
-        if provider.capabilities().semantic { Some(semantic_hits(provider, question, &layout)?) } else { None };
-    Ok(Some(rank::QuestionRanking::new(&layout, question, postings, nearest.as_deref())))
+    let nearest = if semantic { Some(semantic_hits(provider, question, layout)?) } else { None };
+    Ok(Some(rank::QuestionRanking::new(layout, question, postings, nearest.as_deref())))
 }
 
 /// `hits` (best first) rescaled from 0 for the last to 1 for the best;

@@ -194,13 +194,9 @@ impl Library {
             },
         };
         let index: Arc<dyn RagProvider> = Arc::new(index);
-        let Some(postings) = index.term_postings(question) else { return Ok(None) };
-        let nearest = model
-            .as_ref()
-            .map(|_| ucpkit_orchestrator::semantic_hits(index.as_ref(), question, &layout))
-            .transpose()?;
-        let ranking = Arc::new(QuestionRanking::new(&layout, question, postings, nearest.as_deref()));
-        Ok(Some(StoredRanking { part, layout: Arc::new(layout), index, ranking }))
+        let ranking = ucpkit_orchestrator::ranking_over(&layout, index.as_ref(), question, model.is_some())?;
+        let Some(ranking) = ranking else { return Ok(None) };
+        Ok(Some(StoredRanking { part, layout: Arc::new(layout), index, ranking: Arc::new(ranking) }))
     }
 
     /// The best blocks of stored document `name` for `question`, as the

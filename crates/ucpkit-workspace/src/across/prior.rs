@@ -130,10 +130,10 @@ mod tests {
 
     #[test]
     fn a_documents_sample_counts_in_full_only_for_a_question_quoting_code() {
-        let sample = block("code", Some("library/dataclasses.html"));
+        let sample = block("code", Some("pages/widgets.html"));
         assert_eq!(prior(&sample, true), 1.0);
         assert_eq!(prior(&sample, false), CODE_NEXT_TO_OTHERS);
-        for program in [block("code", Some("django/db/models/fields.py")), block("function", Some("docs/conf.md"))] {
+        for program in [block("code", Some("app/models/shapes.py")), block("function", Some("notes/setup.md"))] {
             assert_eq!(prior(&program, true), CODE_NEXT_TO_OTHERS, "a program's own code counts half");
         }
         assert_eq!(prior(&block("paragraph", Some("lib/a.py")), true), 1.0, "prose counts in full");
