@@ -3,12 +3,12 @@
 //!
 //! This crate only translates, on the `agent-client-protocol` SDK:
 //! `session/new`, `session/load`, `session/resume`, `session/list` and
-//! `session/close` open and list [`session`]s (a registry `Connection`
+//! `session/close` open and list `session`s (a registry `Connection`
 //! over the client's `cwd`, the client's MCP servers joined to the
 //! configured ones, a transcript in the store that `ucp agent --session`
-//! shares); `session/prompt` runs one [`turn`] of `ucpkit-agent`'s loop on a
-//! thread, its events sent as `session/update`s ([`updates`]); the
-//! registry's gate asks the [`permission`] supervisor before a call that
+//! shares); `session/prompt` runs one `turn` of `ucpkit-agent`'s loop on a
+//! thread, its events sent as `session/update`s (`updates`); the
+//! registry's gate asks the `permission` supervisor before a call that
 //! changes something or runs a command, which asks the client;
 //! `session/cancel` stops the turn.
 

@@ -283,7 +283,7 @@ fn title_of(task: &str) -> String {
     }
 }
 
-/// The task given in a message the loop wrote ([`task_message`]), for a
+/// The task given in a message the loop wrote (`task_message`), for a
 /// front end that replays a conversation.
 pub fn task_of(message: &Message) -> Option<&str> {
     let [Part::Text { text }] = message.parts.as_slice() else { return None };

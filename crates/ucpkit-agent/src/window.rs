@@ -46,7 +46,7 @@ pub fn conversation_tokens(messages: &[Message], tokenizer: &dyn Tokenizer) -> u
 
 /// Brings `messages` within `budget` tokens: oldest first, tool results
 /// and texts (earlier tasks and answers too) are summarized, then, if still
-/// over, stubbed; the last [`KEEP_LATEST`] messages only when the older ones
+/// over, stubbed; the last `KEEP_LATEST` (two) messages only when the older ones
 /// are not enough. The message at `task` (the current task) is never
 /// touched, nor are tool calls' arguments, so only those can leave the
 /// conversation over its budget.

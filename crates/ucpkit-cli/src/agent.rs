@@ -70,7 +70,7 @@ pub(crate) struct LoopArgs {
     #[command(flatten)]
     llm: LlmArgs,
     /// The settings of this sub-agent type's section (explore, plan,
-    /// review, default) instead of [agent].
+    /// review, default) instead of `[agent]`.
     #[arg(long = "type", value_name = "TYPE", value_parser = ucpkit_registry::parts::llm::SUBAGENT_TYPES)]
     kind: Option<String>,
     /// The conversation's budget in tokens (default: the configuration's,
@@ -88,7 +88,7 @@ pub(crate) struct LoopArgs {
     #[arg(long)]
     read_only: bool,
     /// Run inside the agent sandbox (see docs/guard.md): secrets unread,
-    /// no network but the model's and [sandbox] allow_hosts, memory,
+    /// no network but the model's and `[sandbox]` allow_hosts, memory,
     /// process and time limits; commands and MCP servers write only
     /// under --root and a scratch folder.
     #[arg(long)]

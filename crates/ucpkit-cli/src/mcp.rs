@@ -37,7 +37,7 @@ pub(crate) struct McpArgs {
     #[arg(long, env = "UCP_MCP_TOKEN", hide_env_values = true, value_name = "TOKEN")]
     token: Option<String>,
     /// A browser origin allowed to call the HTTP server, e.g.
-    /// https://app.example.com:443 (repeatable; `:*` for any port). On
+    /// `https://app.example.com:443` (repeatable; `:*` for any port). On
     /// loopback, loopback origins are allowed too; any other Origin gets 403.
     #[arg(long, value_name = "ORIGIN")]
     allow_origin: Vec<String>,
@@ -94,7 +94,7 @@ pub(crate) struct McpArgs {
     tools: Option<Vec<String>>,
     /// Over stdio, run the server inside the agent sandbox (see
     /// docs/guard.md): secrets unread, no network but the models' and
-    /// [sandbox] allow_hosts, limits; its commands and MCP servers write
+    /// `[sandbox]` allow_hosts, limits; its commands and MCP servers write
     /// only under --root and a scratch folder. Over HTTP, run every bash
     /// command in the OS sandbox: writes only under --root, /tmp and
     /// /dev, and no network. Refused where the kernel has no Landlock.

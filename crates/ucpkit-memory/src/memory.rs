@@ -251,7 +251,7 @@ impl AgentState<'_> {
     }
 
     /// Stores many memories of `namespace` at once (an import, a
-    /// migration): checked like [`Library::memory_store`] before anything
+    /// migration): checked like [`AgentState::memory_store`] before anything
     /// is written, written in batches of [`IMPORT_BATCH`] (each batch
     /// whole or not at all); a memory of the same kind with the same
     /// words as one stored, or as one before it, is skipped. Returns how

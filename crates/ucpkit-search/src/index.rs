@@ -219,7 +219,7 @@ impl SearchIndex {
 
     /// [`SearchIndex::open`] for `doc` as a store holds it at `revision`:
     /// when the index was last brought up to date with that revision
-    /// ([`SearchIndex::record_revision`]) and needs no embedding, nothing
+    /// ([`SearchIndex::sync_written`] and the like record it) and needs no embedding, nothing
     /// is re-read, so opening costs little whatever the document's size.
     /// When it was brought up to date with the revision `changed` starts
     /// from (and needs no model), only the blocks `changed` names, and

@@ -4,7 +4,7 @@
 //! an exact OpenAI BPE (`o200k_base`) on the `bpe` crate's algorithm (as in
 //! `bpe-openai`, which gave identical counts to `tiktoken-rs` at about twice
 //! its speed on the Node.js API docs; see `ucpkit-ingest/benches/pipeline.rs`).
-//! Its tables are built from the shipped vocabulary and cached ([`table`]).
+//! Its tables are built from the shipped vocabulary and cached (`table`).
 
 mod table;
 

@@ -2,7 +2,7 @@
 //! of its own (no controlling terminal), from a clean environment (only
 //! [`PASSED_ENV`] and the names the user passes on), with a timeout, its
 //! output (stdout and stderr in the order written) capped with the tail
-//! kept. Each command runs under a keeper ([`crate::keeper`]) that kills
+//! kept. Each command runs under a keeper (the `keeper` module) that kills
 //! everything the command started when it exits, times out or is killed,
 //! and when its owner's process ends, however it ends.
 //! A command may run in the background (at most [`MAX_RUNNING_JOBS`] at

@@ -18,7 +18,7 @@ pub struct ReadRequest {
     pub path: String,
     /// First line to return, 1-based (default 1).
     pub offset: Option<usize>,
-    /// Most lines to return (default [`DEFAULT_READ_LINES`]).
+    /// Most lines to return (default 2000, `DEFAULT_READ_LINES`).
     pub limit: Option<usize>,
 }
 

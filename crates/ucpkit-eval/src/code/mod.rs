@@ -8,7 +8,7 @@
 //! - the engine: `ucp search` over code blocks for the ranked units,
 //!   `ucp search --files` for the ranked files, and `ucp context --code`
 //!   at the context budget;
-//! - the reference baseline ([`reference`]), computed here over the same
+//! - the reference baseline (the `reference` module), computed here over the same
 //!   snapshot.
 //!
 //! Metrics, as the set's README defines them: File@1/5/10 (the gold file
