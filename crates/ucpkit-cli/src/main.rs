@@ -62,7 +62,7 @@ pub(crate) struct Cli {
     /// tokens and API keys, reaches a command).
     #[arg(long, global = true, env = "UCP_PASS_ENV", value_delimiter = ',', value_name = "NAMES")]
     pass_env: Vec<String>,
-    /// Another TOML file of [mcp_servers.NAME] sections, for this run
+    /// Another TOML file of `[mcp_servers.NAME]` sections, for this run
     /// (repeatable; over those of the configuration files).
     #[arg(long, global = true, value_name = "FILE")]
     mcp_config: Vec<PathBuf>,
@@ -155,7 +155,7 @@ See docs/acp.md for the Zed settings.")]
   ucp --store ~/notes/.ucp mcp                   stdio, for a client that starts it
   ucp mcp --http localhost:8848 --allow ~/docs   HTTP on loopback; clients may index ~/docs")]
     Mcp(mcp::McpArgs),
-    /// The other MCP servers of the configuration ([mcp_servers.NAME]):
+    /// The other MCP servers of the configuration (`[mcp_servers.NAME]`):
     /// list them, list their tools, call one.
     #[command(after_help = "Examples:
   ucp mcp-servers list

@@ -106,7 +106,7 @@ pub(crate) struct McpArgs {
     #[arg(long)]
     discover_tools: bool,
     /// Serve the tools of the other MCP servers of the configuration
-    /// ([mcp_servers.NAME]) too, behind tool discovery (as with
+    /// (`[mcp_servers.NAME]`) too, behind tool discovery (as with
     /// --discover-tools): their lists come from the store's cache (a
     /// server not listed before is listed at start), and a server is
     /// started by the first call to one of its tools.

@@ -62,9 +62,9 @@ fn search_hits(provider: &dyn RagProvider, question: &str, limit: usize) -> Resu
 
 /// The content blocks of `layout` closest to `question` by meaning that a
 /// ranking with a model fuses in ([`rank::rank_question`]), from 1 for
-/// the nearest down to 0 for the last of the 50 (`SEMANTIC_HITS`) (blocks
-/// the layout does not rank, headings, titles and files, left out
-/// first): what a host that ranks before the job runs
+/// the nearest down to 0 for the last of the `SEMANTIC_HITS` (50) nearest;
+/// blocks the layout does not rank (headings, titles and files) are left
+/// out first. This is what a host that ranks before the job runs
 /// ([`rank::QuestionRanking`]) passes on. A provider with a model but no
 /// search by meaning alone gives the content blocks among its own
 /// search's best hits instead, relative to the best of them.
