@@ -189,9 +189,16 @@ impl SessionHost {
     /// The value of type `T` kept for `doc`'s version, if one was built or
     /// given; builds none.
     pub fn derived_kept<T: Any + Send + Sync>(&self, doc: &Document) -> Option<Arc<T>> {
+        self.derived_at(doc.version())
+    }
+
+    /// The value of type `T` kept for document version `version` (an
+    /// earlier one, say, that a write left behind), if it is the one kept;
+    /// builds none.
+    pub fn derived_at<T: Any + Send + Sync>(&self, version: u64) -> Option<Arc<T>> {
         let derived = lock(&self.derived);
-        let (version, value) = derived.get(&TypeId::of::<T>())?;
-        (*version == doc.version()).then(|| Arc::clone(value).downcast::<T>().ok()).flatten()
+        let (kept, value) = derived.get(&TypeId::of::<T>())?;
+        (*kept == version).then(|| Arc::clone(value).downcast::<T>().ok()).flatten()
     }
 
     /// Gives `value` as what [`SessionHost::derived`] builds for `doc`'s
@@ -516,6 +523,7 @@ mod tests {
         host.provide_derived(doc, Arc::new("given".to_owned()));
         assert_eq!(host.derived_kept::<String>(doc).as_deref().map(String::as_str), Some("given"));
         assert!(host.derived_kept::<u32>(doc).is_none(), "kept by type");
+        let version = doc.version();
 
         // Another version of the document: what was kept is not its.
         let mut edited = doc.clone();
@@ -524,5 +532,7 @@ mod tests {
         let block = Block::new(Block::derive_id(&content, None, "", 0), content, Metadata::default());
         edited.append_child(BlockId::ROOT, block).unwrap();
         assert!(host.derived_kept::<String>(&edited).is_none());
+        assert_eq!(host.derived_at::<String>(version).as_deref().map(String::as_str), Some("given"));
+        assert!(host.derived_at::<String>(edited.version()).is_none());
     }
 }

@@ -622,7 +622,16 @@ impl Library {
                 (Some(changes), Some(part)) => {
                     workspace.index.sync_part(&part.document(), engine.document(), &changes.blocks, write)?
                 }
-                (Some(changes), None) => workspace.index.sync_changed(engine.document(), &changes.blocks, write)?,
+                (Some(changes), None) => {
+                    let report = workspace.index.sync_changed(engine.document(), &changes.blocks, write)?;
+                    ucpkit_orchestrator::rank::carry_layout(
+                        &workspace.traversal,
+                        saved.version,
+                        engine.document(),
+                        &changes.blocks,
+                    );
+                    report
+                }
                 (None, _) => workspace.index.sync_written(engine.document(), write.to)?,
             };
             // A part does not hold every text its document still has.

@@ -237,6 +237,43 @@ fn an_edit_writes_what_it_touched_and_search_follows() {
 }
 
 #[test]
+fn writes_leave_the_ranking_layout_to_be_patched_and_rank_as_a_fresh_load() {
+    use ucpkit_orchestrator::rank::{Layout, PendingLayout};
+
+    let dir = tempfile::tempdir().unwrap();
+    let library = library(dir.path());
+    let workspace = library.workspace("node").unwrap();
+    let question = "How do I parse a query string into an object?";
+    workspace.rank(question).unwrap().expect("the question's terms are there");
+    let session = library.create_session(&workspace, &NewSession::default()).unwrap();
+    let ids = workspace.traversal().engine().document().ordered_ids();
+    let (edited, appended_to, deleted) = (ids[5], ids[9], ids[14]);
+    // Two writes with no ranking between them: both are pending.
+    let script = format!(
+        "EDIT {edited} SET text = \"parse a query string into an object\"\n\
+         APPEND {appended_to} text :: \"a query string parsed\""
+    );
+    assert!(library.run_script(&workspace, session, &script).unwrap().written);
+    assert!(library.run_script(&workspace, session, &format!("DELETE {deleted}")).unwrap().written);
+
+    let host = workspace.traversal();
+    let engine = host.engine();
+    let doc = engine.document();
+    let pending = host.derived_kept::<PendingLayout>(doc).expect("the layout is left to be patched");
+    let lengths = host.search_provider().unwrap().block_lengths();
+    let patched = pending.patched(doc, lengths.as_deref()).expect("the pending writes patch it");
+    assert_eq!(patched.encode(), Layout::build(doc, lengths.as_deref()).encode(), "as laid out afresh");
+    drop(engine);
+    let ranked = workspace.rank(question).unwrap();
+    let engine = host.engine();
+    let kept = host.derived_kept::<Layout>(engine.document()).expect("laid out for the ranking");
+    assert_eq!(kept.encode(), patched.encode(), "the ranking took the patched layout");
+    drop(engine);
+    let fresh = reopen(dir.path());
+    assert_eq!(ranked, fresh.workspace("node").unwrap().rank(question).unwrap());
+}
+
+#[test]
 fn indexing_a_changed_folder_again_rewrites_the_changed_file_and_search_follows() {
     let dir = tempfile::tempdir().unwrap();
     let corpus = dir.path().join("corpus");

@@ -30,6 +30,7 @@ mod codec;
 mod patch;
 mod slots;
 
+pub use patch::{carry_layout, PendingLayout};
 use slots::SlotTable;
 
 /// Neighbours on each side of a block that its window holds.
@@ -234,12 +235,11 @@ pub fn rank_question(
 }
 
 /// The layout of `doc`, `host`'s current document, built once per
-/// document version (and search provider) and kept by the host.
+/// document version (and search provider) and kept by the host: patched
+/// from the one of an earlier version when writes since left it pending
+/// ([`carry_layout`]), else laid out whole.
 pub fn layout(host: &ucpkit_sessions::SessionHost, doc: &Document) -> std::sync::Arc<Layout> {
-    host.derived(doc, || {
-        let lengths = host.search_provider().and_then(|search| search.block_lengths());
-        Layout::build(doc, lengths.as_deref())
-    })
+    host.derived(doc, || patch::lay_out(host, doc))
 }
 
 impl Layout {

@@ -1,5 +1,7 @@
 //! Bringing a [`Layout`] to a later revision of its document from the
-//! blocks written since, without walking the whole document.
+//! blocks written since, without walking the whole document: a one-shot
+//! call's stored layout from the store's log, and a host's kept layout
+//! after its own writes ([`carry_layout`]).
 //!
 //! A block that was not written, and has nothing written below it, holds
 //! the same subtree as before; where it also has the same parent, its
@@ -11,8 +13,11 @@
 //! whole. Lengths come from the search index as for [`Layout::build`], so
 //! a renamed heading's blocks take their new heading path's.
 
+use std::sync::Arc;
+
 use ucpkit_core::{outline, BlockId, Document, IdSet};
 use ucpkit_search::BlockLengths;
+use ucpkit_sessions::SessionHost;
 
 use super::build::{lengths_of, measured, Entries, Measured};
 use super::{is_content, is_section_root, session_key, Layout, Span};
@@ -75,6 +80,55 @@ impl Layout {
         }
         Some(patch.out.into_layout())
     }
+}
+
+/// A layout of an earlier version of a host's document with the blocks
+/// written since, not patched in yet: what [`carry_layout`] keeps for the
+/// version a write made, so the next ranking patches the layout instead
+/// of laying the whole document out again, and a run of writes with no
+/// ranking between them costs nothing more.
+pub struct PendingLayout {
+    earlier: Arc<Layout>,
+    changed: Vec<BlockId>,
+}
+
+impl PendingLayout {
+    /// The layout of `doc`, the document as the pending writes left it,
+    /// with `lengths` as for [`Layout::build`]; `None` when the patch
+    /// cannot be made ([`Layout::patched`]).
+    pub fn patched(&self, doc: &Document, lengths: Option<&[BlockLengths]>) -> Option<Layout> {
+        self.earlier.patched(doc, &self.changed, lengths)
+    }
+}
+
+/// Keeps, for `doc` (the document after a write whose changed blocks are
+/// `changed`, as [`ucpkit_core::Document::unsaved_changes`] lists them),
+/// the layout `host` kept of version `before` with those blocks pending,
+/// or the pending layout kept of `before` with them added. Nothing when
+/// neither is kept, or when so many blocks are pending that laying the
+/// document out costs no more than patching.
+pub fn carry_layout(host: &SessionHost, before: u64, doc: &Document, changed: &[BlockId]) {
+    let pending = if let Some(earlier) = host.derived_at::<Layout>(before) {
+        PendingLayout { earlier, changed: changed.to_vec() }
+    } else if let Some(pending) = host.derived_at::<PendingLayout>(before) {
+        let mut all = pending.changed.clone();
+        all.extend_from_slice(changed);
+        PendingLayout { earlier: Arc::clone(&pending.earlier), changed: all }
+    } else {
+        return;
+    };
+    if pending.changed.len() <= pending.earlier.len() / 2 + 1_000 {
+        host.provide_derived(doc, Arc::new(pending));
+    }
+}
+
+/// The layout of `host`'s document `doc`: the pending one kept for its
+/// version patched, when there is one and it patches, else built whole.
+pub(super) fn lay_out(host: &SessionHost, doc: &Document) -> Layout {
+    let lengths = host.search_provider().and_then(|search| search.block_lengths());
+    host.derived_kept::<PendingLayout>(doc)
+        .and_then(|pending| pending.patched(doc, lengths.as_deref()))
+        .unwrap_or_else(|| Layout::build(doc, lengths.as_deref()))
 }
 
 /// The walk down the written paths of a document.
