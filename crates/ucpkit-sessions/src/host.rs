@@ -201,6 +201,17 @@ impl SessionHost {
         (*kept == version).then(|| Arc::clone(value).downcast::<T>().ok()).flatten()
     }
 
+    /// The value of type `T` kept for `doc`'s version, removed; builds none
+    /// (and leaves a value of another version where it is).
+    pub fn take_derived<T: Any + Send + Sync>(&self, doc: &Document) -> Option<Arc<T>> {
+        let mut derived = lock(&self.derived);
+        let key = TypeId::of::<T>();
+        if derived.get(&key).is_none_or(|(kept, _)| *kept != doc.version()) {
+            return None;
+        }
+        derived.remove(&key).and_then(|(_, value)| value.downcast::<T>().ok())
+    }
+
     /// Gives `value` as what [`SessionHost::derived`] builds for `doc`'s
     /// version (one computed before, and kept elsewhere).
     pub fn provide_derived<T: Any + Send + Sync>(&self, doc: &Document, value: Arc<T>) {
@@ -534,5 +545,9 @@ mod tests {
         assert!(host.derived_kept::<String>(&edited).is_none());
         assert_eq!(host.derived_at::<String>(version).as_deref().map(String::as_str), Some("given"));
         assert!(host.derived_at::<String>(edited.version()).is_none());
+        assert!(host.take_derived::<String>(&edited).is_none(), "another version's is left");
+        let engine = host.engine();
+        assert_eq!(host.take_derived::<String>(engine.document()).as_deref().map(String::as_str), Some("given"));
+        assert!(host.derived_kept::<String>(engine.document()).is_none(), "taken");
     }
 }

@@ -624,12 +624,7 @@ impl Library {
                 }
                 (Some(changes), None) => {
                     let report = workspace.index.sync_changed(engine.document(), &changes.blocks, write)?;
-                    ucpkit_orchestrator::rank::carry_layout(
-                        &workspace.traversal,
-                        saved.version,
-                        engine.document(),
-                        &changes.blocks,
-                    );
+                    ucpkit_orchestrator::rank::carry_layout(&workspace.traversal, changes, engine.document());
                     report
                 }
                 (None, _) => workspace.index.sync_written(engine.document(), write.to)?,

@@ -238,39 +238,61 @@ fn an_edit_writes_what_it_touched_and_search_follows() {
 
 #[test]
 fn writes_leave_the_ranking_layout_to_be_patched_and_rank_as_a_fresh_load() {
+    use ucpkit_core::Role;
     use ucpkit_orchestrator::rank::{Layout, PendingLayout};
 
     let dir = tempfile::tempdir().unwrap();
     let library = library(dir.path());
     let workspace = library.workspace("node").unwrap();
+    let host = workspace.traversal();
     let question = "How do I parse a query string into an object?";
+    let (paragraphs, headings) = {
+        let engine = host.engine();
+        let doc = engine.document();
+        let ids = doc.ordered_ids();
+        let of = |heading: bool| -> Vec<_> {
+            ids.iter()
+                .copied()
+                .filter(|&id| {
+                    let block = doc.get(id).unwrap();
+                    match heading {
+                        true => block.heading_level().is_some() && !doc.children(id).is_empty(),
+                        false => block.role() == Some(&Role::Paragraph),
+                    }
+                })
+                .collect()
+        };
+        (of(false), of(true))
+    };
+    // The pending layout patched, byte for byte the one laid out afresh,
+    // and taken by the next ranking, which is a fresh process's.
+    let check = |what: &str| {
+        let engine = host.engine();
+        let doc = engine.document();
+        let pending = host.derived_kept::<PendingLayout>(doc).unwrap_or_else(|| panic!("{what}: left pending"));
+        let lengths = host.search_provider().unwrap().block_lengths();
+        let patched = pending.patched(doc, lengths.as_deref()).unwrap_or_else(|| panic!("{what}: patches"));
+        assert_eq!(patched.encode(), Layout::build(doc, lengths.as_deref()).encode(), "{what}");
+        drop(engine);
+        let ranked = workspace.rank(question).unwrap();
+        assert!(host.derived_kept::<PendingLayout>(host.engine().document()).is_none(), "{what}: taken");
+        let fresh = reopen(dir.path());
+        assert_eq!(ranked, fresh.workspace("node").unwrap().rank(question).unwrap(), "{what}");
+    };
+
     workspace.rank(question).unwrap().expect("the question's terms are there");
     let session = library.create_session(&workspace, &NewSession::default()).unwrap();
-    let ids = workspace.traversal().engine().document().ordered_ids();
-    let (edited, appended_to, deleted) = (ids[5], ids[9], ids[14]);
     // Two writes with no ranking between them: both are pending.
-    let script = format!(
-        "EDIT {edited} SET text = \"parse a query string into an object\"\n\
-         APPEND {appended_to} text :: \"a query string parsed\""
-    );
+    let (edited, appended_to) = (paragraphs[3], headings[2]);
+    let script = format!("EDIT {edited} SET text = \"parse a query string into an object\"");
     assert!(library.run_script(&workspace, session, &script).unwrap().written);
-    assert!(library.run_script(&workspace, session, &format!("DELETE {deleted}")).unwrap().written);
-
-    let host = workspace.traversal();
-    let engine = host.engine();
-    let doc = engine.document();
-    let pending = host.derived_kept::<PendingLayout>(doc).expect("the layout is left to be patched");
-    let lengths = host.search_provider().unwrap().block_lengths();
-    let patched = pending.patched(doc, lengths.as_deref()).expect("the pending writes patch it");
-    assert_eq!(patched.encode(), Layout::build(doc, lengths.as_deref()).encode(), "as laid out afresh");
-    drop(engine);
-    let ranked = workspace.rank(question).unwrap();
-    let engine = host.engine();
-    let kept = host.derived_kept::<Layout>(engine.document()).expect("laid out for the ranking");
-    assert_eq!(kept.encode(), patched.encode(), "the ranking took the patched layout");
-    drop(engine);
-    let fresh = reopen(dir.path());
-    assert_eq!(ranked, fresh.workspace("node").unwrap().rank(question).unwrap());
+    let script = format!("APPEND {appended_to} text :: \"a query string parsed\"");
+    assert!(library.run_script(&workspace, session, &script).unwrap().written);
+    check("two writes");
+    // A section and all below it deleted, after a ranking.
+    let script = format!("DELETE {} CASCADE", headings[4]);
+    assert!(library.run_script(&workspace, session, &script).unwrap().written);
+    check("a section deleted");
 }
 
 #[test]

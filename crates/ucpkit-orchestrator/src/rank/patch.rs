@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use ucpkit_core::{outline, BlockId, Document, IdSet};
+use ucpkit_core::{outline, BlockId, Document, IdSet, UnsavedChanges};
 use ucpkit_search::BlockLengths;
 use ucpkit_sessions::SessionHost;
 
@@ -101,18 +101,21 @@ impl PendingLayout {
     }
 }
 
-/// Keeps, for `doc` (the document after a write whose changed blocks are
-/// `changed`, as [`ucpkit_core::Document::unsaved_changes`] lists them),
-/// the layout `host` kept of version `before` with those blocks pending,
-/// or the pending layout kept of `before` with them added. Nothing when
-/// neither is kept, or when so many blocks are pending that laying the
-/// document out costs no more than patching.
-pub fn carry_layout(host: &SessionHost, before: u64, doc: &Document, changed: &[BlockId]) {
+/// Keeps, for `doc` (the document a write just saved, whose `changes`
+/// are the blocks written since version `changes.since_version`), the
+/// layout `host` kept of that version with those blocks pending, or the
+/// pending layout kept of it with them added. Nothing when neither is
+/// kept, or when so many blocks are pending that laying the document out
+/// costs no more than patching.
+pub fn carry_layout(host: &SessionHost, changes: &UnsavedChanges, doc: &Document) {
+    let before = changes.since_version;
     let pending = if let Some(earlier) = host.derived_at::<Layout>(before) {
-        PendingLayout { earlier, changed: changed.to_vec() }
+        PendingLayout { earlier, changed: changes.blocks.clone() }
     } else if let Some(pending) = host.derived_at::<PendingLayout>(before) {
         let mut all = pending.changed.clone();
-        all.extend_from_slice(changed);
+        all.extend_from_slice(&changes.blocks);
+        all.sort_unstable();
+        all.dedup();
         PendingLayout { earlier: Arc::clone(&pending.earlier), changed: all }
     } else {
         return;
@@ -123,11 +126,15 @@ pub fn carry_layout(host: &SessionHost, before: u64, doc: &Document, changed: &[
 }
 
 /// The layout of `host`'s document `doc`: the pending one kept for its
-/// version patched, when there is one and it patches, else built whole.
+/// version (taken, so the earlier layout goes with it) patched, when there
+/// is one and it patches, else built whole. Without the index's lengths
+/// it is built whole: a patch would keep the lengths the earlier one had.
 pub(super) fn lay_out(host: &SessionHost, doc: &Document) -> Layout {
+    let pending = host.take_derived::<PendingLayout>(doc);
     let lengths = host.search_provider().and_then(|search| search.block_lengths());
-    host.derived_kept::<PendingLayout>(doc)
-        .and_then(|pending| pending.patched(doc, lengths.as_deref()))
+    lengths
+        .as_deref()
+        .and_then(|lengths| pending?.patched(doc, Some(lengths)))
         .unwrap_or_else(|| Layout::build(doc, lengths.as_deref()))
 }
 
